@@ -1,0 +1,113 @@
+//! `browser_screenshot`: the viewport or the full page, PNG or JPEG, stored as an artifact.
+//! Chromium encodes and scales (`clip.scale`) so no pixels are decoded here; `image` steps in
+//! only to read the size and, should rounding overshoot `maxWidth`, to shrink.
+
+use std::io::Cursor;
+
+use base64::Engine as _;
+use image::{ImageFormat as Codec, ImageReader};
+use serde_json::{json, Value};
+use tether_protocol::catalog::{ImageFormat, ScreenshotParams, ScreenshotResult};
+use tether_protocol::{ActionError, ActionOutcome};
+
+use crate::page::Page;
+
+const DEFAULT_JPEG_QUALITY: u8 = 80;
+
+pub async fn run(page: &Page<'_>, p: ScreenshotParams) -> ActionOutcome {
+    let metrics = page.cdp("Page.getLayoutMetrics", json!({})).await?;
+    let number = |pointer: &str| metrics.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0);
+    // Device pixels per CSS pixel: the visual viewport in both units.
+    let css_width = number("/cssVisualViewport/clientWidth");
+    let dpr = match css_width {
+        w if w > 0.0 => (number("/visualViewport/clientWidth") / w).max(0.1),
+        _ => 1.0,
+    };
+    let (x, y, width, height) = if p.full_page {
+        (
+            0.0,
+            0.0,
+            number("/cssContentSize/width"),
+            number("/cssContentSize/height"),
+        )
+    } else {
+        (
+            number("/cssVisualViewport/pageX"),
+            number("/cssVisualViewport/pageY"),
+            css_width,
+            number("/cssVisualViewport/clientHeight"),
+        )
+    };
+    let scale = match p.max_width {
+        Some(max) if width * dpr > max as f64 => max as f64 / (width * dpr),
+        _ => 1.0,
+    };
+
+    let mut params = json!({ "format": p.format.as_str(), "captureBeyondViewport": p.full_page });
+    if p.format == ImageFormat::Jpeg {
+        params["quality"] = json!(p.quality.unwrap_or(DEFAULT_JPEG_QUALITY));
+    }
+    if p.full_page || scale < 1.0 {
+        params["clip"] =
+            json!({ "x": x, "y": y, "width": width.max(1.0), "height": height.max(1.0), "scale": scale });
+    }
+    let shot = page.cdp("Page.captureScreenshot", params).await?;
+    let data = shot
+        .get("data")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ActionError::internal("Page.captureScreenshot returned no data"))?;
+    let mut bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| ActionError::internal(format!("screenshot data is not base64: {e}")))?;
+
+    let (mut w, mut h) = dimensions(&bytes)?;
+    if let Some(max) = p.max_width.filter(|max| w > *max) {
+        (bytes, w, h) = tokio::task::spawn_blocking(move || shrink(&bytes, max, p.format, p.quality))
+            .await
+            .map_err(|e| ActionError::internal(format!("resizing failed: {e}")))??;
+    }
+    let size = bytes.len() as u64;
+    let stored = page.store(bytes, p.format.content_type()).await?;
+    Ok(json!(ScreenshotResult {
+        artifact_id: stored.artifact_id,
+        url: stored.url,
+        width: w,
+        height: h,
+        format: p.format,
+        bytes: size,
+    }))
+}
+
+/// Reads the pixel size from the image header, without decoding.
+fn dimensions(bytes: &[u8]) -> Result<(u32, u32), ActionError> {
+    ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| ActionError::internal(format!("unreadable screenshot: {e}")))?
+        .into_dimensions()
+        .map_err(|e| ActionError::internal(format!("unreadable screenshot: {e}")))
+}
+
+fn shrink(
+    bytes: &[u8],
+    max_width: u32,
+    format: ImageFormat,
+    quality: Option<u8>,
+) -> Result<(Vec<u8>, u32, u32), ActionError> {
+    let decoded = image::load_from_memory(bytes)
+        .map_err(|e| ActionError::internal(format!("cannot decode screenshot: {e}")))?;
+    let height = ((decoded.height() as u64 * max_width as u64) / decoded.width().max(1) as u64).max(1) as u32;
+    let resized = decoded.resize_exact(max_width, height, image::imageops::FilterType::Triangle);
+    let mut out = Cursor::new(Vec::new());
+    let encoded = match format {
+        ImageFormat::Png => resized.write_to(&mut out, Codec::Png),
+        ImageFormat::Jpeg => {
+            let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(
+                &mut out,
+                quality.unwrap_or(DEFAULT_JPEG_QUALITY),
+            );
+            resized.to_rgb8().write_with_encoder(encoder)
+        }
+    };
+    encoded.map_err(|e| ActionError::internal(format!("cannot encode screenshot: {e}")))?;
+    Ok((out.into_inner(), max_width, height))
+}

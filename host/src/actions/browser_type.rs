@@ -1,0 +1,53 @@
+//! `browser_type`: focuses the field and inserts text through CDP Input, so the page's own
+//! listeners see real input events (React's value tracker, contenteditable editors). `clear`
+//! (the default) replaces the content; `submit` presses Enter.
+
+use serde_json::{json, Value};
+use tether_protocol::catalog::TypeParams;
+use tether_protocol::ActionOutcome;
+
+use crate::page::Page;
+
+pub async fn run(page: &Page<'_>, p: TypeParams) -> ActionOutcome {
+    let focused = page
+        .lib("focusForTyping", json!({ "xpath": p.xpath, "clear": p.clear }))
+        .await?;
+    let had_text = focused.get("hadText").and_then(Value::as_bool).unwrap_or(false);
+    if p.text.is_empty() {
+        if p.clear && had_text {
+            // Inserting nothing would leave the selection; delete it like a person would.
+            press(page, "Delete", "Delete", 46, None).await?;
+        }
+    } else {
+        // Replaces the selection when clearing, or inserts at the caret (the end) when not.
+        page.cdp("Input.insertText", json!({ "text": p.text })).await?;
+    }
+    if p.submit {
+        press(page, "Enter", "Enter", 13, Some("\r")).await?;
+    }
+    Ok(json!({ "typed": true }))
+}
+
+/// One key press: down (with the text it types, if any), then up.
+async fn press(
+    page: &Page<'_>,
+    key: &str,
+    code: &str,
+    key_code: u32,
+    text: Option<&str>,
+) -> Result<(), tether_protocol::ActionError> {
+    let mut down = json!({
+        "type": if text.is_some() { "keyDown" } else { "rawKeyDown" },
+        "key": key, "code": code, "windowsVirtualKeyCode": key_code,
+    });
+    if let Some(text) = text {
+        down["text"] = json!(text);
+    }
+    page.cdp("Input.dispatchKeyEvent", down).await?;
+    page.cdp(
+        "Input.dispatchKeyEvent",
+        json!({ "type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": key_code }),
+    )
+    .await?;
+    Ok(())
+}

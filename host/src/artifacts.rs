@@ -1,0 +1,71 @@
+//! Where big outputs go (screenshots, HTML, long text): an [`ArtifactSink`] stores the bytes
+//! and hands back a reference, so results never carry base64.
+//!
+//! Standalone (`exec`) the sink is a local folder; connected to a relay it is the relay's
+//! artifact store.
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use rand::RngCore;
+use tether_protocol::catalog::ArtifactRef;
+use tether_protocol::ActionError;
+
+#[async_trait]
+pub trait ArtifactSink: Send + Sync + 'static {
+    async fn put(&self, bytes: Vec<u8>, content_type: &str) -> Result<ArtifactRef, ActionError>;
+}
+
+/// A random id of 128 bits, hex: unguessable, and safe in a path or a URL.
+pub fn new_artifact_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand::rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+/// Stores artifacts as files `<id>.<ext>` in one folder; the reference URL is `file://`.
+pub struct LocalDirSink {
+    dir: PathBuf,
+}
+
+impl LocalDirSink {
+    pub fn new(dir: impl Into<PathBuf>) -> std::io::Result<Self> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir)?;
+        Ok(Self {
+            dir: std::fs::canonicalize(dir)?,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+fn extension(content_type: &str) -> &'static str {
+    match content_type.split(';').next().unwrap_or_default().trim() {
+        "image/png" => "png",
+        "image/jpeg" => "jpg",
+        "text/html" => "html",
+        "text/plain" => "txt",
+        "application/json" => "json",
+        _ => "bin",
+    }
+}
+
+#[async_trait]
+impl ArtifactSink for LocalDirSink {
+    async fn put(&self, bytes: Vec<u8>, content_type: &str) -> Result<ArtifactRef, ActionError> {
+        let artifact_id = new_artifact_id();
+        let path = self
+            .dir
+            .join(format!("{artifact_id}.{}", extension(content_type)));
+        tokio::fs::write(&path, bytes)
+            .await
+            .map_err(|e| ActionError::internal(format!("cannot write artifact {}: {e}", path.display())))?;
+        Ok(ArtifactRef {
+            artifact_id,
+            url: format!("file://{}", path.display()),
+        })
+    }
+}

@@ -1,0 +1,96 @@
+//! The one CDP seam. Every action is written against [`Transport`]: open/close/list tabs, send
+//! a CDP command to a tab, receive its events. Worker mode implements it over a CDP WebSocket
+//! ([`worker::WorkerTransport`]); extension mode over `chrome.debugger` relayed by the
+//! extension. No action knows which one it runs on.
+
+pub mod connection;
+pub mod worker;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tether_protocol::catalog::TabId;
+use tether_protocol::{ActionError, ErrorCode};
+use tokio::sync::broadcast;
+
+/// What the browser says about one tab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TabInfo {
+    pub tab_id: TabId,
+    pub window_id: Option<i64>,
+    pub group_id: Option<i64>,
+    pub opener_tab_id: Option<TabId>,
+    pub url: String,
+    pub title: String,
+}
+
+/// Something that happened in the browser, in the order the transport saw it.
+#[derive(Debug, Clone)]
+pub enum BrowserEvent {
+    /// A CDP event from an attached tab.
+    Cdp {
+        tab: TabId,
+        method: String,
+        params: Value,
+    },
+    TabCreated(TabInfo),
+    TabUpdated(TabInfo),
+    TabRemoved {
+        tab: TabId,
+    },
+    /// The debugger left the tab (closed, crashed, or the user cancelled debugging).
+    Detached {
+        tab: TabId,
+        reason: String,
+    },
+}
+
+/// Why a transport call failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CdpError {
+    #[error("the browser refused {method}: {message} (CDP error {code})")]
+    Protocol {
+        method: String,
+        code: i64,
+        message: String,
+    },
+    #[error("tab {0} does not exist (it may have been closed)")]
+    TabGone(TabId),
+    #[error("the debugger is not attached to tab {0}")]
+    NotAttached(TabId),
+    #[error("the debugger was detached from tab {tab} ({reason})")]
+    Detached { tab: TabId, reason: String },
+    #[error("the connection to the browser is closed")]
+    Disconnected,
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<CdpError> for ActionError {
+    fn from(e: CdpError) -> Self {
+        let code = match e {
+            CdpError::TabGone(_) => ErrorCode::TabNotFound,
+            _ => ErrorCode::CdpError,
+        };
+        ActionError::new(code, e.to_string())
+    }
+}
+
+/// The browser as the action catalog needs it.
+#[async_trait]
+pub trait Transport: Send + Sync + 'static {
+    /// Opens a tab in the background (never focusing it or its window), in a tab group titled
+    /// `group_title` where the browser has groups.
+    async fn open_tab(&self, url: &str, group_title: Option<&str>) -> Result<TabInfo, CdpError>;
+    async fn close_tab(&self, tab: TabId) -> Result<(), CdpError>;
+    /// A fresh read of one tab; `Ok(None)` if it does not exist.
+    async fn tab(&self, tab: TabId) -> Result<Option<TabInfo>, CdpError>;
+    async fn tabs(&self) -> Result<Vec<TabInfo>, CdpError>;
+    /// Attaches the debugger to the tab. Attaching an attached tab is a no-op.
+    async fn attach(&self, tab: TabId) -> Result<(), CdpError>;
+    async fn detach(&self, tab: TabId) -> Result<(), CdpError>;
+    fn is_attached(&self, tab: TabId) -> bool;
+    /// Sends one CDP command to an attached tab and returns its result.
+    async fn send(&self, tab: TabId, method: &str, params: Value) -> Result<Value, CdpError>;
+    /// Every event from now on. Subscribe before sending the command whose events you await.
+    fn events(&self) -> broadcast::Receiver<BrowserEvent>;
+}

@@ -1,0 +1,403 @@
+//! Worker mode's [`Transport`]: a Chromium reached over its CDP WebSocket.
+//!
+//! CDP names tabs by string target ids; the catalog (like `chrome.tabs`) uses integers, so the
+//! worker numbers page targets as it discovers them. Target discovery keeps the table fresh and
+//! doubles as the tab events the twin is built from.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tether_protocol::catalog::TabId;
+use tokio::sync::broadcast;
+
+use super::connection::{CdpConnection, RawEvent};
+use super::{BrowserEvent, CdpError, TabInfo, Transport};
+
+const EVENT_BUFFER: usize = 4096;
+
+#[derive(Default)]
+struct Targets {
+    next_tab: TabId,
+    by_target: HashMap<String, TabId>,
+    by_session: HashMap<String, TabId>,
+    tabs: HashMap<TabId, Target>,
+}
+
+struct Target {
+    target_id: String,
+    session_id: Option<String>,
+    opener_target: Option<String>,
+    window_id: Option<i64>,
+    url: String,
+    title: String,
+}
+
+impl Targets {
+    /// Records a page target from a `TargetInfo`, numbering it on first sight.
+    fn upsert(&mut self, info: &Value) -> Option<TabId> {
+        let target_id = info.get("targetId")?.as_str()?.to_owned();
+        let tab = match self.by_target.get(&target_id) {
+            Some(tab) => *tab,
+            None => {
+                self.next_tab += 1;
+                self.by_target.insert(target_id.clone(), self.next_tab);
+                self.tabs.insert(
+                    self.next_tab,
+                    Target {
+                        target_id: target_id.clone(),
+                        session_id: None,
+                        opener_target: None,
+                        window_id: None,
+                        url: String::new(),
+                        title: String::new(),
+                    },
+                );
+                self.next_tab
+            }
+        };
+        let entry = self.tabs.get_mut(&tab)?;
+        let text = |key: &str| info.get(key).and_then(Value::as_str).map(str::to_owned);
+        entry.url = text("url").unwrap_or_default();
+        entry.title = text("title").unwrap_or_default();
+        if let Some(opener) = text("openerId") {
+            entry.opener_target = Some(opener);
+        }
+        Some(tab)
+    }
+
+    fn remove(&mut self, tab: TabId) {
+        if let Some(t) = self.tabs.remove(&tab) {
+            self.by_target.remove(&t.target_id);
+            if let Some(s) = t.session_id {
+                self.by_session.remove(&s);
+            }
+        }
+    }
+
+    fn info(&self, tab: TabId) -> Option<TabInfo> {
+        let t = self.tabs.get(&tab)?;
+        Some(TabInfo {
+            tab_id: tab,
+            window_id: t.window_id,
+            group_id: None,
+            opener_tab_id: t
+                .opener_target
+                .as_ref()
+                .and_then(|o| self.by_target.get(o).copied()),
+            url: t.url.clone(),
+            title: t.title.clone(),
+        })
+    }
+
+    fn target_id(&self, tab: TabId) -> Result<String, CdpError> {
+        self.tabs
+            .get(&tab)
+            .map(|t| t.target_id.clone())
+            .ok_or(CdpError::TabGone(tab))
+    }
+}
+
+fn is_page(info: &Value) -> bool {
+    info.get("type").and_then(Value::as_str) == Some("page")
+}
+
+pub struct WorkerTransport {
+    cdp: CdpConnection,
+    targets: Arc<Mutex<Targets>>,
+    events: broadcast::Sender<BrowserEvent>,
+    attach_lock: tokio::sync::Mutex<()>,
+}
+
+impl WorkerTransport {
+    /// Connects to a browser endpoint and starts tracking its tabs.
+    pub async fn connect(ws_url: &str) -> Result<Self, CdpError> {
+        let cdp = CdpConnection::connect(ws_url).await?;
+        let targets = Arc::new(Mutex::new(Targets::default()));
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        tokio::spawn(pump(cdp.subscribe(), targets.clone(), events.clone()));
+        // Announces the existing targets too, through the pump.
+        cdp.call(None, "Target.setDiscoverTargets", json!({ "discover": true }))
+            .await?;
+        let transport = Self {
+            cdp,
+            targets,
+            events,
+            attach_lock: Default::default(),
+        };
+        transport.tabs().await?;
+        Ok(transport)
+    }
+
+    /// The underlying connection, for browser-level calls and for benchmarks.
+    pub fn connection(&self) -> &CdpConnection {
+        &self.cdp
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Targets> {
+        self.targets
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    async fn window_of(&self, target_id: &str) -> Option<i64> {
+        let window = self
+            .cdp
+            .call(
+                None,
+                "Browser.getWindowForTarget",
+                json!({ "targetId": target_id }),
+            )
+            .await
+            .ok()?;
+        window.get("windowId").and_then(Value::as_i64)
+    }
+}
+
+#[async_trait]
+impl Transport for WorkerTransport {
+    async fn open_tab(&self, url: &str, _group_title: Option<&str>) -> Result<TabInfo, CdpError> {
+        // CDP has no tab groups; `background` keeps the user's focused tab where it is.
+        let created = self
+            .cdp
+            .call(
+                None,
+                "Target.createTarget",
+                json!({ "url": url, "background": true }),
+            )
+            .await?;
+        let target_id = created
+            .get("targetId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| CdpError::Other("Target.createTarget returned no targetId".into()))?
+            .to_owned();
+        let window_id = self.window_of(&target_id).await;
+        let mut targets = self.lock();
+        let tab = targets
+            .upsert(&json!({ "targetId": target_id, "url": url }))
+            .ok_or_else(|| CdpError::Other("cannot record the new tab".into()))?;
+        if let Some(t) = targets.tabs.get_mut(&tab) {
+            t.window_id = window_id;
+        }
+        targets.info(tab).ok_or(CdpError::TabGone(tab))
+    }
+
+    async fn close_tab(&self, tab: TabId) -> Result<(), CdpError> {
+        let target_id = self.lock().target_id(tab)?;
+        self.cdp
+            .call(None, "Target.closeTarget", json!({ "targetId": target_id }))
+            .await?;
+        self.lock().remove(tab);
+        Ok(())
+    }
+
+    async fn tab(&self, tab: TabId) -> Result<Option<TabInfo>, CdpError> {
+        let Ok(target_id) = self.lock().target_id(tab) else {
+            return Ok(None);
+        };
+        let info = match self
+            .cdp
+            .call(None, "Target.getTargetInfo", json!({ "targetId": target_id }))
+            .await
+        {
+            Ok(info) => info,
+            Err(CdpError::Protocol { .. }) => {
+                self.lock().remove(tab);
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        let needs_window = self.lock().tabs.get(&tab).is_some_and(|t| t.window_id.is_none());
+        let window_id = if needs_window {
+            self.window_of(&target_id).await
+        } else {
+            None
+        };
+        let mut targets = self.lock();
+        if let Some(target_info) = info.get("targetInfo") {
+            targets.upsert(target_info);
+        }
+        if let (Some(w), Some(t)) = (window_id, targets.tabs.get_mut(&tab)) {
+            t.window_id = Some(w);
+        }
+        Ok(targets.info(tab))
+    }
+
+    async fn tabs(&self) -> Result<Vec<TabInfo>, CdpError> {
+        let listed = self.cdp.call(None, "Target.getTargets", json!({})).await?;
+        let infos = listed
+            .get("targetInfos")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut targets = self.lock();
+        let live: Vec<TabId> = infos
+            .iter()
+            .filter(|i| is_page(i))
+            .filter_map(|i| targets.upsert(i))
+            .collect();
+        let gone: Vec<TabId> = targets
+            .tabs
+            .keys()
+            .filter(|t| !live.contains(t))
+            .copied()
+            .collect();
+        for tab in gone {
+            targets.remove(tab);
+        }
+        Ok(live.iter().filter_map(|t| targets.info(*t)).collect())
+    }
+
+    async fn attach(&self, tab: TabId) -> Result<(), CdpError> {
+        let _one_at_a_time = self.attach_lock.lock().await;
+        if self.is_attached(tab) {
+            return Ok(());
+        }
+        let target_id = self.lock().target_id(tab)?;
+        let attached = self
+            .cdp
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({ "targetId": target_id, "flatten": true }),
+            )
+            .await
+            .map_err(|e| match e {
+                CdpError::Protocol { .. } => CdpError::TabGone(tab),
+                other => other,
+            })?;
+        let session = attached
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| CdpError::Other("Target.attachToTarget returned no sessionId".into()))?
+            .to_owned();
+        let mut targets = self.lock();
+        targets.by_session.insert(session.clone(), tab);
+        match targets.tabs.get_mut(&tab) {
+            Some(t) => t.session_id = Some(session),
+            None => return Err(CdpError::TabGone(tab)),
+        }
+        Ok(())
+    }
+
+    async fn detach(&self, tab: TabId) -> Result<(), CdpError> {
+        let session = {
+            let mut targets = self.lock();
+            let Some(session) = targets.tabs.get_mut(&tab).and_then(|t| t.session_id.take()) else {
+                return Ok(());
+            };
+            targets.by_session.remove(&session);
+            session
+        };
+        // Removing the session first means the browser's own detach event finds no tab; say it here.
+        let _ = self.events.send(BrowserEvent::Detached {
+            tab,
+            reason: "detached by Tether".into(),
+        });
+        match self
+            .cdp
+            .call(None, "Target.detachFromTarget", json!({ "sessionId": session }))
+            .await
+        {
+            Ok(_) | Err(CdpError::Protocol { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn is_attached(&self, tab: TabId) -> bool {
+        self.lock().tabs.get(&tab).is_some_and(|t| t.session_id.is_some())
+    }
+
+    async fn send(&self, tab: TabId, method: &str, params: Value) -> Result<Value, CdpError> {
+        let session = {
+            let targets = self.lock();
+            let target = targets.tabs.get(&tab).ok_or(CdpError::TabGone(tab))?;
+            target.session_id.clone().ok_or(CdpError::NotAttached(tab))?
+        };
+        self.cdp.call(Some(&session), method, params).await
+    }
+
+    fn events(&self) -> broadcast::Receiver<BrowserEvent> {
+        self.events.subscribe()
+    }
+}
+
+/// Turns raw CDP events into tab-addressed [`BrowserEvent`]s and keeps the target table fresh.
+async fn pump(
+    mut raw: broadcast::Receiver<RawEvent>,
+    targets: Arc<Mutex<Targets>>,
+    events: broadcast::Sender<BrowserEvent>,
+) {
+    loop {
+        let event = match raw.recv().await {
+            Ok(event) => event,
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!("worker transport fell {n} CDP events behind");
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => break,
+        };
+        let mut table = targets.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let out = translate(&mut table, event);
+        drop(table);
+        if let Some(out) = out {
+            let _ = events.send(out);
+        }
+    }
+}
+
+fn translate(targets: &mut Targets, event: RawEvent) -> Option<BrowserEvent> {
+    if let Some(session) = &event.session_id {
+        let tab = *targets.by_session.get(session)?;
+        return Some(BrowserEvent::Cdp {
+            tab,
+            method: event.method,
+            params: event.params,
+        });
+    }
+    let target_id = || {
+        event
+            .params
+            .get("targetId")
+            .or_else(|| event.params.pointer("/targetInfo/targetId"))
+            .and_then(Value::as_str)
+    };
+    match event.method.as_str() {
+        "Target.targetCreated" | "Target.targetInfoChanged" => {
+            let info = event.params.get("targetInfo").filter(|i| is_page(i))?;
+            let known = target_id().is_some_and(|t| targets.by_target.contains_key(t));
+            let tab = targets.upsert(info)?;
+            let info = targets.info(tab)?;
+            Some(if known {
+                BrowserEvent::TabUpdated(info)
+            } else {
+                BrowserEvent::TabCreated(info)
+            })
+        }
+        "Target.targetDestroyed" => {
+            let tab = *targets.by_target.get(target_id()?)?;
+            targets.remove(tab);
+            Some(BrowserEvent::TabRemoved { tab })
+        }
+        "Target.detachedFromTarget" => {
+            let session = event.params.get("sessionId")?.as_str()?;
+            let tab = targets.by_session.remove(session)?;
+            if let Some(t) = targets.tabs.get_mut(&tab) {
+                t.session_id = None;
+            }
+            Some(BrowserEvent::Detached {
+                tab,
+                reason: "the tab's debugging session ended".into(),
+            })
+        }
+        "Target.targetCrashed" => {
+            let tab = *targets.by_target.get(target_id()?)?;
+            Some(BrowserEvent::Detached {
+                tab,
+                reason: "the tab crashed".into(),
+            })
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,395 @@
+// Tether's in-page library, evaluated in the tab's main world as `(LIB)().fn(args)`.
+//
+// Element addressing: an XPath per document, joined by two steps that no real XPath contains:
+//   /html/body/my-widget/#shadow-root/div/button    (into an open shadow root)
+//   /html/body/iframe[2]/#document/html/body/input  (into a same-origin iframe)
+// The part after a step is evaluated relative to that root. Functions return plain data, or
+// { error: { code, message, details? } } with the wire's error codes.
+() => {
+  const XHTML = "http://www.w3.org/1999/xhtml";
+  const SHADOW = "/#shadow-root";
+  const FRAME = "/#document";
+  const INTERACTIVE = [
+    "a[href]", "button", "input:not([type=hidden])", "select", "textarea", "summary",
+    "[contenteditable='']", "[contenteditable=true]", "[onclick]", "[tabindex]:not([tabindex='-1'])",
+    ...["button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "menuitemradio",
+      "option", "switch", "textbox", "combobox", "searchbox", "slider", "spinbutton", "treeitem"]
+      .map((r) => `[role=${r}]`),
+  ].join(",");
+  const NON_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
+  const ATTRIBUTES = ["id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role", "target", "disabled", "aria-expanded", "aria-checked"];
+  const LISTENERS = Symbol.for("tether.listeners");
+
+  const fail = (code, message, details) => ({ error: details ? { code, message, details } : { code, message } });
+  const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
+  const squash = (s) => (s || "").replace(/\s+/g, " ").trim();
+
+  function describe(el) {
+    if (!el) return "nothing";
+    const id = el.id ? `#${el.id}` : "";
+    const cls = typeof el.className === "string" && el.className.trim() ? "." + el.className.trim().split(/\s+/)[0] : "";
+    return `<${el.localName}${id}${cls}>`;
+  }
+
+  // ---- XPath: element -> path -------------------------------------------------------------
+  function step(el) {
+    const name = el.localName;
+    let index = 0;
+    let count = 0;
+    for (const sibling of el.parentNode.children) {
+      if (sibling.localName === name && sibling.namespaceURI === el.namespaceURI) {
+        count += 1;
+        if (sibling === el) index = count;
+      }
+    }
+    const test = el.namespaceURI === XHTML ? name : `*[local-name()='${name}']`;
+    return count > 1 ? `${test}[${index}]` : test;
+  }
+
+  function pathOf(el, memo) {
+    if (memo && memo.has(el)) return memo.get(el);
+    const parent = el.parentNode;
+    let prefix = "";
+    if (parent.nodeType === 9) {
+      const frame = parent.defaultView && parent.defaultView.frameElement;
+      if (frame && frame.ownerDocument !== parent) prefix = pathOf(frame, memo) + FRAME;
+    } else if (parent.nodeType === 11 && parent.host) {
+      prefix = pathOf(parent.host, memo) + SHADOW;
+    } else {
+      prefix = pathOf(parent, memo);
+    }
+    const path = `${prefix}/${step(el)}`;
+    if (memo) memo.set(el, path);
+    return path;
+  }
+
+  // ---- XPath: path -> element -------------------------------------------------------------
+  const firstNode = (doc, expression, context) =>
+    doc.evaluate(expression, context, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue;
+
+  function matchesTest(el, test) {
+    if (test === "*") return true;
+    const local = /^\*\[local-name\(\)='([^']*)'\]$/.exec(test);
+    if (local) return el.localName === local[1];
+    return el.namespaceURI === XHTML && el.localName === test.toLowerCase();
+  }
+
+  // XPath cannot take a shadow root as its context node: the first step below it is matched
+  // here, among the root's children, and the rest is evaluated from the child it picks.
+  function evaluateInShadow(doc, root, segment) {
+    if (segment.startsWith("//")) {
+      for (const child of root.children) {
+        const hit = firstNode(doc, "descendant-or-self::" + segment.slice(2), child);
+        if (hit) return hit;
+      }
+      return null;
+    }
+    const step = /^\/(\*\[local-name\(\)='[^']*'\]|[^/[]+)((?:\[[^\]]*\])*)(.*)$/.exec(segment);
+    if (!step) throw new Error("after #shadow-root, use /name[i]/... or //...");
+    let [, test, predicates, rest] = step;
+    let index = 1;
+    const numbered = /\[(\d+)\]$/.exec(predicates);
+    if (numbered) {
+      index = Number(numbered[1]);
+      predicates = predicates.slice(0, numbered.index);
+    }
+    const candidates = [...root.children].filter(
+      (child) => matchesTest(child, test) && (!predicates || firstNode(doc, "self::node()" + predicates, child)));
+    const chosen = candidates[index - 1];
+    if (!chosen || !rest) return chosen || null;
+    return firstNode(doc, "." + rest, chosen);
+  }
+
+  function resolve(xpath) {
+    const parts = xpath.split(/(\/#shadow-root|\/#document)/);
+    let root = document;
+    let node = null;
+    for (let i = 0; i < parts.length; i += 2) {
+      if (i > 0) {
+        const into = parts[i - 1];
+        let next = null;
+        try {
+          next = into === SHADOW ? node.shadowRoot : node.contentDocument;
+        } catch (_) {}
+        if (!next) {
+          const what = into === SHADOW ? "has no open shadow root" : "is not a same-origin frame";
+          return fail("ELEMENT_NOT_FOUND", `${describe(node)} at ${parts.slice(0, i - 1).join("")} ${what}`);
+        }
+        root = next;
+      }
+      try {
+        node = root.nodeType === 9 ? firstNode(root, parts[i], root) : evaluateInShadow(root.ownerDocument, root, parts[i]);
+      } catch (e) {
+        return fail("INVALID_PARAMS", `not a valid XPath: ${parts[i]} (${e.message})`);
+      }
+      if (!node) {
+        return fail("ELEMENT_NOT_FOUND",
+          `no element matches ${xpath} on ${location.href}; the page may have changed: run browser_xpath_scan again`);
+      }
+    }
+    if (node.nodeType !== 1) return fail("ELEMENT_NOT_FOUND", `${xpath} matches a ${node.nodeName} node, not an element`);
+    return { el: node };
+  }
+
+  // ---- geometry and hit-testing ------------------------------------------------------------
+  function frameOffset(doc) {
+    let x = 0;
+    let y = 0;
+    for (let win = doc.defaultView; win && win.frameElement; win = win.parent) {
+      const frame = win.frameElement;
+      const r = frame.getBoundingClientRect();
+      x += r.left + frame.clientLeft;
+      y += r.top + frame.clientTop;
+    }
+    return { x, y };
+  }
+
+  // The innermost element at a top-viewport point, through shadow roots and same-origin frames.
+  function deepHit(x, y) {
+    let hit = document.elementFromPoint(x, y);
+    let ox = 0;
+    let oy = 0;
+    while (hit) {
+      let inner = null;
+      if (hit.shadowRoot) {
+        inner = hit.shadowRoot.elementFromPoint(x - ox, y - oy);
+      } else if (hit.localName === "iframe" || hit.localName === "frame") {
+        let doc = null;
+        try {
+          doc = hit.contentDocument;
+        } catch (_) {}
+        if (doc) {
+          const r = hit.getBoundingClientRect();
+          ox += r.left + hit.clientLeft;
+          oy += r.top + hit.clientTop;
+          inner = doc.elementFromPoint(x - ox, y - oy);
+        }
+      }
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  }
+
+  // Whether `node` is `el` or inside it, across shadow and frame boundaries.
+  function within(el, node) {
+    for (let n = node; n; ) {
+      if (n === el) return true;
+      if (n.parentNode) n = n.parentNode;
+      else if (n.host) n = n.host;
+      else if (n.nodeType === 9 && n.defaultView && n.defaultView.frameElement) n = n.defaultView.frameElement;
+      else n = null;
+    }
+    return false;
+  }
+
+  function isRendered(el, r) {
+    return r.width > 0 && r.height > 0 && el.checkVisibility({ visibilityProperty: true, checkVisibilityCSS: true });
+  }
+
+  function deepActive() {
+    let active = document.activeElement;
+    while (active) {
+      let inner = null;
+      if (active.shadowRoot) inner = active.shadowRoot.activeElement;
+      else if (active.localName === "iframe") {
+        try {
+          inner = active.contentDocument && active.contentDocument.activeElement;
+        } catch (_) {}
+      }
+      if (!inner || inner === active) break;
+      active = inner;
+    }
+    return active;
+  }
+
+  // ---- scan -------------------------------------------------------------------------------
+  const ROLES = { a: "link", button: "button", select: "combobox", textarea: "textbox", summary: "button" };
+  const INPUT_ROLES = { checkbox: "checkbox", radio: "radio", range: "slider", submit: "button", button: "button", reset: "button", image: "button", search: "searchbox", number: "spinbutton" };
+
+  function roleOf(el) {
+    const explicit = el.getAttribute("role");
+    if (explicit) return explicit;
+    if (el.localName === "input") return INPUT_ROLES[el.type] || "textbox";
+    if (el.isContentEditable) return "textbox";
+    return ROLES[el.localName];
+  }
+
+  function textOf(el) {
+    let text;
+    if (el.localName === "input" || el.localName === "textarea") text = el.type === "password" ? "" : el.value;
+    else if (el.localName === "select") text = el.selectedOptions[0] ? el.selectedOptions[0].text : "";
+    // innerText lays out; on huge containers textContent is the cheap, good-enough answer.
+    else text = el.childElementCount > 50 ? el.textContent : el.innerText;
+    return clip(squash(text), 100);
+  }
+
+  function nameOf(el) {
+    const labelledBy = el.getAttribute("aria-labelledby");
+    if (labelledBy) {
+      const root = el.getRootNode();
+      const text = labelledBy.split(/\s+/).map((id) => root.getElementById && root.getElementById(id)).filter(Boolean).map((n) => n.textContent).join(" ");
+      if (squash(text)) return clip(squash(text), 100);
+    }
+    const direct = el.getAttribute("aria-label") || (el.labels && el.labels[0] && el.labels[0].innerText) || el.getAttribute("alt") || el.getAttribute("title") || el.getAttribute("placeholder");
+    return direct ? clip(squash(direct), 100) : undefined;
+  }
+
+  function attributesOf(el) {
+    const out = {};
+    let any = false;
+    for (const name of ATTRIBUTES) {
+      const value = el.getAttribute(name);
+      if (value !== null) {
+        out[name] = clip(value, 200);
+        any = true;
+      }
+    }
+    if (el.localName === "input" && (el.type === "checkbox" || el.type === "radio")) {
+      out.checked = String(el.checked);
+      any = true;
+    }
+    return any ? out : undefined;
+  }
+
+  function isInteractive(el, listeners) {
+    if (el.matches(INTERACTIVE)) return true;
+    if (el.localName === "html" || el.localName === "body") return false;
+    return typeof el.onclick === "function" || Boolean(listeners && listeners.has(el));
+  }
+
+  function scan({ scope }) {
+    const memo = new Map();
+    const out = [];
+    const vw = innerWidth;
+    const vh = innerHeight;
+    const round = (n) => Math.round(n * 10) / 10;
+
+    function consider(el, listeners, ox, oy) {
+      if (!isInteractive(el, listeners)) return;
+      const r = el.getBoundingClientRect();
+      if (!isRendered(el, r)) return;
+      const bbox = { x: round(r.left + ox), y: round(r.top + oy), w: round(r.width), h: round(r.height) };
+      const inView = bbox.x < vw && bbox.y < vh && bbox.x + bbox.w > 0 && bbox.y + bbox.h > 0;
+      if (scope === "viewport" && !inView) return;
+      const item = { xpath: pathOf(el, memo), tag: el.localName };
+      const text = textOf(el);
+      if (text) item.text = text;
+      item.bbox = bbox;
+      const role = roleOf(el);
+      if (role) item.role = role;
+      const name = nameOf(el);
+      if (name && name !== text) item.name = name;
+      const attributes = attributesOf(el);
+      if (attributes) item.attributes = attributes;
+      const cx = bbox.x + bbox.w / 2;
+      const cy = bbox.y + bbox.h / 2;
+      if (cx >= 0 && cy >= 0 && cx < vw && cy < vh) {
+        const hit = deepHit(cx, cy);
+        if (hit && !within(el, hit)) item.occluded = true;
+      }
+      out.push(item);
+    }
+
+    function visit(root, ox, oy) {
+      const doc = root.nodeType === 9 ? root : root.ownerDocument;
+      const listeners = doc.defaultView && doc.defaultView[LISTENERS];
+      const walker = doc.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+      for (let el = walker.nextNode(); el; el = walker.nextNode()) {
+        consider(el, listeners, ox, oy);
+        if (el.shadowRoot) visit(el.shadowRoot, ox, oy);
+        if (el.localName === "iframe" || el.localName === "frame") {
+          let inner = null;
+          try {
+            inner = el.contentDocument;
+          } catch (_) {}
+          if (inner && inner.documentElement) {
+            const r = el.getBoundingClientRect();
+            visit(inner, ox + r.left + el.clientLeft, oy + r.top + el.clientTop);
+          }
+        }
+      }
+    }
+
+    visit(document, 0, 0);
+    return { elements: out };
+  }
+
+  // ---- click ------------------------------------------------------------------------------
+  function clickPoint({ xpath }) {
+    const found = resolve(xpath);
+    if (found.error) return found;
+    const el = found.el;
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    const r = el.getBoundingClientRect();
+    if (!isRendered(el, r)) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
+    if (el.disabled || el.getAttribute("aria-disabled") === "true") return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
+    const offset = frameOffset(el.ownerDocument);
+    const x = offset.x + r.left + r.width / 2;
+    const y = offset.y + r.top + r.height / 2;
+    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) {
+      return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} stays outside the viewport after scrolling (centre at ${Math.round(x)},${Math.round(y)})`);
+    }
+    const hit = deepHit(x, y);
+    if (!hit || !within(el, hit)) {
+      const coveredBy = hit ? { tag: hit.localName, xpath: pathOf(hit) } : { tag: "none" };
+      if (hit && hit.id) coveredBy.id = hit.id;
+      return fail("ELEMENT_NOT_INTERACTABLE",
+        `${describe(el)} is covered by ${describe(hit)} at (${Math.round(x)}, ${Math.round(y)}); a click there would hit the cover, not the element`,
+        { coveredBy });
+    }
+    return { x, y };
+  }
+
+  // ---- type -------------------------------------------------------------------------------
+  function focusForTyping({ xpath, clear }) {
+    const found = resolve(xpath);
+    if (found.error) return found;
+    const el = found.el;
+    const textInput = el.localName === "textarea" || (el.localName === "input" && !NON_TEXT_INPUTS.has(el.type));
+    if (!textInput && !el.isContentEditable) {
+      return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} does not take text; browser_type needs an input, a textarea or a contenteditable element`);
+    }
+    if (el.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
+    if (el.readOnly) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is read-only`);
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    if (!isRendered(el, el.getBoundingClientRect())) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
+    el.focus({ preventScroll: true });
+    const active = deepActive();
+    if (!(active === el || (el.isContentEditable && within(el, active)))) {
+      return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} did not take the focus (${describe(active)} has it)`);
+    }
+    let hadText;
+    if (textInput) {
+      hadText = el.value.length > 0;
+      if (clear) el.select();
+      else {
+        try {
+          el.setSelectionRange(el.value.length, el.value.length);
+        } catch (_) {} // email and number inputs have no selection API; their caret is at the end
+      }
+    } else {
+      hadText = el.textContent.length > 0;
+      const doc = el.ownerDocument;
+      const range = doc.createRange();
+      range.selectNodeContents(el);
+      if (!clear) range.collapse(false);
+      const selection = doc.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+    }
+    return { hadText };
+  }
+
+  // ---- html -------------------------------------------------------------------------------
+  function html({ xpath }) {
+    if (!xpath) {
+      const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) + "\n" : "";
+      return { html: doctype + document.documentElement.outerHTML };
+    }
+    const found = resolve(xpath);
+    return found.error ? found : { html: found.el.outerHTML };
+  }
+
+  return { scan, clickPoint, focusForTyping, html };
+}

@@ -1,0 +1,18 @@
+//! `tether-host`: runs Tether's browser-action catalog over CDP.
+//!
+//! The same actions run in both modes: as a worker with its own Chromium (CDP over a WebSocket)
+//! and, started by Chrome, through the extension's `chrome.debugger` bridge. See
+//! `docs/architecture.md` for how the pieces fit.
+
+pub mod actions;
+pub mod artifacts;
+pub mod cdp;
+pub mod chromium;
+pub mod dialogs;
+pub mod engine;
+pub mod exec;
+pub mod page;
+pub mod policy;
+pub mod sessions;
+
+pub use engine::Engine;

@@ -1,0 +1,44 @@
+//! The `tether-host` command line.
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "tether-host",
+    version,
+    about = "Tether's browser host: the browser-action catalog over CDP"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run actions against a headless Chromium (launched, or at --browser-ws) and print each result.
+    Exec(tether_host::exec::ExecArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    // stdout carries results (and, in extension mode, frames): logs go to stderr only.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,chromium=off".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("tether-host: cannot start the async runtime: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    runtime.block_on(async {
+        match cli.command {
+            Command::Exec(args) => tether_host::exec::main(args).await,
+        }
+    })
+}

@@ -1,0 +1,201 @@
+//! Which pages Tether refuses to touch (`FORBIDDEN_TARGET`): the browser's own pages, and the
+//! control UI's pages, given as Chrome match patterns (`https://app.example.com/*`,
+//! `*://*.example.com/*`), like an extension's `externally_connectable.matches`.
+
+use url::Url;
+
+/// Schemes of the browser's internal pages, refused whatever the configuration says.
+const INTERNAL_SCHEMES: &[&str] = &[
+    "chrome",
+    "chrome-extension",
+    "chrome-untrusted",
+    "chrome-search",
+    "devtools",
+    "edge",
+    "brave",
+    "view-source",
+];
+
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    patterns: Vec<MatchPattern>,
+}
+
+impl Policy {
+    /// A policy that refuses internal pages and every URL matching one of `patterns`.
+    pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<Self, String> {
+        let patterns = patterns
+            .iter()
+            .map(|p| MatchPattern::parse(p.as_ref()))
+            .collect::<Result<_, _>>()?;
+        Ok(Self { patterns })
+    }
+
+    /// Why Tether will not act on `url`, or `None` when it may.
+    pub fn refusal(&self, url: &str) -> Option<String> {
+        let scheme = url
+            .split_once(':')
+            .map(|(s, _)| s.to_ascii_lowercase())
+            .unwrap_or_default();
+        if INTERNAL_SCHEMES.contains(&scheme.as_str()) {
+            return Some(format!(
+                "{url} is a browser-internal page; Tether never acts on those"
+            ));
+        }
+        let parsed = Url::parse(url).ok()?;
+        self.patterns.iter().find(|p| p.matches(&parsed)).map(|p| {
+            format!(
+                "{url} belongs to the control UI (matches {}); Tether never acts on it",
+                p.source
+            )
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+struct MatchPattern {
+    source: String,
+    scheme: String,
+    host: String,
+    path: String,
+}
+
+impl MatchPattern {
+    fn parse(source: &str) -> Result<Self, String> {
+        let bad =
+            || format!("{source:?} is not a match pattern like https://example.com/* or *://*.example.com/*");
+        let (scheme, rest) = source.split_once("://").ok_or_else(bad)?;
+        let (host, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/*"),
+        };
+        if scheme.is_empty()
+            || host.is_empty()
+            || (host.contains('*') && host != "*" && !host.starts_with("*."))
+        {
+            return Err(bad());
+        }
+        Ok(Self {
+            source: source.to_owned(),
+            scheme: scheme.to_ascii_lowercase(),
+            host: host.to_ascii_lowercase(),
+            path: path.to_owned(),
+        })
+    }
+
+    fn matches(&self, url: &Url) -> bool {
+        let scheme_ok = match self.scheme.as_str() {
+            "*" => matches!(url.scheme(), "http" | "https"),
+            s => s == url.scheme(),
+        };
+        let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+        // A pattern may name a port (`localhost:8080`); compare against host:port then.
+        let host_port = match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.clone(),
+        };
+        let host_ok = match self.host.as_str() {
+            "*" => true,
+            h if h.starts_with("*.") => {
+                let base = &h[2..];
+                host == base || host.ends_with(&format!(".{base}"))
+            }
+            h if h.contains(':') => h == host_port,
+            h => h == host,
+        };
+        let path = match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_owned(),
+        };
+        scheme_ok && host_ok && glob(&self.path, &path)
+    }
+}
+
+/// `*` matches any run of characters; everything else is literal.
+fn glob(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    for (i, part) in parts.iter().enumerate() {
+        if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        }
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_pages_are_always_refused() {
+        let policy = Policy::default();
+        for url in [
+            "chrome://settings",
+            "chrome-extension://abc/popup.html",
+            "devtools://devtools/x",
+            "VIEW-SOURCE:https://a",
+        ] {
+            assert!(policy.refusal(url).is_some(), "{url}");
+        }
+        for url in [
+            "https://example.com/",
+            "about:blank",
+            "data:text/html,hi",
+            "file:///tmp/a.html",
+        ] {
+            assert!(policy.refusal(url).is_none(), "{url}");
+        }
+    }
+
+    #[test]
+    fn control_ui_patterns_follow_chrome_match_pattern_rules() {
+        let policy = Policy::new(&[
+            "https://app.example.com/*",
+            "*://*.control.test/ui/*",
+            "http://127.0.0.1:17800/*",
+        ])
+        .unwrap();
+        assert!(policy.refusal("https://app.example.com/").is_some());
+        assert!(policy.refusal("https://app.example.com/tasks?id=1").is_some());
+        assert!(
+            policy.refusal("http://app.example.com/").is_none(),
+            "scheme must match"
+        );
+        assert!(
+            policy.refusal("https://control.test/ui/x").is_some(),
+            "*. covers the bare domain"
+        );
+        assert!(policy.refusal("http://a.b.control.test/ui/").is_some());
+        assert!(policy.refusal("https://control.test/other").is_none());
+        assert!(policy.refusal("https://evilcontrol.test/ui/x").is_none());
+        assert!(policy.refusal("http://127.0.0.1:17800/api/actions").is_some());
+        assert!(policy.refusal("http://127.0.0.1:9999/").is_none());
+        let refusal = policy.refusal("https://app.example.com/").unwrap();
+        assert!(refusal.contains("control UI"), "{refusal}");
+    }
+
+    #[test]
+    fn bad_patterns_are_explained() {
+        let err = Policy::new(&["example.com"]).unwrap_err();
+        assert!(err.contains("match pattern"), "{err}");
+        assert!(Policy::new(&["https://ex*ample.com/"]).is_err());
+    }
+
+    #[test]
+    fn glob_matches_runs() {
+        assert!(glob("/*", "/anything/at/all"));
+        assert!(glob("/ui/*", "/ui/"));
+        assert!(glob("/a*b*c", "/aXXbYYc"));
+        assert!(!glob("/a*b*c", "/aXXbYY"));
+        assert!(glob("/exact", "/exact") && !glob("/exact", "/exact/more"));
+    }
+}

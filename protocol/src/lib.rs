@@ -1,0 +1,15 @@
+//! Tether's wire contract in Rust: the one definition of every type that crosses a process
+//! boundary, shared by `tether-host`, `tether-relay` and the tests.
+//!
+//! The normative text is `shared/spec/PROTOCOL.md`; names and codes here follow it exactly.
+
+pub mod catalog;
+pub mod envelope;
+pub mod error;
+pub mod framing;
+pub mod result;
+
+pub use catalog::{ActionCall, ActionName};
+pub use envelope::Envelope;
+pub use error::{ActionError, ErrorCode};
+pub use result::{ActionOutcome, ActionResult};

@@ -1,0 +1,114 @@
+//! The `browser_action.result` payload (PROTOCOL.md §2.3): what every action ends in.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::ActionError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultStatus {
+    Success,
+    Error,
+}
+
+/// How an action ended, before the bookkeeping fields are added.
+pub type ActionOutcome = Result<Value, ActionError>;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionResult {
+    pub action_id: String,
+    pub action_name: String,
+    pub session_id: String,
+    pub client_id: String,
+    pub status: ResultStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ActionError>,
+    pub started_at: String,
+    pub finished_at: String,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed: Option<bool>,
+}
+
+/// Identifies one action for its result: who asked, for what.
+#[derive(Debug, Clone)]
+pub struct ActionHeader {
+    pub action_id: String,
+    pub action_name: String,
+    pub session_id: String,
+    pub client_id: String,
+}
+
+impl ActionResult {
+    pub fn new(
+        header: ActionHeader,
+        started: DateTime<Utc>,
+        finished: DateTime<Utc>,
+        outcome: ActionOutcome,
+    ) -> Self {
+        let (status, result, error) = match outcome {
+            Ok(value) => (ResultStatus::Success, Some(value), None),
+            Err(e) => (ResultStatus::Error, None, Some(e)),
+        };
+        Self {
+            action_id: header.action_id,
+            action_name: header.action_name,
+            session_id: header.session_id,
+            client_id: header.client_id,
+            status,
+            result,
+            error,
+            started_at: rfc3339_ms(started),
+            finished_at: rfc3339_ms(finished),
+            duration_ms: (finished - started).num_milliseconds().max(0) as u64,
+            replayed: None,
+        }
+    }
+
+    pub fn is_success(&self) -> bool {
+        self.status == ResultStatus::Success
+    }
+}
+
+/// `2026-02-13T10:22:17.123Z`: the spec's time format.
+pub fn rfc3339_ms(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn results_carry_spec_fields_and_formats() {
+        let start = DateTime::parse_from_rfc3339("2026-02-13T10:22:17.123Z")
+            .unwrap()
+            .to_utc();
+        let end = start + chrono::Duration::milliseconds(1500);
+        let header = ActionHeader {
+            action_id: "a1".into(),
+            action_name: "browser_click".into(),
+            session_id: "s".into(),
+            client_id: "c".into(),
+        };
+        let r = ActionResult::new(
+            header,
+            start,
+            end,
+            Err(ActionError::new(ErrorCode::ElementNotFound, "no")),
+        );
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["startedAt"], "2026-02-13T10:22:17.123Z");
+        assert_eq!(json["finishedAt"], "2026-02-13T10:22:18.623Z");
+        assert_eq!(json["durationMs"], 1500);
+        assert_eq!(json["status"], "error");
+        assert_eq!(json["error"]["code"], "ELEMENT_NOT_FOUND");
+        assert!(json.get("result").is_none() && json.get("replayed").is_none());
+    }
+}
