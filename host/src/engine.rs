@@ -61,6 +61,14 @@ impl Engine {
         &self.policy
     }
 
+    /// The tabs a session owns, in the order they joined.
+    pub fn session_tabs(&self, session_id: &str) -> Vec<TabId> {
+        self.sessions()
+            .get(session_id)
+            .map(|s| s.tabs.clone())
+            .unwrap_or_default()
+    }
+
     pub(crate) fn sessions(&self) -> std::sync::MutexGuard<'_, Sessions> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }

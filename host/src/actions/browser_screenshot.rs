@@ -1,4 +1,5 @@
-//! `browser_screenshot`: the viewport or the full page, PNG or JPEG, stored as an artifact.
+//! `browser_screenshot`: the viewport or the full page (content only, no scrollbars), PNG or
+//! JPEG, stored as an artifact.
 //! Chromium encodes and scales (`clip.scale`) so no pixels are decoded here; `image` steps in
 //! only to read the size and, should rounding overshoot `maxWidth`, to shrink.
 
@@ -47,10 +48,9 @@ pub async fn run(page: &Page<'_>, p: ScreenshotParams) -> ActionOutcome {
     if p.format == ImageFormat::Jpeg {
         params["quality"] = json!(p.quality.unwrap_or(DEFAULT_JPEG_QUALITY));
     }
-    if p.full_page || scale < 1.0 {
-        params["clip"] =
-            json!({ "x": x, "y": y, "width": width.max(1.0), "height": height.max(1.0), "scale": scale });
-    }
+    // Always a clip: every mode then shows the page's content alone, never a scrollbar strip.
+    params["clip"] =
+        json!({ "x": x, "y": y, "width": width.max(1.0), "height": height.max(1.0), "scale": scale });
     let shot = page.cdp("Page.captureScreenshot", params).await?;
     let data = shot
         .get("data")

@@ -1,0 +1,342 @@
+//! Reading the page: the interactive-element scan, readability, HTML and screenshots, each
+//! checked against what the page really holds.
+
+use std::io::Cursor;
+
+use image::{ImageFormat, ImageReader};
+use serde_json::{json, Value};
+use tether_protocol::ErrorCode;
+use tether_tests::run;
+
+fn ids(scan: &Value) -> Vec<String> {
+    scan["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["attributes"]["id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn element<'a>(scan: &'a Value, id: &str) -> &'a Value {
+    scan["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["attributes"]["id"] == id)
+        .unwrap_or_else(|| panic!("no #{id} in {scan}"))
+}
+
+#[test]
+fn scan_lists_rendered_interactive_elements_in_document_order() {
+    run(|h| async move {
+        let tab = h.start("scan", "/fixtures/scan.html").await;
+        let scan = h.ok("scan", "browser_xpath_scan", json!({ "tabId": tab })).await;
+        let found = ids(&scan);
+        let expected = [
+            "visible-link",
+            "listener-div",
+            "aria-button",
+            "choice",
+            "agree",
+            "secret",
+            "covered",
+        ];
+        let positions: Vec<usize> = expected
+            .iter()
+            .map(|id| {
+                found
+                    .iter()
+                    .position(|f| f == id)
+                    .unwrap_or_else(|| panic!("#{id} missing from {found:?}"))
+            })
+            .collect();
+        assert!(
+            positions.windows(2).all(|w| w[0] < w[1]),
+            "document order: {found:?}"
+        );
+        for hidden in [
+            "hidden-none",
+            "hidden-visibility",
+            "zero",
+            "inside-hidden",
+            "plain-div",
+            "far-below",
+            "cover",
+        ] {
+            assert!(
+                !found.iter().any(|f| f == hidden),
+                "#{hidden} should not be listed: {found:?}"
+            );
+        }
+        assert!(
+            scan["elements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["attributes"]["href"] == "/svg-link"),
+            "a link inside SVG is listed"
+        );
+
+        let link = element(&scan, "visible-link");
+        assert_eq!(
+            (link["tag"].as_str(), link["role"].as_str()),
+            (Some("a"), Some("link"))
+        );
+        assert_eq!(link["text"], "Visible link");
+        let bbox = &link["bbox"];
+        assert!(
+            bbox["x"].as_f64().unwrap() >= 0.0 && bbox["w"].as_f64().unwrap() > 0.0,
+            "{bbox}"
+        );
+        assert_eq!(element(&scan, "covered")["occluded"], true);
+        assert!(element(&scan, "visible-link").get("occluded").is_none());
+        assert_eq!(element(&scan, "agree")["attributes"]["checked"], "true");
+        assert_eq!(element(&scan, "agree")["name"], "I agree");
+        assert_eq!(element(&scan, "choice")["text"], "Two");
+        assert!(
+            !scan.to_string().contains("hunter2"),
+            "password values never leave the page"
+        );
+
+        let whole = h
+            .ok(
+                "scan",
+                "browser_xpath_scan",
+                json!({ "tabId": tab, "scope": "document" }),
+            )
+            .await;
+        assert!(ids(&whole).contains(&"far-below".to_owned()));
+    });
+}
+
+#[test]
+fn every_scanned_xpath_is_accepted_by_click() {
+    run(|h| async move {
+        for page in [
+            "/fixtures/shadow.html",
+            "/fixtures/frame-outer.html",
+            "/fixtures/scan.html",
+        ] {
+            let tab = h.start("scan-roundtrip", page).await;
+            let scan = h
+                .ok(
+                    "scan-roundtrip",
+                    "browser_xpath_scan",
+                    json!({ "tabId": tab, "scope": "document" }),
+                )
+                .await;
+            for item in scan["elements"].as_array().unwrap() {
+                let xpath = item["xpath"].as_str().unwrap();
+                let found = h
+                    .eval(
+                        tab,
+                        &format!(
+                            "(() => {{ const r = ({})().html({{ xpath: {xpath:?} }}); return !r.error; }})()",
+                            include_str!("../host/src/js/tether.js")
+                        ),
+                    )
+                    .await;
+                assert_eq!(found, true, "{xpath} on {page} does not resolve");
+            }
+            h.ok("scan-roundtrip", "session_stop", json!({})).await;
+        }
+    });
+}
+
+#[test]
+fn scan_handles_a_twenty_thousand_element_page() {
+    run(|h| async move {
+        let tab = h.start("scan-big", "/big").await;
+        let elements = h.eval(tab, "document.getElementsByTagName('*').length").await;
+        assert!(elements.as_u64().unwrap() >= 20_000, "{elements}");
+        let scan = h
+            .ok(
+                "scan-big",
+                "browser_xpath_scan",
+                json!({ "tabId": tab, "scope": "document" }),
+            )
+            .await;
+        // 2,000 rows of a link, a button and an input.
+        assert_eq!(scan["elements"].as_array().unwrap().len(), 6_000);
+        let last = scan["elements"].as_array().unwrap().last().unwrap();
+        assert_eq!(last["tag"], "input");
+        assert_eq!(last["attributes"]["name"], "f1999");
+        let visible = h
+            .ok("scan-big", "browser_xpath_scan", json!({ "tabId": tab }))
+            .await;
+        assert!(
+            visible["elements"].as_array().unwrap().len() < 200,
+            "viewport scope keeps what is on screen"
+        );
+    });
+}
+
+#[test]
+fn readability_finds_the_article_and_drops_the_furniture() {
+    run(|h| async move {
+        let tab = h.start("readability", "/fixtures/article.html").await;
+        let article = h
+            .ok(
+                "readability",
+                "browser_readability_extract",
+                json!({ "tabId": tab }),
+            )
+            .await;
+        // Mozilla's rule: a site suffix is cut only when what remains has four words or more.
+        assert_eq!(article["title"], "Harbour Lights | The Coastal Gazette");
+        assert!(
+            article["byline"].as_str().unwrap().contains("Mira Okafor"),
+            "{article}"
+        );
+        let text = article["text"].as_str().unwrap();
+        assert!(
+            text.contains("Kestrel Point") && text.contains("lifeboat station"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n\n"),
+            "paragraphs are separated by blank lines: {text}"
+        );
+        for sentinel in [
+            "NAVSENTINEL",
+            "SIDEBARSENTINEL",
+            "ADSENTINEL",
+            "COMMENTSENTINEL",
+            "FOOTERSENTINEL",
+        ] {
+            assert!(!text.contains(sentinel), "{sentinel} leaked into {text}");
+        }
+        assert!(article["markdown"].as_str().unwrap().contains("Kestrel Point"));
+        assert!(article.get("artifactId").is_none());
+    });
+}
+
+#[test]
+fn readability_sends_text_over_256_kib_to_an_artifact() {
+    run(|h| async move {
+        let tab = h.start("readability-huge", "/huge-article").await;
+        let article = h
+            .ok(
+                "readability-huge",
+                "browser_readability_extract",
+                json!({ "tabId": tab }),
+            )
+            .await;
+        let inline = article["text"].as_str().unwrap();
+        assert!(
+            inline.len() <= 256 * 1024 && inline.len() > 250 * 1024,
+            "{}",
+            inline.len()
+        );
+        let whole = String::from_utf8(h.artifact(&article)).unwrap();
+        assert!(whole.len() > 256 * 1024);
+        assert!(whole.starts_with(inline));
+    });
+}
+
+#[test]
+fn get_html_stores_the_live_dom() {
+    run(|h| async move {
+        let tab = h.start("html", "/fixtures/article.html").await;
+        h.eval(
+            tab,
+            "document.querySelector('article h1').textContent = 'Changed by script'",
+        )
+        .await;
+        let whole = h.ok("html", "browser_get_html", json!({ "tabId": tab })).await;
+        let html = String::from_utf8(h.artifact(&whole)).unwrap();
+        assert_eq!(whole["bytes"].as_u64().unwrap(), html.len() as u64);
+        assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..40]);
+        assert!(
+            html.contains("Changed by script"),
+            "the live DOM, not the served file"
+        );
+
+        let part = h
+            .ok(
+                "html",
+                "browser_get_html",
+                json!({ "tabId": tab, "xpath": "//footer" }),
+            )
+            .await;
+        let footer = String::from_utf8(h.artifact(&part)).unwrap();
+        assert!(
+            footer.starts_with("<footer") && footer.ends_with("</footer>"),
+            "{footer}"
+        );
+        h.fails_with(
+            ErrorCode::ElementNotFound,
+            "html",
+            "browser_get_html",
+            json!({ "tabId": tab, "xpath": "//marquee" }),
+        )
+        .await;
+    });
+}
+
+fn decode(bytes: &[u8]) -> (ImageFormat, u32, u32) {
+    let reader = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .unwrap();
+    let format = reader.format().expect("a known image format");
+    let image = reader.decode().expect("the screenshot decodes");
+    (format, image.width(), image.height())
+}
+
+#[test]
+fn screenshots_decode_to_the_size_asked() {
+    run(|h| async move {
+        let tab = h.start("screenshot", "/fixtures/below-fold.html").await;
+        // The page's visible content, without scrollbars, in device pixels.
+        let viewport = h
+            .eval(tab, "[document.documentElement.clientWidth, document.documentElement.clientHeight].map(n => n * devicePixelRatio)")
+            .await;
+        let (vw, vh) = (
+            viewport[0].as_u64().unwrap() as u32,
+            viewport[1].as_u64().unwrap() as u32,
+        );
+
+        let png = h
+            .ok("screenshot", "browser_screenshot", json!({ "tabId": tab }))
+            .await;
+        let bytes = h.artifact(&png);
+        assert_eq!(png["bytes"].as_u64().unwrap(), bytes.len() as u64);
+        assert_eq!(decode(&bytes), (ImageFormat::Png, vw, vh));
+        assert_eq!(
+            (png["width"].as_u64(), png["height"].as_u64()),
+            (Some(vw as u64), Some(vh as u64))
+        );
+
+        let jpeg = h
+            .ok(
+                "screenshot",
+                "browser_screenshot",
+                json!({ "tabId": tab, "format": "jpeg", "quality": 40, "maxWidth": 400 }),
+            )
+            .await;
+        let (format, w, hgt) = decode(&h.artifact(&jpeg));
+        assert_eq!(format, ImageFormat::Jpeg);
+        assert_eq!(jpeg["format"], "jpeg");
+        assert_eq!(
+            (w as u64, hgt as u64),
+            (jpeg["width"].as_u64().unwrap(), jpeg["height"].as_u64().unwrap())
+        );
+        assert!((399..=400).contains(&w), "{w}");
+        let expected_h = vh as f64 * w as f64 / vw as f64;
+        assert!(
+            (hgt as f64 - expected_h).abs() <= 2.0,
+            "aspect kept: {hgt} vs {expected_h}"
+        );
+
+        let full = h
+            .ok(
+                "screenshot",
+                "browser_screenshot",
+                json!({ "tabId": tab, "fullPage": true }),
+            )
+            .await;
+        let (_, fw, fh) = decode(&h.artifact(&full));
+        assert_eq!(fw, vw);
+        assert!(fh >= 3500, "the whole 3,500 px page: {fh}");
+    });
+}

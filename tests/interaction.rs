@@ -1,0 +1,286 @@
+//! Clicking and typing as a person would: real input events, elements scrolled into view,
+//! covers detected, and pages that only believe trusted input.
+
+use serde_json::{json, Value};
+use tether_protocol::ErrorCode;
+use tether_tests::{run, Harness};
+
+/// The first element of a document-wide scan whose `attributes.id` is `id`.
+async fn scanned_xpath(h: &Harness, session: &str, tab: i64, id: &str) -> String {
+    let scan = h
+        .ok(
+            session,
+            "browser_xpath_scan",
+            json!({ "tabId": tab, "scope": "document" }),
+        )
+        .await;
+    scan["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["attributes"]["id"] == id)
+        .unwrap_or_else(|| panic!("no #{id} in {scan}"))["xpath"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn click_scrolls_a_far_element_into_view_and_presses_it() {
+    run(|h| async move {
+        let tab = h.start("click-far", "/fixtures/below-fold.html").await;
+        assert_eq!(h.eval(tab, "scrollY").await, 0);
+        let clicked = h
+            .ok(
+                "click-far",
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//button[@id='far']" }),
+            )
+            .await;
+        assert_eq!(clicked["clicked"], true);
+        assert_eq!(h.eval(tab, "window.farClicks").await, 1);
+        assert!(h.eval(tab, "scrollY").await.as_f64().unwrap() > 2000.0);
+    });
+}
+
+#[test]
+fn click_reaches_into_an_open_shadow_root() {
+    run(|h| async move {
+        let tab = h.start("click-shadow", "/fixtures/shadow.html").await;
+        let xpath = scanned_xpath(h, "click-shadow", tab, "inner").await;
+        assert!(xpath.contains("/#shadow-root/"), "{xpath}");
+        h.ok(
+            "click-shadow",
+            "browser_click",
+            json!({ "tabId": tab, "xpath": xpath }),
+        )
+        .await;
+        // A hand-written search below the shadow root works too.
+        let search = "//fancy-widget/#shadow-root//button[@id='inner']";
+        h.ok(
+            "click-shadow",
+            "browser_click",
+            json!({ "tabId": tab, "xpath": search }),
+        )
+        .await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('clicks').textContent").await,
+            "2"
+        );
+    });
+}
+
+#[test]
+fn click_refuses_a_covered_element_and_names_the_cover() {
+    run(|h| async move {
+        let tab = h.start("click-covered", "/fixtures/overlay.html").await;
+        let buy = json!({ "tabId": tab, "xpath": "//button[@id='buy']" });
+        let e = h
+            .fails_with(
+                ErrorCode::ElementNotInteractable,
+                "click-covered",
+                "browser_click",
+                buy.clone(),
+            )
+            .await;
+        assert!(e.message.contains("cookie-banner"), "{}", e.message);
+        let cover = &e.details.expect("details")["coveredBy"];
+        assert_eq!(
+            (cover["tag"].as_str(), cover["id"].as_str()),
+            (Some("div"), Some("cookie-banner"))
+        );
+        assert_eq!(cover["xpath"], "/html/body/div");
+        assert_eq!(
+            h.eval(tab, "window.bought").await,
+            Value::Null,
+            "nothing was clicked"
+        );
+
+        // Dismiss the cover, as an agent would, and the same click goes through.
+        h.ok(
+            "click-covered",
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//button[@id='accept']" }),
+        )
+        .await;
+        h.ok("click-covered", "browser_click", buy).await;
+        assert_eq!(h.eval(tab, "window.bought").await, 1);
+    });
+}
+
+#[test]
+fn click_reports_missing_hidden_and_malformed_targets() {
+    run(|h| async move {
+        let tab = h.start("click-errors", "/fixtures/scan.html").await;
+        let e = h
+            .fails_with(
+                ErrorCode::ElementNotFound,
+                "click-errors",
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//button[@id='nope']" }),
+            )
+            .await;
+        assert!(
+            e.message.contains("browser_xpath_scan"),
+            "suggests a rescan: {}",
+            e.message
+        );
+        h.fails_with(
+            ErrorCode::InvalidParams,
+            "click-errors",
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//button[" }),
+        )
+        .await;
+        let e = h
+            .fails_with(
+                ErrorCode::ElementNotInteractable,
+                "click-errors",
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//button[@id='hidden-none']" }),
+            )
+            .await;
+        assert!(e.message.contains("not rendered"), "{}", e.message);
+    });
+}
+
+#[test]
+fn type_reaches_a_controlled_input_through_trusted_events() {
+    run(|h| async move {
+        let tab = h.start("type-controlled", "/fixtures/form.html").await;
+        // The fixture has teeth: setting the value from script does not reach its state.
+        h.eval(tab, "const i = document.getElementById('name'); i.value = 'forged'; i.dispatchEvent(new Event('input', { bubbles: true }))").await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('state').textContent").await,
+            ""
+        );
+
+        let name = json!({ "tabId": tab, "xpath": "//input[@id='name']", "text": "Ada Lovelace" });
+        assert_eq!(
+            h.ok("type-controlled", "browser_type", name).await,
+            json!({ "typed": true })
+        );
+        assert_eq!(
+            h.eval(tab, "document.getElementById('state').textContent").await,
+            "Ada Lovelace"
+        );
+        assert_eq!(
+            h.eval(tab, "document.getElementById('name').value").await,
+            "Ada Lovelace"
+        );
+    });
+}
+
+#[test]
+fn type_replaces_by_default_appends_when_asked_and_clears_with_empty_text() {
+    run(|h| async move {
+        let tab = h.start("type-modes", "/fixtures/form.html").await;
+        let bio = "document.getElementById('bio').value";
+        let typed = |text: &str, clear: bool| json!({ "tabId": tab, "xpath": "//textarea", "text": text, "clear": clear });
+        h.ok("type-modes", "browser_type", typed("new bio", true)).await;
+        assert_eq!(h.eval(tab, bio).await, "new bio");
+        h.ok("type-modes", "browser_type", typed(", more", false)).await;
+        assert_eq!(h.eval(tab, bio).await, "new bio, more");
+        h.ok("type-modes", "browser_type", typed("", true)).await;
+        assert_eq!(h.eval(tab, bio).await, "");
+        // An email input has no selection API; appending still lands at the end.
+        let email = |text: &str, clear: bool| json!({ "tabId": tab, "xpath": "//input[@id='email']", "text": text, "clear": clear });
+        h.ok("type-modes", "browser_type", email("ada@", true)).await;
+        h.ok("type-modes", "browser_type", email("example.org", false))
+            .await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('email').value").await,
+            "ada@example.org"
+        );
+    });
+}
+
+#[test]
+fn type_with_submit_presses_enter() {
+    run(|h| async move {
+        let tab = h.start("type-submit", "/fixtures/form.html").await;
+        let params = json!({ "tabId": tab, "xpath": "//input[@id='name']", "text": "Grace", "submit": true });
+        h.ok("type-submit", "browser_type", params).await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('submitted').textContent")
+                .await,
+            "Grace"
+        );
+    });
+}
+
+#[test]
+fn type_into_contenteditable_keeps_every_character() {
+    run(|h| async move {
+        let tab = h.start("type-editable", "/fixtures/editor.html").await;
+        let editor = "document.getElementById('editor').textContent";
+        h.ok(
+            "type-editable",
+            "browser_type",
+            json!({ "tabId": tab, "xpath": "//div[@id='editor']", "text": "Hello world" }),
+        )
+        .await;
+        assert_eq!(h.eval(tab, editor).await, "Hello world");
+        h.ok(
+            "type-editable",
+            "browser_type",
+            json!({ "tabId": tab, "xpath": "//div[@id='editor']", "text": "!", "clear": false }),
+        )
+        .await;
+        assert_eq!(h.eval(tab, editor).await, "Hello world!");
+        assert!(
+            h.eval(tab, "Number(document.getElementById('inputs').textContent)")
+                .await
+                .as_u64()
+                .unwrap()
+                >= 2
+        );
+    });
+}
+
+#[test]
+fn type_and_click_inside_a_same_origin_iframe() {
+    run(|h| async move {
+        let tab = h.start("frame", "/fixtures/frame-outer.html").await;
+        let city = scanned_xpath(h, "frame", tab, "city").await;
+        assert!(city.contains("/#document/"), "{city}");
+        h.ok(
+            "frame",
+            "browser_type",
+            json!({ "tabId": tab, "xpath": city, "text": "Lisbon" }),
+        )
+        .await;
+        let save = scanned_xpath(h, "frame", tab, "save").await;
+        h.ok("frame", "browser_click", json!({ "tabId": tab, "xpath": save }))
+            .await;
+        let saved =
+            "document.getElementById('inner-frame').contentDocument.getElementById('saved').textContent";
+        assert_eq!(h.eval(tab, saved).await, "Lisbon");
+    });
+}
+
+#[test]
+fn type_refuses_what_does_not_take_text() {
+    run(|h| async move {
+        let tab = h.start("type-refusals", "/fixtures/form.html").await;
+        for (xpath, why) in [
+            ("//button[@id='go']", "does not take text"),
+            ("//input[@id='readonly']", "read-only"),
+            ("//input[@id='disabled']", "disabled"),
+        ] {
+            let e = h
+                .fails_with(
+                    ErrorCode::ElementNotInteractable,
+                    "type-refusals",
+                    "browser_type",
+                    json!({ "tabId": tab, "xpath": xpath, "text": "x" }),
+                )
+                .await;
+            assert!(e.message.contains(why), "{xpath}: {}", e.message);
+        }
+        assert_eq!(
+            h.eval(tab, "document.getElementById('readonly').value").await,
+            "fixed"
+        );
+    });
+}

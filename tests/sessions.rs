@@ -1,0 +1,268 @@
+//! Sessions own their tabs: opening in the background, stopping, reuse, and the refusals that
+//! keep a session off tabs and pages that are not its own.
+
+use serde_json::json;
+use tether_host::cdp::Transport;
+use tether_protocol::ErrorCode;
+use tether_tests::{run, CONTROL_UI_PATH};
+
+#[test]
+fn session_start_opens_a_background_tab_and_returns_once_committed() {
+    run(|h| async move {
+        assert_eq!(h.eval(h.user_tab, "document.visibilityState").await, "visible");
+        let url = h.url("/fixtures/article.html");
+        let started = h
+            .ok(
+                "start-commit",
+                "session_start",
+                json!({ "url": url, "groupTitle": "Research" }),
+            )
+            .await;
+        let tab = started["tabId"].as_i64().expect("integer tabId");
+        assert!(started["windowId"].is_i64(), "{started}");
+        assert_eq!(started["url"], url.as_str());
+        // Committed: the tab already shows the new document, not about:blank.
+        assert_eq!(h.eval(tab, "location.href").await, url.as_str());
+        // Opened in the background: the user's foreground tab is still the one on screen.
+        assert_eq!(h.eval(h.user_tab, "document.visibilityState").await, "visible");
+        assert_eq!(h.engine.session_tabs("start-commit"), vec![tab]);
+    });
+}
+
+#[test]
+fn a_tab_of_another_session_is_refused() {
+    run(|h| async move {
+        let theirs = h.start("owner-a", "/fixtures/form.html").await;
+        let e = h
+            .fails_with(
+                ErrorCode::TabNotInSession,
+                "owner-b",
+                "browser_xpath_scan",
+                json!({ "tabId": theirs }),
+            )
+            .await;
+        assert!(e.message.contains("owner-b"), "{}", e.message);
+        // The owner still can.
+        h.ok("owner-a", "browser_xpath_scan", json!({ "tabId": theirs }))
+            .await;
+    });
+}
+
+#[test]
+fn an_unknown_tab_is_not_found() {
+    run(|h| async move {
+        h.fails_with(
+            ErrorCode::TabNotFound,
+            "nobody",
+            "browser_click",
+            json!({ "tabId": 987654, "xpath": "//a" }),
+        )
+        .await;
+    });
+}
+
+#[test]
+fn session_stop_closes_the_sessions_tabs() {
+    run(|h| async move {
+        let tab = h.start("stop-close", "/fixtures/article.html").await;
+        let stopped = h.ok("stop-close", "session_stop", json!({})).await;
+        assert_eq!(stopped, json!({ "stopped": true }));
+        assert!(
+            h.transport.tab(tab).await.unwrap().is_none(),
+            "the tab should be closed"
+        );
+        assert!(h.engine.session_tabs("stop-close").is_empty());
+        h.fails_with(
+            ErrorCode::TabNotFound,
+            "stop-close",
+            "browser_xpath_scan",
+            json!({ "tabId": tab }),
+        )
+        .await;
+        // Stopping again is harmless.
+        h.ok("stop-close", "session_stop", json!({})).await;
+    });
+}
+
+#[test]
+fn stop_without_closing_keeps_the_tab_for_reuse() {
+    run(|h| async move {
+        let tab = h.start("stop-keep", "/fixtures/article.html").await;
+        h.ok("stop-keep", "session_stop", json!({ "closeTab": false }))
+            .await;
+        assert!(
+            h.transport.tab(tab).await.unwrap().is_some(),
+            "the tab should stay open"
+        );
+        assert!(
+            !h.transport.is_attached(tab),
+            "the debugger should have left the tab"
+        );
+
+        let url = h.url("/fixtures/form.html");
+        let again = h
+            .ok(
+                "stop-keep",
+                "session_start",
+                json!({ "url": url, "reuseExistingTab": true }),
+            )
+            .await;
+        assert_eq!(again["tabId"], tab, "the session's tab is reused");
+        assert_eq!(h.eval(tab, "location.href").await, url.as_str());
+        h.ok("stop-keep", "session_stop", json!({})).await;
+    });
+}
+
+#[test]
+fn browser_internal_pages_are_forbidden_targets() {
+    run(|h| async move {
+        let e = h
+            .fails_with(
+                ErrorCode::ForbiddenTarget,
+                "internal",
+                "session_start",
+                json!({ "url": "chrome://version" }),
+            )
+            .await;
+        assert!(e.message.contains("chrome://version"), "{}", e.message);
+        let tab = h.start("internal", "/fixtures/article.html").await;
+        for url in [
+            "chrome://settings",
+            "devtools://devtools/bundled/inspector.html",
+            "chrome-extension://abc/x.html",
+        ] {
+            h.fails_with(
+                ErrorCode::ForbiddenTarget,
+                "internal",
+                "browser_navigate",
+                json!({ "tabId": tab, "url": url }),
+            )
+            .await;
+        }
+        assert!(h
+            .eval(tab, "location.href")
+            .await
+            .as_str()
+            .unwrap()
+            .ends_with("/fixtures/article.html"));
+    });
+}
+
+#[test]
+fn the_control_ui_is_a_forbidden_target_even_when_the_page_walks_into_it() {
+    run(|h| async move {
+        let panel = h.url(&format!("{CONTROL_UI_PATH}panel.html"));
+        let tab = h.start("control-ui", "/fixtures/article.html").await;
+        h.fails_with(
+            ErrorCode::ForbiddenTarget,
+            "control-ui",
+            "browser_navigate",
+            json!({ "tabId": tab, "url": panel }),
+        )
+        .await;
+
+        // The page itself navigates there: every later action on the tab is refused.
+        h.eval(tab, &format!("location.href = {panel:?}")).await;
+        loop {
+            let info = h.transport.tab(tab).await.unwrap().unwrap();
+            if info.url == panel {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        for (action, params) in [
+            ("browser_xpath_scan", json!({ "tabId": tab })),
+            ("browser_click", json!({ "tabId": tab, "xpath": "//button" })),
+            ("browser_screenshot", json!({ "tabId": tab })),
+        ] {
+            let e = h
+                .fails_with(ErrorCode::ForbiddenTarget, "control-ui", action, params)
+                .await;
+            assert!(e.message.contains("control UI"), "{}", e.message);
+        }
+    });
+}
+
+#[test]
+fn a_failed_session_start_leaves_no_tab_behind() {
+    run(|h| async move {
+        let e = h
+            .fails_with(
+                ErrorCode::NavigationFailed,
+                "failed-start",
+                "session_start",
+                json!({ "url": h.refused_url() }),
+            )
+            .await;
+        assert!(e.message.contains("ERR_CONNECTION_REFUSED"), "{}", e.message);
+        assert!(h.engine.session_tabs("failed-start").is_empty());
+    });
+}
+
+#[test]
+fn tabs_opened_by_a_session_tab_join_the_session() {
+    run(|h| async move {
+        let tab = h.start("popups", "/fixtures/popups.html").await;
+        for (xpath, path) in [
+            ("//a[@id='blank-link']", "/fixtures/article.html"),
+            ("//button[@id='open']", "/fixtures/form.html"),
+        ] {
+            let clicked = h
+                .ok("popups", "browser_click", json!({ "tabId": tab, "xpath": xpath }))
+                .await;
+            let opened = clicked["openedTabIds"].as_array().expect("openedTabIds").clone();
+            assert_eq!(opened.len(), 1, "{clicked}");
+            let new_tab = opened[0].as_i64().unwrap();
+            assert!(h.engine.session_tabs("popups").contains(&new_tab));
+            h.ok("popups", "browser_wait_for_loaded", json!({ "tabId": new_tab }))
+                .await;
+            assert!(h
+                .eval(new_tab, "location.href")
+                .await
+                .as_str()
+                .unwrap()
+                .ends_with(path));
+            h.fails_with(
+                ErrorCode::TabNotInSession,
+                "not-popups",
+                "browser_xpath_scan",
+                json!({ "tabId": new_tab }),
+            )
+            .await;
+        }
+        h.ok("popups", "session_stop", json!({})).await;
+        assert!(h.engine.session_tabs("popups").is_empty());
+    });
+}
+
+#[test]
+fn bad_calls_get_the_codes_that_say_what_to_fix() {
+    run(|h| async move {
+        let e = h
+            .fails_with(ErrorCode::UnknownAction, "bad", "browser_hover", json!({}))
+            .await;
+        assert!(
+            e.message.contains("browser_click"),
+            "lists the known actions: {}",
+            e.message
+        );
+        let e = h
+            .fails_with(
+                ErrorCode::InvalidParams,
+                "bad",
+                "browser_click",
+                json!({ "tabId": 1 }),
+            )
+            .await;
+        assert!(e.message.contains("xpath"), "{}", e.message);
+        let e = h
+            .fails_with(
+                ErrorCode::InvalidParams,
+                "bad",
+                "browser_screenshot",
+                json!({ "tabId": 1, "format": "gif" }),
+            )
+            .await;
+        assert!(e.message.contains("gif"), "{}", e.message);
+    });
+}

@@ -1,0 +1,130 @@
+//! The fixture web server: static pages from `tests/fixtures/`, plus generated ones (a
+//! 20,000-element page, a 500 KB article, HTTP error statuses, a page that never finishes
+//! loading).
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use axum::extract::Path;
+use axum::http::{header, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+pub struct Server {
+    addr: SocketAddr,
+}
+
+impl Server {
+    pub async fn start() -> Self {
+        let app = Router::new()
+            .route("/fixtures/{name}", get(fixture))
+            .route("/control-ui/{name}", get(fixture))
+            .route("/status/{code}", get(status))
+            .route("/big", get(|| async { Html(big_page(20_000)) }))
+            .route("/long-article", get(|| async { Html(long_article(500 * 1024)) }))
+            .route(
+                "/huge-article",
+                get(|| async { Html(long_article(400 * 1024 * 2)) }),
+            )
+            .route("/never-loads", get(never_loads_page))
+            .route("/stall", get(stall));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind fixture server");
+        let addr = listener.local_addr().expect("fixture server address");
+        tokio::spawn(async move { axum::serve(listener, app).await.expect("fixture server") });
+        Self { addr }
+    }
+
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.origin(), path)
+    }
+}
+
+fn fixtures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+async fn fixture(Path(name): Path<String>) -> Response {
+    if name.contains("..") || name.contains('/') {
+        return StatusCode::BAD_REQUEST.into_response();
+    }
+    match tokio::fs::read_to_string(fixtures_dir().join(&name)).await {
+        Ok(body) => Html(body).into_response(),
+        Err(_) => (StatusCode::NOT_FOUND, format!("no fixture {name}")).into_response(),
+    }
+}
+
+/// `/status/404` answers with a body (Chromium shows the server's page); `/status/500-empty`
+/// with none (Chromium shows its own error page).
+async fn status(Path(code): Path<String>) -> Response {
+    let (number, empty) = match code.strip_suffix("-empty") {
+        Some(n) => (n, true),
+        None => (code.as_str(), false),
+    };
+    let status = number
+        .parse()
+        .ok()
+        .and_then(|n| StatusCode::from_u16(n).ok())
+        .unwrap_or(StatusCode::BAD_REQUEST);
+    if empty {
+        return status.into_response();
+    }
+    (
+        status,
+        Html(format!(
+            "<!doctype html><title>Status {number}</title><h1>Error {number}</h1>"
+        )),
+    )
+        .into_response()
+}
+
+/// A page whose load event waits on a stylesheet the server never finishes sending.
+async fn never_loads_page() -> Html<&'static str> {
+    Html("<!doctype html><title>Never loads</title><p>Waiting</p><img src=\"/stall\">")
+}
+
+async fn stall() -> Response {
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    ([(header::CONTENT_TYPE, "image/png")], Vec::<u8>::new()).into_response()
+}
+
+/// `count` elements: a table of rows, each with a link, a button, an input and plain cells.
+pub fn big_page(count: usize) -> String {
+    let mut html = String::from("<!doctype html><title>Big</title><table>");
+    let rows = count / 10;
+    for i in 0..rows {
+        // 10 elements per row: tr, 4 td, a, button, input, span, b.
+        let _ = write!(
+            html,
+            "<tr><td><a href=\"#r{i}\">Row {i}</a></td><td><button>Act {i}</button></td>\
+             <td><input name=\"f{i}\"></td><td><span>cell <b>{i}</b></span></td></tr>"
+        );
+    }
+    html.push_str("</table>");
+    html
+}
+
+/// An article of about `bytes` bytes of text, with the furniture readability must drop.
+pub fn long_article(bytes: usize) -> String {
+    let paragraph = "Tether keeps the browser safe while agents work. ".repeat(8);
+    let mut html = String::from(
+        "<!doctype html><html><head><title>Long read</title></head><body>\
+         <nav><a href=\"/\">Home</a> <a href=\"/news\">News</a></nav>\
+         <article><h1>Long read</h1>",
+    );
+    let mut i = 0;
+    while html.len() < bytes {
+        let _ = write!(html, "<p>Paragraph {i}. {paragraph}</p>");
+        i += 1;
+    }
+    html.push_str("</article><footer>Footer links</footer></body></html>");
+    html
+}
