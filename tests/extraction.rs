@@ -328,6 +328,10 @@ fn screenshots_decode_to_the_size_asked() {
             "aspect kept: {hgt} vs {expected_h}"
         );
 
+        // What the page looks like once the browser drew a frame: a capture must not change it.
+        let layout = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => \
+                      r([document.documentElement.clientWidth, innerHeight, scrollY]))))";
+        let before = h.eval(tab, layout).await;
         let full = h
             .ok(
                 "screenshot",
@@ -338,5 +342,25 @@ fn screenshots_decode_to_the_size_asked() {
         let (_, fw, fh) = decode(&h.artifact(&full));
         assert_eq!(fw, vw);
         assert!(fh >= 3500, "the whole 3,500 px page: {fh}");
+
+        // Scaled full-page captures once stalled for good on a tab hidden behind another.
+        let scaled = h
+            .ok(
+                "screenshot",
+                "browser_screenshot",
+                json!({ "tabId": tab, "fullPage": true, "maxWidth": 1001 }),
+            )
+            .await;
+        let (_, sw, sh) = decode(&h.artifact(&scaled));
+        assert_eq!(sw, 1001.min(vw));
+        assert!(
+            (sh as f64 - fh as f64 * sw as f64 / fw as f64).abs() <= 2.0,
+            "{sw}x{sh} vs {fw}x{fh}"
+        );
+        assert_eq!(
+            h.eval(tab, layout).await,
+            before,
+            "full-page captures leave the page as it was"
+        );
     });
 }

@@ -1,7 +1,7 @@
 //! `browser_screenshot`: the viewport or the full page (content only, no scrollbars), PNG or
-//! JPEG, stored as an artifact.
-//! Chromium encodes and scales (`clip.scale`) so no pixels are decoded here; `image` steps in
-//! only to read the size and, should rounding overshoot `maxWidth`, to shrink.
+//! JPEG, stored as an artifact. Chromium encodes and scales (`clip.scale`) so no pixels are
+//! decoded here; `image` steps in only to read the size and, should rounding overshoot
+//! `maxWidth`, to shrink.
 
 use std::io::Cursor;
 
@@ -15,50 +15,39 @@ use crate::page::Page;
 
 const DEFAULT_JPEG_QUALITY: u8 = 80;
 
-pub async fn run(page: &Page<'_>, p: ScreenshotParams) -> ActionOutcome {
-    let metrics = page.cdp("Page.getLayoutMetrics", json!({})).await?;
-    let number = |pointer: &str| metrics.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0);
-    // Device pixels per CSS pixel: the visual viewport in both units.
-    let css_width = number("/cssVisualViewport/clientWidth");
-    let dpr = match css_width {
-        w if w > 0.0 => (number("/visualViewport/clientWidth") / w).max(0.1),
-        _ => 1.0,
-    };
-    let (x, y, width, height) = if p.full_page {
-        (
-            0.0,
-            0.0,
-            number("/cssContentSize/width"),
-            number("/cssContentSize/height"),
-        )
-    } else {
-        (
-            number("/cssVisualViewport/pageX"),
-            number("/cssVisualViewport/pageY"),
-            css_width,
-            number("/cssVisualViewport/clientHeight"),
-        )
-    };
-    let scale = match p.max_width {
-        Some(max) if width * dpr > max as f64 => max as f64 / (width * dpr),
-        _ => 1.0,
-    };
+/// What to capture, in CSS pixels, and how many device pixels make one.
+struct Region {
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+    dpr: f64,
+}
 
-    let mut params = json!({ "format": p.format.as_str(), "captureBeyondViewport": p.full_page });
+pub async fn run(page: &Page<'_>, p: ScreenshotParams) -> ActionOutcome {
+    let region = measure(page, p.full_page).await?;
+    let scale = match p.max_width {
+        // Aimed a hair under the target: Chromium rounds the scaled size up, and a pixel over
+        // would cost a decode, resize and re-encode here.
+        Some(max) if region.width * region.dpr > max as f64 => {
+            (max as f64 - 0.01) / (region.width * region.dpr)
+        }
+        _ => 1.0,
+    };
+    let mut params = json!({ "format": p.format.as_str() });
     if p.format == ImageFormat::Jpeg {
         params["quality"] = json!(p.quality.unwrap_or(DEFAULT_JPEG_QUALITY));
     }
     // Always a clip: every mode then shows the page's content alone, never a scrollbar strip.
-    params["clip"] =
-        json!({ "x": x, "y": y, "width": width.max(1.0), "height": height.max(1.0), "scale": scale });
-    let shot = page.cdp("Page.captureScreenshot", params).await?;
-    let data = shot
-        .get("data")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ActionError::internal("Page.captureScreenshot returned no data"))?;
-    let mut bytes = base64::engine::general_purpose::STANDARD
-        .decode(data)
-        .map_err(|e| ActionError::internal(format!("screenshot data is not base64: {e}")))?;
+    params["clip"] = json!({
+        "x": region.x, "y": region.y,
+        "width": region.width.max(1.0), "height": region.height.max(1.0), "scale": scale,
+    });
+    let mut bytes = if p.full_page {
+        capture_full_page(page, &region, params).await?
+    } else {
+        capture(page, params).await?
+    };
 
     let (mut w, mut h) = dimensions(&bytes)?;
     if let Some(max) = p.max_width.filter(|max| w > *max) {
@@ -76,6 +65,63 @@ pub async fn run(page: &Page<'_>, p: ScreenshotParams) -> ActionOutcome {
         format: p.format,
         bytes: size,
     }))
+}
+
+async fn measure(page: &Page<'_>, full_page: bool) -> Result<Region, ActionError> {
+    let metrics = page.cdp("Page.getLayoutMetrics", json!({})).await?;
+    let number = |pointer: &str| metrics.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0);
+    // The visual viewport's width in CSS pixels excludes the scrollbar: the content's width.
+    let content_width = number("/cssVisualViewport/clientWidth");
+    let dpr = match content_width {
+        w if w > 0.0 => (number("/visualViewport/clientWidth") / w).max(0.1),
+        _ => 1.0,
+    };
+    Ok(if full_page {
+        Region {
+            x: 0.0,
+            y: 0.0,
+            width: number("/cssContentSize/width").max(content_width),
+            height: number("/cssContentSize/height"),
+            dpr,
+        }
+    } else {
+        Region {
+            x: number("/cssVisualViewport/pageX"),
+            y: number("/cssVisualViewport/pageY"),
+            width: content_width,
+            height: number("/cssVisualViewport/clientHeight"),
+            dpr,
+        }
+    })
+}
+
+/// Captures the whole page by making the viewport as tall as the content for the shot.
+/// (`captureBeyondViewport` would be one call, but it leaves the page without its scrollbar
+/// afterwards: a visible change to the user's page. The override is cleared whatever happens.)
+async fn capture_full_page(page: &Page<'_>, region: &Region, params: Value) -> Result<Vec<u8>, ActionError> {
+    let viewport = json!({
+        "width": region.width.round() as u64,
+        "height": region.height.round().max(1.0) as u64,
+        "deviceScaleFactor": 0,
+        "mobile": false,
+    });
+    page.cdp("Emulation.setDeviceMetricsOverride", viewport).await?;
+    let shot = capture(page, params).await;
+    let cleared = page.cdp("Emulation.clearDeviceMetricsOverride", json!({})).await;
+    let bytes = shot?;
+    cleared?;
+    Ok(bytes)
+}
+
+async fn capture(page: &Page<'_>, params: Value) -> Result<Vec<u8>, ActionError> {
+    let shot = page.cdp("Page.captureScreenshot", params).await?;
+    let data = shot
+        .get("data")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ActionError::internal("Page.captureScreenshot returned no data"))?;
+    base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| ActionError::internal(format!("screenshot data is not base64: {e}")))
 }
 
 /// Reads the pixel size from the image header, without decoding.
@@ -101,10 +147,8 @@ fn shrink(
     let encoded = match format {
         ImageFormat::Png => resized.write_to(&mut out, Codec::Png),
         ImageFormat::Jpeg => {
-            let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(
-                &mut out,
-                quality.unwrap_or(DEFAULT_JPEG_QUALITY),
-            );
+            let quality = quality.unwrap_or(DEFAULT_JPEG_QUALITY);
+            let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality);
             resized.to_rgb8().write_with_encoder(encoder)
         }
     };

@@ -158,13 +158,15 @@ impl WorkerTransport {
 #[async_trait]
 impl Transport for WorkerTransport {
     async fn open_tab(&self, url: &str, _group_title: Option<&str>) -> Result<TabInfo, CdpError> {
-        // CDP has no tab groups; `background` keeps the user's focused tab where it is.
+        // `background` keeps the user's focused tab and window where they are. CDP has no tab
+        // groups, and a tab hidden behind another renders no frames (screenshots stall for
+        // seconds, full-page ones for good), so each session tab gets a window of its own.
         let created = self
             .cdp
             .call(
                 None,
                 "Target.createTarget",
-                json!({ "url": url, "background": true }),
+                json!({ "url": url, "background": true, "newWindow": true }),
             )
             .await?;
         let target_id = created
