@@ -2,8 +2,9 @@
 //! JavaScript dialogs, which must never block an action.
 
 use serde_json::json;
-use tether_protocol::ErrorCode;
-use tether_tests::run;
+use tether_host::cdp::{BrowserEvent, Transport};
+use tether_protocol::{ActionResult, ErrorCode};
+use tether_tests::{run, Harness};
 
 #[test]
 fn navigate_waits_for_the_load_event() {
@@ -180,5 +181,61 @@ fn dialogs_are_answered_and_listed_in_the_action_that_opened_them() {
             .ok("dialogs", "browser_xpath_scan", json!({ "tabId": tab }))
             .await;
         assert!(quiet.get("dialogs").is_none(), "a dialog is listed once: {quiet}");
+    });
+}
+
+/// Starts a wait that cannot end by itself on a fresh tab, and returns once it is in flight.
+async fn stuck_wait(
+    h: &'static Harness,
+    session: &'static str,
+) -> (i64, tokio::task::JoinHandle<ActionResult>) {
+    let started = h
+        .ok(
+            session,
+            "session_start",
+            json!({ "url": h.url("/fixtures/stuck.html") }),
+        )
+        .await;
+    let tab = started["tabId"].as_i64().unwrap();
+    let mut events = h.transport.events();
+    let params = json!({ "tabId": tab, "timeoutMs": 60000 });
+    let waiting = tokio::spawn(h.act(session, "browser_wait_for_loaded", params));
+    // The page raises an alert once the wait registered its load listener; Tether answers it.
+    // (Only the debugging session that saw a dialog open can answer it, so the tests act after
+    // the answer, not between the opening and the answer.)
+    loop {
+        match events.recv().await.expect("browser events") {
+            BrowserEvent::Cdp { tab: t, method, .. }
+                if t == tab && method == "Page.javascriptDialogClosed" =>
+            {
+                break
+            }
+            _ => {}
+        }
+    }
+    (tab, waiting)
+}
+
+#[test]
+fn closing_the_tab_mid_action_ends_the_action_at_once() {
+    run(|h| async move {
+        let (tab, waiting) = stuck_wait(h, "closed-mid").await;
+        h.transport.close_tab(tab).await.unwrap(); // as the user would
+        let error = waiting.await.unwrap().error.expect("an error result");
+        assert_eq!(error.code, ErrorCode::TabNotFound, "{}", error.message);
+        assert!(error.message.contains("closed"), "{}", error.message);
+    });
+}
+
+#[test]
+fn losing_the_debugger_mid_action_ends_the_action_at_once() {
+    run(|h| async move {
+        let (tab, waiting) = stuck_wait(h, "detached-mid").await;
+        h.transport.detach(tab).await.unwrap(); // as a user cancelling the debugging bar would
+        let error = waiting.await.unwrap().error.expect("an error result");
+        assert_eq!(error.code, ErrorCode::CdpError, "{}", error.message);
+        // The next action attaches again.
+        h.ok("detached-mid", "browser_xpath_scan", json!({ "tabId": tab }))
+            .await;
     });
 }

@@ -129,6 +129,15 @@ impl Engine {
             ActionCall::BrowserGetHtml(p) => actions::browser_get_html::run(&page, p).await,
             ActionCall::SessionStart(_) | ActionCall::SessionStop(_) => unreachable!("handled above"),
         };
+        let outcome = match outcome {
+            Err(e) if e.code != ErrorCode::TabNotFound && !self.tab_exists(tab).await => {
+                Err(ActionError::new(
+                    ErrorCode::TabNotFound,
+                    format!("tab {tab} was closed during the action ({})", e.message),
+                ))
+            }
+            other => other,
+        };
         let shown = dialogs.take();
         match outcome {
             Ok(Value::Object(mut result)) if !shown.is_empty() => {
@@ -171,6 +180,14 @@ impl Engine {
                 ))
             }
         }
+    }
+
+    async fn tab_exists(&self, tab: TabId) -> bool {
+        let exists = !matches!(self.transport.tab(tab).await, Ok(None));
+        if !exists {
+            self.forget(tab);
+        }
+        exists
     }
 
     async fn opened_by_session(&self, session_id: &str, info: &TabInfo) -> bool {

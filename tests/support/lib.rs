@@ -69,6 +69,11 @@ pub struct Harness {
 
 impl Harness {
     async fn launch() -> Self {
+        // RUST_LOG=tether_host=debug shows the CDP traffic of a failing test.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
         let server = fixtures::Server::start().await;
         let chromium = Chromium::launch(&LaunchOptions::default())
             .await

@@ -24,7 +24,11 @@ pub async fn run(page: &Page<'_>, p: WaitForLoadedParams) -> ActionOutcome {
     loop {
         match tokio::time::timeout_at(until, page.evaluate(LOADED)).await {
             Ok(Ok(_)) => return Ok(json!({ "status": "complete" })),
-            Ok(Err(e)) if e.code == ErrorCode::CdpError => {
+            // Only a live, attached tab can have been replaced by a navigation; otherwise the
+            // error is the answer.
+            Ok(Err(e))
+                if e.code == ErrorCode::CdpError && page.engine().transport().is_attached(page.tab) =>
+            {
                 tracing::debug!(
                     tab = page.tab,
                     "page changed while waiting for load: {}",

@@ -111,6 +111,7 @@ async fn drive(
         tokio::select! {
             call = calls.recv() => {
                 let Some(call) = call else { break };
+                tracing::trace!(method = %call.method, session = ?call.session_id, "CDP call");
                 let session = call.session_id.clone().map(SessionId::new);
                 match conn.submit_command(call.method.clone().into(), session, call.params) {
                     Ok(id) => {
@@ -124,6 +125,7 @@ async fn drive(
             message = conn.next() => match message {
                 Some(Ok(Message::Response(response))) => {
                     let Some(p) = pending.remove(&response.id) else { continue };
+                    tracing::trace!(method = %p.method, error = ?response.error, "CDP reply");
                     let outcome = match response.error {
                         Some(e) => Err(CdpError::Protocol { method: p.method, code: e.code, message: e.message }),
                         None => Ok(response.result.unwrap_or(Value::Null)),
