@@ -1,0 +1,102 @@
+//! `tether-host exec` as a developer runs it: the real binary, a real headless Chromium, one
+//! JSON result per line, and an exit code that says whether every step succeeded.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const PAGE: &str =
+    "data:text/html,<title>Exec</title><button onclick=\"document.title='pressed'\">Press</button>";
+
+fn exec(args: &[&str], stdin: Option<&str>) -> Output {
+    let artifacts = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tether-host"))
+        .arg("exec")
+        .arg("--artifact-dir")
+        .arg(artifacts.path())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tether-host");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or_default().as_bytes()).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn results(output: &Output) -> Vec<Value> {
+    String::from_utf8(output.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each stdout line is one JSON result"))
+        .collect()
+}
+
+#[test]
+fn steps_run_in_order_and_the_tab_carries_over() {
+    let steps = serde_json::json!([
+        { "actionName": "session_start", "params": { "url": PAGE } },
+        { "actionName": "browser_click", "params": { "xpath": "//button" } },
+        { "actionName": "browser_readability_extract" },
+        { "actionName": "browser_screenshot", "params": { "format": "jpeg" } },
+    ]);
+    let output = exec(&["-"], Some(&steps.to_string()));
+    assert!(
+        output.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results = results(&output);
+    let names: Vec<&str> = results
+        .iter()
+        .map(|r| r["actionName"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "session_start",
+            "browser_click",
+            "browser_readability_extract",
+            "browser_screenshot"
+        ]
+    );
+    assert!(results.iter().all(|r| r["status"] == "success"), "{results:?}");
+    assert_eq!(
+        results[2]["result"]["title"], "pressed",
+        "the click ran in the started tab"
+    );
+    let shot = results[3]["result"]["url"].as_str().unwrap();
+    assert!(shot.starts_with("file://") && shot.ends_with(".jpg"), "{shot}");
+}
+
+#[test]
+fn a_failed_step_is_reported_and_sets_the_exit_code() {
+    let steps = serde_json::json!([
+        { "actionName": "session_start", "params": { "url": PAGE } },
+        { "actionName": "browser_click", "params": { "xpath": "//nothing" } },
+        { "actionName": "browser_click", "params": { "xpath": "//button" } },
+    ])
+    .to_string();
+    let output = exec(&[&steps], None);
+    assert_eq!(output.status.code(), Some(1));
+    let results = results(&output);
+    assert_eq!(results.len(), 3, "later steps still run");
+    assert_eq!(results[1]["error"]["code"], "ELEMENT_NOT_FOUND");
+    assert_eq!(results[2]["status"], "success");
+}
+
+#[test]
+fn malformed_steps_are_explained_without_starting_a_browser() {
+    let output = exec(&["[{\"params\": {}}]"], None);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("actionName"), "{stderr}");
+    assert!(output.stdout.is_empty());
+
+    let output = exec(&["not json"], None);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not JSON"));
+}
