@@ -68,7 +68,8 @@ pub struct Harness {
 }
 
 impl Harness {
-    async fn launch() -> Self {
+    /// Starts the fixture server and a headless Chromium, and wires an engine to them.
+    pub async fn launch() -> Self {
         // RUST_LOG=tether_host=debug shows the CDP traffic of a failing test.
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())

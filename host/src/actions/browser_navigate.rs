@@ -25,7 +25,6 @@ pub async fn run(page: &Page<'_>, p: NavigateParams) -> ActionOutcome {
     }
     let until = deadline(p.timeout_ms, DEFAULT_TIMEOUT);
     let mut events = page.events();
-    page.cdp("Network.enable", json!({})).await?;
     let navigation = commit(page, &p.url).await;
     let outcome = async {
         let loader = navigation?;
@@ -57,7 +56,6 @@ pub async fn run(page: &Page<'_>, p: NavigateParams) -> ActionOutcome {
         Ok::<_, ActionError>((loaded, http_status))
     }
     .await;
-    let _ = page.cdp("Network.disable", json!({})).await;
     let (loaded, http_status) = outcome?;
 
     let info = page

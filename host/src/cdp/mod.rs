@@ -82,7 +82,8 @@ pub trait Transport: Send + Sync + 'static {
     /// `group_title` where the browser has groups.
     async fn open_tab(&self, url: &str, group_title: Option<&str>) -> Result<TabInfo, CdpError>;
     async fn close_tab(&self, tab: TabId) -> Result<(), CdpError>;
-    /// A fresh read of one tab; `Ok(None)` if it does not exist.
+    /// What the transport knows of one tab, kept current by the browser's own events (so it
+    /// costs no round trip); `Ok(None)` if it does not exist.
     async fn tab(&self, tab: TabId) -> Result<Option<TabInfo>, CdpError>;
     async fn tabs(&self) -> Result<Vec<TabInfo>, CdpError>;
     /// Attaches the debugger to the tab. Attaching an attached tab is a no-op.

@@ -135,6 +135,11 @@ impl WorkerTransport {
         &self.cdp
     }
 
+    /// The CDP target behind a tab, for tools that attach sessions of their own (benchmarks).
+    pub fn target_id(&self, tab: TabId) -> Option<String> {
+        self.lock().target_id(tab).ok()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Targets> {
         self.targets
             .lock()
@@ -195,35 +200,19 @@ impl Transport for WorkerTransport {
     }
 
     async fn tab(&self, tab: TabId) -> Result<Option<TabInfo>, CdpError> {
-        let Ok(target_id) = self.lock().target_id(tab) else {
-            return Ok(None);
+        // Target discovery keeps the table current, so no round trip per action: only the
+        // window, which no event names, is asked for once.
+        let missing_window = match self.lock().tabs.get(&tab) {
+            None => return Ok(None),
+            Some(t) => t.window_id.is_none().then(|| t.target_id.clone()),
         };
-        let info = match self
-            .cdp
-            .call(None, "Target.getTargetInfo", json!({ "targetId": target_id }))
-            .await
-        {
-            Ok(info) => info,
-            Err(CdpError::Protocol { .. }) => {
-                self.lock().remove(tab);
-                return Ok(None);
+        if let Some(target_id) = missing_window {
+            let window_id = self.window_of(&target_id).await;
+            if let (Some(w), Some(t)) = (window_id, self.lock().tabs.get_mut(&tab)) {
+                t.window_id = Some(w);
             }
-            Err(e) => return Err(e),
-        };
-        let needs_window = self.lock().tabs.get(&tab).is_some_and(|t| t.window_id.is_none());
-        let window_id = if needs_window {
-            self.window_of(&target_id).await
-        } else {
-            None
-        };
-        let mut targets = self.lock();
-        if let Some(target_info) = info.get("targetInfo") {
-            targets.upsert(target_info);
         }
-        if let (Some(w), Some(t)) = (window_id, targets.tabs.get_mut(&tab)) {
-            t.window_id = Some(w);
-        }
-        Ok(targets.info(tab))
+        Ok(self.lock().info(tab))
     }
 
     async fn tabs(&self) -> Result<Vec<TabInfo>, CdpError> {

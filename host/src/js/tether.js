@@ -17,7 +17,7 @@
       .map((r) => `[role=${r}]`),
   ].join(",");
   const NON_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
-  const ATTRIBUTES = ["id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role", "target", "disabled", "aria-expanded", "aria-checked"];
+  const ATTRIBUTES = new Set(["id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role", "target", "disabled", "aria-expanded", "aria-checked"]);
   const LISTENERS = Symbol.for("tether.listeners");
 
   const fail = (code, message, details) => ({ error: details ? { code, message, details } : { code, message } });
@@ -32,22 +32,33 @@
   }
 
   // ---- XPath: element -> path -------------------------------------------------------------
-  function step(el) {
-    const name = el.localName;
-    let index = 0;
-    let count = 0;
-    for (const sibling of el.parentNode.children) {
-      if (sibling.localName === name && sibling.namespaceURI === el.namespaceURI) {
-        count += 1;
-        if (sibling === el) index = count;
+  // Paths are memoised per call: every element's path is its parent's plus one step, and each
+  // parent's children are indexed once (counting siblings per element is quadratic on a long
+  // list: 2,000 table rows made a scan take seconds).
+  const newPaths = () => ({ paths: new Map(), siblings: new Map() });
+  const siblingKey = (el) => (el.namespaceURI === XHTML ? el.localName : `${el.namespaceURI} ${el.localName}`);
+
+  function step(el, memo) {
+    const parent = el.parentNode;
+    let index = memo.siblings.get(parent);
+    if (!index) {
+      index = { position: new Map(), count: new Map() };
+      for (const child of parent.children) {
+        const key = siblingKey(child);
+        const n = (index.count.get(key) || 0) + 1;
+        index.count.set(key, n);
+        index.position.set(child, n);
       }
+      memo.siblings.set(parent, index);
     }
+    const name = el.localName;
     const test = el.namespaceURI === XHTML ? name : `*[local-name()='${name}']`;
-    return count > 1 ? `${test}[${index}]` : test;
+    return index.count.get(siblingKey(el)) > 1 ? `${test}[${index.position.get(el)}]` : test;
   }
 
-  function pathOf(el, memo) {
-    if (memo && memo.has(el)) return memo.get(el);
+  function pathOf(el, memo = newPaths()) {
+    const known = memo.paths.get(el);
+    if (known) return known;
     const parent = el.parentNode;
     let prefix = "";
     if (parent.nodeType === 9) {
@@ -58,8 +69,8 @@
     } else {
       prefix = pathOf(parent, memo);
     }
-    const path = `${prefix}/${step(el)}`;
-    if (memo) memo.set(el, path);
+    const path = `${prefix}/${step(el, memo)}`;
+    memo.paths.set(el, path);
     return path;
   }
 
@@ -219,29 +230,33 @@
     let text;
     if (el.localName === "input" || el.localName === "textarea") text = el.type === "password" ? "" : el.value;
     else if (el.localName === "select") text = el.selectedOptions[0] ? el.selectedOptions[0].text : "";
-    // innerText lays out; on huge containers textContent is the cheap, good-enough answer.
-    else text = el.childElementCount > 50 ? el.textContent : el.innerText;
+    // innerText respects CSS (hidden children, line breaks) but costs; a leaf's textContent is
+    // the same text, and on huge containers it is the good-enough answer.
+    else text = el.childElementCount === 0 || el.childElementCount > 50 ? el.textContent : el.innerText;
     return clip(squash(text), 100);
   }
 
-  function nameOf(el) {
+  function nameOf(el, attributes) {
+    const attr = (name) => (attributes && attributes[name]) || null;
     const labelledBy = el.getAttribute("aria-labelledby");
     if (labelledBy) {
       const root = el.getRootNode();
       const text = labelledBy.split(/\s+/).map((id) => root.getElementById && root.getElementById(id)).filter(Boolean).map((n) => n.textContent).join(" ");
       if (squash(text)) return clip(squash(text), 100);
     }
-    const direct = el.getAttribute("aria-label") || (el.labels && el.labels[0] && el.labels[0].innerText) || el.getAttribute("alt") || el.getAttribute("title") || el.getAttribute("placeholder");
+    const label = el.labels && el.labels.length ? el.labels[0].innerText : null;
+    const direct = attr("aria-label") || label || attr("alt") || attr("title") || attr("placeholder");
     return direct ? clip(squash(direct), 100) : undefined;
   }
 
+  // One pass over the element's own attributes (usually one to three) beats asking for each
+  // attribute of interest by name.
   function attributesOf(el) {
     const out = {};
     let any = false;
-    for (const name of ATTRIBUTES) {
-      const value = el.getAttribute(name);
-      if (value !== null) {
-        out[name] = clip(value, 200);
+    for (const attribute of el.attributes) {
+      if (ATTRIBUTES.has(attribute.name)) {
+        out[attribute.name] = clip(attribute.value, 200);
         any = true;
       }
     }
@@ -252,21 +267,21 @@
     return any ? out : undefined;
   }
 
-  function isInteractive(el, listeners) {
-    if (el.matches(INTERACTIVE)) return true;
+  function isInteractive(el, candidates, listeners) {
+    if (candidates.has(el)) return true;
     if (el.localName === "html" || el.localName === "body") return false;
     return typeof el.onclick === "function" || Boolean(listeners && listeners.has(el));
   }
 
   function scan({ scope }) {
-    const memo = new Map();
+    const memo = newPaths();
     const out = [];
     const vw = innerWidth;
     const vh = innerHeight;
     const round = (n) => Math.round(n * 10) / 10;
 
-    function consider(el, listeners, ox, oy) {
-      if (!isInteractive(el, listeners)) return;
+    function consider(el, candidates, listeners, ox, oy) {
+      if (!isInteractive(el, candidates, listeners)) return;
       const r = el.getBoundingClientRect();
       if (!isRendered(el, r)) return;
       const bbox = { x: round(r.left + ox), y: round(r.top + oy), w: round(r.width), h: round(r.height) };
@@ -278,9 +293,9 @@
       item.bbox = bbox;
       const role = roleOf(el);
       if (role) item.role = role;
-      const name = nameOf(el);
-      if (name && name !== text) item.name = name;
       const attributes = attributesOf(el);
+      const name = nameOf(el, attributes);
+      if (name && name !== text) item.name = name;
       if (attributes) item.attributes = attributes;
       const cx = bbox.x + bbox.w / 2;
       const cy = bbox.y + bbox.h / 2;
@@ -294,9 +309,12 @@
     function visit(root, ox, oy) {
       const doc = root.nodeType === 9 ? root : root.ownerDocument;
       const listeners = doc.defaultView && doc.defaultView[LISTENERS];
+      // One native query finds the selector matches; the walk keeps document order and finds
+      // what the selector cannot (listeners, shadow roots, frames).
+      const candidates = new Set(root.querySelectorAll(INTERACTIVE));
       const walker = doc.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
       for (let el = walker.nextNode(); el; el = walker.nextNode()) {
-        consider(el, listeners, ox, oy);
+        consider(el, candidates, listeners, ox, oy);
         if (el.shadowRoot) visit(el.shadowRoot, ox, oy);
         if (el.localName === "iframe" || el.localName === "frame") {
           let inner = null;
