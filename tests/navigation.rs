@@ -51,6 +51,8 @@ fn http_error_pages_are_successful_navigations_with_their_status() {
             )
             .await;
         assert_eq!(empty["httpStatus"], 500);
+        // The error page is Chromium's, but the result names the page the navigation asked for.
+        assert_eq!(empty["url"], h.url("/status/500-empty").as_str());
     });
 }
 

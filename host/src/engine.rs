@@ -219,8 +219,6 @@ impl Engine {
         page.cdp("Page.enable", json!({})).await?;
         page.cdp("Page.setLifecycleEventsEnabled", json!({ "enabled": true }))
             .await?;
-        // For the HTTP status of navigations; enabling it per navigation cost more.
-        page.cdp("Network.enable", json!({})).await?;
         page.cdp(
             "Page.addScriptToEvaluateOnNewDocument",
             json!({ "source": HOOKS_JS, "runImmediately": true }),

@@ -63,13 +63,14 @@ pub async fn run(engine: &Engine, session_id: &str, p: SessionStartParams) -> Ac
             format!("tab {tab} closed while the session started"),
         )
     })?;
-    let (url, title) = browser_navigate::location(&Page::new(engine, tab), &info).await;
+    let requested = p.url.as_deref().unwrap_or(&info.url);
+    let here = browser_navigate::state(&Page::new(engine, tab), requested).await;
     Ok(json!(SessionStartResult {
         tab_id: tab,
         window_id: info.window_id.unwrap_or(WINDOW_ID_NONE),
         group_id: info.group_id,
-        url,
-        title,
+        url: here.url,
+        title: here.title,
     }))
 }
 

@@ -19,6 +19,7 @@
   const NON_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
   const ATTRIBUTES = new Set(["id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role", "target", "disabled", "aria-expanded", "aria-checked"]);
   const LISTENERS = Symbol.for("tether.listeners");
+  const LABELABLE = new Set(["input", "select", "textarea", "button", "meter", "output", "progress"]);
 
   const fail = (code, message, details) => ({ error: details ? { code, message, details } : { code, message } });
   const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
@@ -236,7 +237,10 @@
     return clip(squash(text), 100);
   }
 
-  function nameOf(el, attributes) {
+  // What a person reads as the element's name. Labels come from an index built once per root:
+  // `el.labels` costs Chromium a document-wide search the first time it is asked on a page
+  // (1.5 s on a 2,000-input page).
+  function nameOf(el, attributes, labels) {
     const attr = (name) => (attributes && attributes[name]) || null;
     const labelledBy = el.getAttribute("aria-labelledby");
     if (labelledBy) {
@@ -244,7 +248,8 @@
       const text = labelledBy.split(/\s+/).map((id) => root.getElementById && root.getElementById(id)).filter(Boolean).map((n) => n.textContent).join(" ");
       if (squash(text)) return clip(squash(text), 100);
     }
-    const label = el.labels && el.labels.length ? el.labels[0].innerText : null;
+    const labelElement = (el.id && labels.get(el.id)) || (LABELABLE.has(el.localName) ? el.closest("label") : null);
+    const label = labelElement ? labelElement.textContent : null;
     const direct = attr("aria-label") || label || attr("alt") || attr("title") || attr("placeholder");
     return direct ? clip(squash(direct), 100) : undefined;
   }
@@ -280,8 +285,8 @@
     const vh = innerHeight;
     const round = (n) => Math.round(n * 10) / 10;
 
-    function consider(el, candidates, listeners, ox, oy) {
-      if (!isInteractive(el, candidates, listeners)) return;
+    function consider(el, context, ox, oy) {
+      if (!isInteractive(el, context.candidates, context.listeners)) return;
       const r = el.getBoundingClientRect();
       if (!isRendered(el, r)) return;
       const bbox = { x: round(r.left + ox), y: round(r.top + oy), w: round(r.width), h: round(r.height) };
@@ -294,7 +299,7 @@
       const role = roleOf(el);
       if (role) item.role = role;
       const attributes = attributesOf(el);
-      const name = nameOf(el, attributes);
+      const name = nameOf(el, attributes, context.labels);
       if (name && name !== text) item.name = name;
       if (attributes) item.attributes = attributes;
       const cx = bbox.x + bbox.w / 2;
@@ -312,9 +317,14 @@
       // One native query finds the selector matches; the walk keeps document order and finds
       // what the selector cannot (listeners, shadow roots, frames).
       const candidates = new Set(root.querySelectorAll(INTERACTIVE));
+      const labels = new Map();
+      for (const label of root.querySelectorAll("label[for]")) {
+        if (!labels.has(label.htmlFor)) labels.set(label.htmlFor, label);
+      }
+      const context = { candidates, listeners, labels };
       const walker = doc.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
       for (let el = walker.nextNode(); el; el = walker.nextNode()) {
-        consider(el, candidates, listeners, ox, oy);
+        consider(el, context, ox, oy);
         if (el.shadowRoot) visit(el.shadowRoot, ox, oy);
         if (el.localName === "iframe" || el.localName === "frame") {
           let inner = null;
