@@ -52,7 +52,17 @@ impl Raw<'_> {
         serde_json::from_str(text.as_str().unwrap()).unwrap()
     }
 
+    /// Navigates, waits for the load event, then reads what a navigate result must report (the
+    /// URL, title and HTTP status), as the host does.
     async fn navigate(&self, url: &str) {
+        self.navigate_only(url).await;
+        self.eval(
+            "[location.href, document.title, performance.getEntriesByType('navigation')[0].responseStatus]",
+        )
+        .await;
+    }
+
+    async fn navigate_only(&self, url: &str) {
         let mut events = self.cdp.subscribe();
         let nav = self.call("Page.navigate", json!({ "url": url })).await;
         let loader = nav["loaderId"].as_str().unwrap().to_owned();
@@ -123,10 +133,39 @@ where
         op().await;
         times.push(start.elapsed());
     }
+    stats(times)
+}
+
+/// Measures two operations in alternation, so that the machine's drift (other processes, CPU
+/// frequency) falls on both alike.
+async fn compare<A, FA, B, FB>(mut a: A, mut b: B) -> (Stats, Stats)
+where
+    A: FnMut() -> FA,
+    FA: Future<Output = ()>,
+    B: FnMut() -> FB,
+    FB: Future<Output = ()>,
+{
+    for _ in 0..3 {
+        a().await; // warm-up
+        b().await;
+    }
+    let (mut times_a, mut times_b) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        a().await;
+        times_a.push(start.elapsed());
+        let start = Instant::now();
+        b().await;
+        times_b.push(start.elapsed());
+    }
+    (stats(times_a), stats(times_b))
+}
+
+fn stats(mut times: Vec<Duration>) -> Stats {
     times.sort();
     Stats {
-        median: times[RUNS / 2],
-        p90: times[RUNS * 9 / 10],
+        median: times[times.len() / 2],
+        p90: times[times.len() * 9 / 10],
     }
 }
 
@@ -204,38 +243,54 @@ async fn bench(h: &Harness) {
     };
 
     let article = h.url("/fixtures/article.html");
-    let host_nav = measure(|| host(h, "browser_navigate", with(json!({ "url": article })))).await;
-    let raw_nav = measure(|| raw.navigate(&article)).await;
+    let (host_nav, raw_nav) = compare(
+        || host(h, "browser_navigate", with(json!({ "url": article }))),
+        || raw.navigate(&article),
+    )
+    .await;
     report("browser_navigate (article)", host_nav, raw_nav);
 
-    let host_wait = measure(|| host(h, "browser_wait_for_loaded", t.clone())).await;
-    let raw_wait = measure(|| async {
-        raw.eval(LOADED).await;
-    })
+    let (host_wait, raw_wait) = compare(
+        || host(h, "browser_wait_for_loaded", t.clone()),
+        || async {
+            raw.eval(LOADED).await;
+        },
+    )
     .await;
     report("browser_wait_for_loaded", host_wait, raw_wait);
 
     for format in ["png", "jpeg"] {
-        let host_shot = measure(|| host(h, "browser_screenshot", with(json!({ "format": format })))).await;
-        let raw_shot = measure(|| raw.screenshot(format, dir.path())).await;
+        let (host_shot, raw_shot) = compare(
+            || host(h, "browser_screenshot", with(json!({ "format": format }))),
+            || raw.screenshot(format, dir.path()),
+        )
+        .await;
         report(&format!("browser_screenshot ({format})"), host_shot, raw_shot);
     }
     // What clipping to the content (no scrollbar strip) costs over CDP's plain capture.
-    let clipped = measure(|| raw.screenshot("png", dir.path())).await;
-    let plain = measure(|| raw.capture(json!({ "format": "png" }), dir.path())).await;
+    let (clipped, plain) = compare(
+        || raw.screenshot("png", dir.path()),
+        || raw.capture(json!({ "format": "png" }), dir.path()),
+    )
+    .await;
     report("  raw png: clipped vs plain capture", clipped, plain);
 
-    let host_read = measure(|| host(h, "browser_readability_extract", t.clone())).await;
-    let raw_read = measure(|| raw.readability()).await;
+    let (host_read, raw_read) = compare(
+        || host(h, "browser_readability_extract", t.clone()),
+        || raw.readability(),
+    )
+    .await;
     report("browser_readability_extract", host_read, raw_read);
 
-    let host_html = measure(|| host(h, "browser_get_html", t.clone())).await;
-    let raw_html = measure(|| async {
-        let page = raw.lib("html", json!({})).await;
-        tokio::fs::write(dir.path().join("raw.html"), page["html"].as_str().unwrap())
-            .await
-            .unwrap();
-    })
+    let (host_html, raw_html) = compare(
+        || host(h, "browser_get_html", t.clone()),
+        || async {
+            let page = raw.lib("html", json!({})).await;
+            tokio::fs::write(dir.path().join("raw.html"), page["html"].as_str().unwrap())
+                .await
+                .unwrap();
+        },
+    )
     .await;
     report("browser_get_html", host_html, raw_html);
 
@@ -245,10 +300,12 @@ async fn bench(h: &Harness) {
         with(json!({ "url": h.url("/fixtures/scan.html") })),
     )
     .await;
-    let host_scan = measure(|| host(h, "browser_xpath_scan", t.clone())).await;
-    let raw_scan = measure(|| async {
-        raw.lib("scan", json!({ "scope": "viewport" })).await;
-    })
+    let (host_scan, raw_scan) = compare(
+        || host(h, "browser_xpath_scan", t.clone()),
+        || async {
+            raw.lib("scan", json!({ "scope": "viewport" })).await;
+        },
+    )
     .await;
     report("browser_xpath_scan (fixture page)", host_scan, raw_scan);
 
@@ -259,18 +316,20 @@ async fn bench(h: &Harness) {
     )
     .await;
     let button = "//fancy-widget/#shadow-root//button";
-    let host_click = measure(|| host(h, "browser_click", with(json!({ "xpath": button })))).await;
-    let raw_click = measure(|| async {
-        let point = raw.lib("clickPoint", json!({ "xpath": button })).await;
-        for (kind, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
-            let mut e = json!({ "type": kind, "x": point["x"], "y": point["y"], "buttons": buttons });
-            if kind != "mouseMoved" {
-                e["button"] = json!("left");
-                e["clickCount"] = json!(1);
+    let (host_click, raw_click) = compare(
+        || host(h, "browser_click", with(json!({ "xpath": button }))),
+        || async {
+            let point = raw.lib("clickPoint", json!({ "xpath": button })).await;
+            for (kind, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
+                let mut e = json!({ "type": kind, "x": point["x"], "y": point["y"], "buttons": buttons });
+                if kind != "mouseMoved" {
+                    e["button"] = json!("left");
+                    e["clickCount"] = json!(1);
+                }
+                raw.call("Input.dispatchMouseEvent", e).await;
             }
-            raw.call("Input.dispatchMouseEvent", e).await;
-        }
-    })
+        },
+    )
     .await;
     report("browser_click (shadow root)", host_click, raw_click);
 
@@ -280,29 +339,32 @@ async fn bench(h: &Harness) {
         with(json!({ "url": h.url("/fixtures/form.html") })),
     )
     .await;
-    let host_type = measure(|| {
-        host(
-            h,
-            "browser_type",
-            with(json!({ "xpath": "//textarea", "text": "hello there" })),
-        )
-    })
-    .await;
-    let raw_type = measure(|| async {
-        raw.lib("focusForTyping", json!({ "xpath": "//textarea", "clear": true }))
-            .await;
-        raw.call("Input.insertText", json!({ "text": "hello there" }))
-            .await;
-    })
+    let (host_type, raw_type) = compare(
+        || {
+            host(
+                h,
+                "browser_type",
+                with(json!({ "xpath": "//textarea", "text": "hello there" })),
+            )
+        },
+        || async {
+            raw.lib("focusForTyping", json!({ "xpath": "//textarea", "clear": true }))
+                .await;
+            raw.call("Input.insertText", json!({ "text": "hello there" }))
+                .await;
+        },
+    )
     .await;
     report("browser_type (textarea)", host_type, raw_type);
 
     println!();
     host(h, "browser_navigate", with(json!({ "url": h.url("/big") }))).await;
-    let host_big = measure(|| host(h, "browser_xpath_scan", with(json!({ "scope": "document" })))).await;
-    let raw_big = measure(|| async {
-        raw.lib("scan", json!({ "scope": "document" })).await;
-    })
+    let (host_big, raw_big) = compare(
+        || host(h, "browser_xpath_scan", with(json!({ "scope": "document" }))),
+        || async {
+            raw.lib("scan", json!({ "scope": "document" })).await;
+        },
+    )
     .await;
     report("browser_xpath_scan (20k elements)", host_big, raw_big);
 
@@ -342,8 +404,11 @@ async fn bench(h: &Harness) {
         with(json!({ "url": h.url("/long-article") })),
     )
     .await;
-    let host_long = measure(|| host(h, "browser_readability_extract", t.clone())).await;
-    let raw_long = measure(|| raw.readability()).await;
+    let (host_long, raw_long) = compare(
+        || host(h, "browser_readability_extract", t.clone()),
+        || raw.readability(),
+    )
+    .await;
     report("readability (500 KB page)", host_long, raw_long);
     let html = raw
         .eval("document.documentElement.outerHTML")
