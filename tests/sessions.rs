@@ -2,7 +2,7 @@
 //! keep a session off tabs and pages that are not its own.
 
 use serde_json::json;
-use tether_host::cdp::Transport;
+use tether_host::cdp::{BrowserEvent, Transport};
 use tether_protocol::ErrorCode;
 use tether_tests::{run, CONTROL_UI_PATH};
 
@@ -162,13 +162,14 @@ fn the_control_ui_is_a_forbidden_target_even_when_the_page_walks_into_it() {
         .await;
 
         // The page itself navigates there: every later action on the tab is refused.
+        let mut events = h.transport.events();
         h.eval(tab, &format!("location.href = {panel:?}")).await;
+        // The browser announces the new URL once the navigation commits.
         loop {
-            let info = h.transport.tab(tab).await.unwrap().unwrap();
-            if info.url == panel {
-                break;
+            match events.recv().await.expect("browser events") {
+                BrowserEvent::TabUpdated(info) if info.tab_id == tab && info.url == panel => break,
+                _ => {}
             }
-            tokio::task::yield_now().await;
         }
         for (action, params) in [
             ("browser_xpath_scan", json!({ "tabId": tab })),
