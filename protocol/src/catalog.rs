@@ -136,6 +136,24 @@ impl ActionCall {
         }
     }
 
+    /// The parsed params as JSON, every field present (defaults filled in).
+    pub fn params_json(&self) -> Value {
+        let json = match self {
+            Self::SessionStart(p) => serde_json::to_value(p),
+            Self::SessionStop(p) => serde_json::to_value(p),
+            Self::BrowserDebuggerAttach(p) | Self::BrowserReadabilityExtract(p) => serde_json::to_value(p),
+            Self::BrowserNavigate(p) => serde_json::to_value(p),
+            Self::BrowserWaitForLoaded(p) => serde_json::to_value(p),
+            Self::BrowserScreenshot(p) => serde_json::to_value(p),
+            Self::BrowserXpathScan(p) => serde_json::to_value(p),
+            Self::BrowserClick(p) => serde_json::to_value(p),
+            Self::BrowserType(p) => serde_json::to_value(p),
+            Self::BrowserGetHtml(p) => serde_json::to_value(p),
+        };
+        // Plain structs of strings, numbers and booleans always serialise.
+        json.unwrap_or_default()
+    }
+
     /// The tab the action addresses, if it addresses one.
     pub fn tab_id(&self) -> Option<TabId> {
         match self {
