@@ -82,7 +82,7 @@ impl Field {
     }
 }
 
-use FieldType::{Array, Boolean, Number, Object, String as Text};
+use FieldType::{Array, Boolean, Number, String as Text};
 
 fn tab() -> Field {
     field(
