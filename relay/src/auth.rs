@@ -1,0 +1,120 @@
+//! Who is calling: a token maps to a role, and a route or message admits certain roles
+//! (PROTOCOL.md §2.1, §3). A token comes as `Authorization: Bearer <token>` or, where a header
+//! cannot be set (a browser's WebSocket or EventSource), as `?token=`.
+
+use axum::extract::{FromRef, FromRequestParts};
+use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use subtle::ConstantTimeEq;
+use tether_protocol::{ActionError, ErrorCode};
+
+use crate::config::Tokens;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Orchestrator,
+    Host,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Orchestrator => "orchestrator",
+            Self::Host => "host",
+        }
+    }
+}
+
+impl Tokens {
+    /// The role a token grants, compared in constant time so timing tells nothing.
+    pub fn role_of(&self, token: &str) -> Option<Role> {
+        let is = |secret: &str| bool::from(secret.as_bytes().ct_eq(token.as_bytes()));
+        if is(&self.orchestrator) {
+            Some(Role::Orchestrator)
+        } else if is(&self.host) {
+            Some(Role::Host)
+        } else {
+            None
+        }
+    }
+}
+
+/// The token of a request, from its Authorization header or its `token` query parameter.
+pub fn token_of(parts: &Parts) -> Option<String> {
+    let bearer = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(|t| t.trim().to_owned());
+    bearer.or_else(|| {
+        parts.uri.query().and_then(|query| {
+            query
+                .split('&')
+                .filter_map(|pair| pair.split_once('='))
+                .find(|(key, _)| *key == "token")
+                .map(|(_, value)| value.to_owned())
+        })
+    })
+}
+
+/// Why a request was turned away: 401 without a valid token, 403 with another role's.
+#[derive(Debug)]
+pub struct Refusal(StatusCode, ActionError);
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        (self.0, Json(self.1)).into_response()
+    }
+}
+
+/// Checks that a request carries a token of `role`.
+pub fn require(parts: &Parts, tokens: &Tokens, role: Role) -> Result<(), Refusal> {
+    let Some(token) = token_of(parts) else {
+        return Err(Refusal(
+            StatusCode::UNAUTHORIZED,
+            ActionError::new(
+                ErrorCode::Unauthorized,
+                format!(
+                    "a {} token is required: send Authorization: Bearer <token>",
+                    role.as_str()
+                ),
+            ),
+        ));
+    };
+    match tokens.role_of(&token) {
+        Some(granted) if granted == role => Ok(()),
+        Some(granted) => Err(Refusal(
+            StatusCode::FORBIDDEN,
+            ActionError::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "this is a {} token; this route needs the {} token",
+                    granted.as_str(),
+                    role.as_str()
+                ),
+            ),
+        )),
+        None => Err(Refusal(
+            StatusCode::UNAUTHORIZED,
+            ActionError::new(ErrorCode::Unauthorized, "the token is not valid for this relay"),
+        )),
+    }
+}
+
+/// Extractor for routes only orchestrators may call.
+pub struct Orchestrator;
+
+impl<S> FromRequestParts<S> for Orchestrator
+where
+    Tokens: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = Refusal;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
+        require(parts, &Tokens::from_ref(state), Role::Orchestrator).map(|_| Orchestrator)
+    }
+}

@@ -1,0 +1,84 @@
+//! `GET /api/actions.md`: the action catalog written for an LLM agent (seed 000 §5): what each
+//! action does, its params and result, and a curl line ready to run.
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Map, Value};
+use tether_protocol::descriptors::{ActionDescriptor, FieldDescriptor};
+
+/// Renders the catalog; `base` is the relay's URL as the reader reaches it.
+pub fn render(actions: &[ActionDescriptor], base: &str) -> String {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# Tether browser actions\n\n\
+         Every action is one call: `POST {base}/api/browser/action` with `Authorization: Bearer $TETHER_ORCHESTRATOR_TOKEN` \
+         and a JSON body `{{\"sessionId\", \"actionName\", \"params\", \"timeoutMs\"?}}`. The answer is the action's result: \
+         `status` is `\"success\"` with `result`, or `\"error\"` with `error.code` and `error.message`.\n\n\
+         Start with `session_start`, pass its `tabId` to the other actions, and end with `session_stop`. \
+         Read a page with `browser_wait_for_loaded`, then `browser_screenshot` and `browser_readability_extract`; \
+         find what to click or type into with `browser_xpath_scan`.\n"
+    );
+    for action in actions {
+        let _ = writeln!(
+            md,
+            "## `{}`: {}\n\n{}\n",
+            action.name, action.label, action.description
+        );
+        fields(&mut md, "Params", &action.params);
+        fields(&mut md, "Result", &action.result);
+        let _ = writeln!(
+            md,
+            "```sh\ncurl -s {base}/api/browser/action -H \"Authorization: Bearer $TETHER_ORCHESTRATOR_TOKEN\" \\\n  -H 'Content-Type: application/json' -d '{}'\n```\n",
+            example(action)
+        );
+    }
+    md
+}
+
+fn fields(md: &mut String, heading: &str, fields: &std::collections::BTreeMap<String, FieldDescriptor>) {
+    if fields.is_empty() {
+        let _ = writeln!(md, "{heading}: none.\n");
+        return;
+    }
+    let _ = writeln!(md, "{heading}:\n");
+    for (name, f) in fields {
+        let kind = serde_json::to_value(f.kind).unwrap_or_default();
+        let required = if f.required == Some(true) {
+            ", required"
+        } else {
+            ""
+        };
+        let default = f
+            .default
+            .as_ref()
+            .map(|d| format!(", default {d}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            md,
+            "- `{name}` ({}{required}{default}): {}",
+            kind.as_str().unwrap_or("?"),
+            f.description
+        );
+    }
+    md.push('\n');
+}
+
+/// A body with the required params filled in with plausible values.
+fn example(action: &ActionDescriptor) -> String {
+    let mut params = Map::new();
+    for (name, f) in action.params.iter().filter(|(_, f)| f.required == Some(true)) {
+        let value = match name.as_str() {
+            "tabId" => json!(123),
+            "url" => json!("https://example.com"),
+            "xpath" => json!("//button[1]"),
+            "text" => json!("hello"),
+            _ => f.default.clone().unwrap_or(Value::Null),
+        };
+        params.insert(name.clone(), value);
+    }
+    if action.name == "session_start" {
+        params.insert("url".into(), json!("https://example.com"));
+    }
+    json!({ "sessionId": "my-session", "actionName": action.name, "params": params }).to_string()
+}

@@ -1,0 +1,198 @@
+//! The relay's command line and settings (PROTOCOL.md §8), and its two tokens: given on the
+//! command line or in the environment, or else generated on first start and kept in the data
+//! dir, so hosts and orchestrators configured once keep working across restarts.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+
+/// When the relay asks a person before an action runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConfirmMode {
+    Never,
+    First,
+    Every,
+}
+
+#[derive(Debug, Clone, clap::Parser)]
+#[command(
+    name = "tether-relay",
+    version,
+    about = "Tether's relay: orchestrators and browser hosts dial in here"
+)]
+pub struct RelayArgs {
+    /// Address to listen on. Loopback by default: exposing the relay is a deliberate choice.
+    #[arg(long, default_value = "127.0.0.1:17800")]
+    pub listen: SocketAddr,
+    /// Where tokens, session logs and artifacts are kept.
+    #[arg(long, default_value = "tether-data")]
+    pub data_dir: PathBuf,
+    /// The token orchestrators present.
+    #[arg(long, env = "TETHER_ORCHESTRATOR_TOKEN", hide_env_values = true)]
+    pub orchestrator_token: Option<String>,
+    /// The token browser hosts present.
+    #[arg(long, env = "TETHER_HOST_TOKEN", hide_env_values = true)]
+    pub host_token: Option<String>,
+    /// Ask for confirmation before the first action of a session, every action, or never.
+    #[arg(long, value_enum, default_value = "never")]
+    pub confirm: ConfirmMode,
+}
+
+/// The two secrets, one per role. They must differ: a host token must never pass as an
+/// orchestrator's.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Tokens {
+    pub orchestrator: String,
+    pub host: String,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tokens { .. }")
+    }
+}
+
+const TOKENS_FILE: &str = "tokens.json";
+
+impl Tokens {
+    /// The tokens from the arguments, else from `<data_dir>/tokens.json`, else new ones
+    /// written there. Returns where they were kept, when they come from the data dir.
+    pub fn resolve(args: &RelayArgs) -> Result<(Self, Option<PathBuf>)> {
+        let path = args.data_dir.join(TOKENS_FILE);
+        let stored = read(&path)?;
+        let pick = |given: &Option<String>, stored: Option<&str>| given.clone().or(stored.map(str::to_owned));
+        let orchestrator = pick(
+            &args.orchestrator_token,
+            stored.as_ref().map(|t| t.orchestrator.as_str()),
+        );
+        let host = pick(&args.host_token, stored.as_ref().map(|t| t.host.as_str()));
+        let tokens = Self {
+            orchestrator: orchestrator.unwrap_or_else(new_token),
+            host: host.unwrap_or_else(new_token),
+        };
+        anyhow::ensure!(
+            tokens.orchestrator != tokens.host,
+            "the orchestrator and host tokens must differ: each role has its own"
+        );
+        anyhow::ensure!(
+            !tokens.orchestrator.is_empty() && !tokens.host.is_empty(),
+            "tokens must not be empty"
+        );
+        let from_args = args.orchestrator_token.is_some() && args.host_token.is_some();
+        if from_args {
+            return Ok((tokens, None));
+        }
+        if stored.as_ref().map(|s| (&s.orchestrator, &s.host)) != Some((&tokens.orchestrator, &tokens.host)) {
+            write(&path, &tokens)?;
+        }
+        Ok((tokens, Some(path)))
+    }
+}
+
+/// 256 random bits, hex.
+fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+fn read(path: &Path) -> Result<Option<Tokens>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            Ok(Some(serde_json::from_str(&text).with_context(|| {
+                format!("{} is not a tokens file", path.display())
+            })?))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+fn write(path: &Path, tokens: &Tokens) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(tokens)?;
+    write_private(path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Writes a file only its owner can read: it holds secrets.
+#[cfg(unix)]
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(bytes)
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::write(path, bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(dir: &Path, extra: &[&str]) -> RelayArgs {
+        let mut argv = vec!["tether-relay", "--data-dir", dir.to_str().unwrap()];
+        argv.extend_from_slice(extra);
+        RelayArgs::try_parse_from(argv).unwrap()
+    }
+
+    #[test]
+    fn generated_tokens_are_kept_and_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, kept) = Tokens::resolve(&args(dir.path(), &[])).unwrap();
+        assert_eq!(kept.as_deref(), Some(dir.path().join(TOKENS_FILE).as_path()));
+        assert_eq!(first.orchestrator.len(), 64);
+        assert_ne!(first.orchestrator, first.host);
+        let (again, _) = Tokens::resolve(&args(dir.path(), &[])).unwrap();
+        assert_eq!((again.orchestrator, again.host), (first.orchestrator, first.host));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(TOKENS_FILE))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "the tokens file is private");
+        }
+    }
+
+    #[test]
+    fn given_tokens_win_and_must_differ() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tokens, kept) = Tokens::resolve(&args(
+            dir.path(),
+            &["--orchestrator-token", "o", "--host-token", "h"],
+        ))
+        .unwrap();
+        assert_eq!(
+            (tokens.orchestrator.as_str(), tokens.host.as_str(), kept),
+            ("o", "h", None)
+        );
+        let err = Tokens::resolve(&args(
+            dir.path(),
+            &["--orchestrator-token", "same", "--host-token", "same"],
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("must differ"), "{err}");
+    }
+
+    #[test]
+    fn defaults_follow_the_spec() {
+        let a = RelayArgs::try_parse_from(["tether-relay"]).unwrap();
+        assert_eq!(a.listen.to_string(), "127.0.0.1:17800");
+        assert_eq!(a.confirm, ConfirmMode::Never);
+    }
+}

@@ -1,0 +1,10 @@
+//! `tether-relay`: the server orchestrators and browser hosts dial into. It forwards
+//! `browser_action`s to hosts one at a time per session, keeps the registry of online browsers
+//! and their twins, stores artifacts, streams events and logs every session.
+//!
+//! Built so far: configuration and tokens, role-separated auth, health and catalog routes.
+
+pub mod auth;
+pub mod catalog_md;
+pub mod config;
+pub mod server;

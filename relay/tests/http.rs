@@ -1,0 +1,109 @@
+//! The relay's HTTP routes over a real socket on 127.0.0.1: health, the catalog, and who may
+//! call what.
+
+use serde_json::Value;
+use tether_relay::config::Tokens;
+use tether_relay::server::{router, AppState};
+
+const ORCHESTRATOR: &str = "orchestrator-secret";
+const HOST: &str = "host-secret";
+
+/// Starts a relay on a free port; returns its base URL.
+async fn relay() -> String {
+    let tokens = Tokens {
+        orchestrator: ORCHESTRATOR.into(),
+        host: HOST.into(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, router(AppState::new(tokens)))
+            .await
+            .unwrap()
+    });
+    format!("http://{addr}")
+}
+
+async fn get(url: &str, token: Option<&str>) -> (u16, String) {
+    let mut request = reqwest::Client::new().get(url);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn health_needs_no_token() {
+    let base = relay().await;
+    let (status, body) = get(&format!("{base}/healthz"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["status"], "ok");
+}
+
+#[tokio::test]
+async fn orchestrator_routes_refuse_missing_wrong_and_cross_role_tokens() {
+    let base = relay().await;
+    for route in ["/api/actions", "/api/actions.md"] {
+        let url = format!("{base}{route}");
+        for (token, status, code) in [
+            (None, 401, "UNAUTHORIZED"),
+            (Some("not-a-token"), 401, "UNAUTHORIZED"),
+            (Some(HOST), 403, "FORBIDDEN"),
+        ] {
+            let (got, body) = get(&url, token).await;
+            assert_eq!(got, status, "{route} with {token:?}: {body}");
+            let error: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(error["code"], code);
+            assert!(!error["message"].as_str().unwrap().is_empty());
+        }
+        assert_eq!(get(&url, Some(ORCHESTRATOR)).await.0, 200, "{route}");
+        // Where a header cannot be set, the token rides in the query.
+        assert_eq!(
+            get(&format!("{url}?token={ORCHESTRATOR}"), None).await.0,
+            200,
+            "{route}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_catalog_lists_every_action_with_its_descriptor() {
+    let base = relay().await;
+    let (_, body) = get(&format!("{base}/api/actions"), Some(ORCHESTRATOR)).await;
+    let catalog: Value = serde_json::from_str(&body).unwrap();
+    let actions = catalog["actions"].as_array().unwrap();
+    let names: Vec<&str> = actions.iter().map(|a| a["name"].as_str().unwrap()).collect();
+    let expected: Vec<&str> = tether_protocol::ActionName::ALL
+        .iter()
+        .map(|a| a.as_str())
+        .collect();
+    assert_eq!(names, expected);
+    let click = actions.iter().find(|a| a["name"] == "browser_click").unwrap();
+    assert_eq!(click["category"], "interact");
+    assert_eq!(click["params"]["xpath"]["required"], true);
+}
+
+#[tokio::test]
+async fn the_markdown_catalog_is_written_for_an_agent() {
+    let base = relay().await;
+    let response = reqwest::Client::new()
+        .get(format!("{base}/api/actions.md"))
+        .bearer_auth(ORCHESTRATOR)
+        .send()
+        .await
+        .unwrap();
+    let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(content_type.starts_with("text/markdown"), "{content_type}");
+    let md = response.text().await.unwrap();
+    for name in tether_protocol::ActionName::ALL {
+        assert!(md.contains(&format!("## `{}`", name.as_str())), "{name} missing");
+    }
+    // Ready-to-run curl lines point at the relay the reader reached.
+    assert!(
+        md.contains(&format!("curl -s {base}/api/browser/action")),
+        "{}",
+        &md[..400]
+    );
+    assert!(md.contains("\"actionName\":\"browser_click\""));
+}
