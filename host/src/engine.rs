@@ -237,8 +237,15 @@ impl Engine {
         let transport = self.transport.clone();
         let watcher_log = log.clone();
         tokio::spawn(async move {
-            dialogs::watch(transport, tab, watcher_log, events).await;
-            prepared.lock().unwrap_or_else(|p| p.into_inner()).remove(&tab);
+            dialogs::watch(transport, tab, watcher_log.clone(), events).await;
+            // Only its own entry: a re-attach may already have prepared the tab anew.
+            let mut prepared = prepared.lock().unwrap_or_else(|p| p.into_inner());
+            if prepared
+                .get(&tab)
+                .is_some_and(|log| Arc::ptr_eq(log, &watcher_log))
+            {
+                prepared.remove(&tab);
+            }
         });
         Ok(log)
     }
