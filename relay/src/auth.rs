@@ -4,7 +4,7 @@
 
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::request::Parts;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use subtle::ConstantTimeEq;
@@ -19,7 +19,7 @@ pub enum Role {
 }
 
 impl Role {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Orchestrator => "orchestrator",
             Self::Host => "host",
@@ -43,20 +43,22 @@ impl Tokens {
 
 /// The token of a request, from its Authorization header or its `token` query parameter.
 pub fn token_of(parts: &Parts) -> Option<String> {
-    let bearer = parts
-        .headers
+    token_from(&parts.headers, parts.uri.query())
+}
+
+/// The same, from the header map and the raw query.
+pub fn token_from(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
+    let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(|t| t.trim().to_owned());
     bearer.or_else(|| {
-        parts.uri.query().and_then(|query| {
-            query
-                .split('&')
-                .filter_map(|pair| pair.split_once('='))
-                .find(|(key, _)| *key == "token")
-                .map(|(_, value)| value.to_owned())
-        })
+        query?
+            .split('&')
+            .filter_map(|pair| pair.split_once('='))
+            .find(|(key, _)| *key == "token")
+            .map(|(_, value)| value.to_owned())
     })
 }
 

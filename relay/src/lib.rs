@@ -2,9 +2,12 @@
 //! `browser_action`s to hosts one at a time per session, keeps the registry of online browsers
 //! and their twins, stores artifacts, streams events and logs every session.
 //!
-//! Built so far: configuration and tokens, role-separated auth, health and catalog routes.
+//! Built so far: configuration and tokens, role-separated auth, health and catalog routes,
+//! the `/ws` handshake and the registry of hosts.
 
 pub mod auth;
 pub mod catalog_md;
 pub mod config;
+pub mod connection;
+pub mod registry;
 pub mod server;

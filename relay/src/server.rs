@@ -2,23 +2,29 @@
 
 use std::sync::Arc;
 
-use axum::extract::{FromRef, State};
-use axum::http::{header, HeaderMap};
-use axum::response::IntoResponse;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{FromRef, RawQuery, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::json;
 use tether_protocol::descriptors::{self, ActionDescriptor};
 
-use crate::auth::Orchestrator;
+use tether_protocol::{ActionError, ErrorCode};
+
+use crate::auth::{token_from, Orchestrator};
 use crate::catalog_md;
 use crate::config::Tokens;
+use crate::connection;
+use crate::registry::Registry;
 
 /// What every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
     pub tokens: Tokens,
     pub catalog: Arc<Vec<ActionDescriptor>>,
+    pub registry: Arc<Registry>,
 }
 
 impl AppState {
@@ -26,6 +32,7 @@ impl AppState {
         Self {
             tokens,
             catalog: Arc::new(descriptors::catalog()),
+            registry: Arc::default(),
         }
     }
 }
@@ -41,6 +48,8 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(|| async { Json(json!({ "status": "ok" })) }))
         .route("/api/actions", get(actions))
         .route("/api/actions.md", get(actions_md))
+        .route("/api/extension/extension-list", get(extension_list))
+        .route("/ws", get(websocket))
         .with_state(state)
 }
 
@@ -56,4 +65,26 @@ async fn actions_md(_: Orchestrator, State(state): State<AppState>, headers: Hea
         .unwrap_or("127.0.0.1:17800");
     let body = catalog_md::render(&state.catalog, &format!("http://{host}"));
     ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body)
+}
+
+async fn extension_list(_: Orchestrator, State(state): State<AppState>) -> impl IntoResponse {
+    Json(json!({ "clients": state.registry.list() }))
+}
+
+/// `/ws`: a token on the upgrade request must be valid (401 before any upgrade); one may also
+/// come later, in `relay.join`.
+async fn websocket(
+    upgrade: WebSocketUpgrade,
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let token = token_from(&headers, query.as_deref());
+    if let Some(token) = &token {
+        if state.tokens.role_of(token).is_none() {
+            let error = ActionError::new(ErrorCode::Unauthorized, "the token is not valid for this relay");
+            return (StatusCode::UNAUTHORIZED, Json(error)).into_response();
+        }
+    }
+    upgrade.on_upgrade(move |socket| connection::serve(socket, state, token))
 }

@@ -1,0 +1,105 @@
+//! The browsers the relay knows (PROTOCOL.md §2.1, §2.2 `extension.list`): each host by its
+//! stable clientId, with its meta, whether it is online and how to reach it. A second join
+//! with the same clientId replaces the first connection.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use tether_protocol::result::rfc3339_ms;
+use tokio::sync::mpsc;
+
+use crate::connection::Outgoing;
+
+/// A live connection to a host.
+#[derive(Clone)]
+pub struct Link {
+    pub connection_id: String,
+    pub outbox: mpsc::UnboundedSender<Outgoing>,
+}
+
+struct Client {
+    meta: Value,
+    link: Option<Link>,
+    last_seen: DateTime<Utc>,
+    sessions: Vec<String>,
+}
+
+/// One row of `extension.list`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientSummary {
+    pub client_id: String,
+    pub online: bool,
+    pub meta: Value,
+    pub last_seen: String,
+    pub sessions: Vec<String>,
+}
+
+#[derive(Default)]
+pub struct Registry {
+    clients: Mutex<HashMap<String, Client>>,
+}
+
+impl Registry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Client>> {
+        self.clients.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records a host as online; returns the link it replaces, if any.
+    pub fn connect(&self, client_id: &str, meta: Value, link: Link) -> Option<Link> {
+        let mut clients = self.lock();
+        let client = clients.entry(client_id.to_owned()).or_insert_with(|| Client {
+            meta: Value::Null,
+            link: None,
+            last_seen: Utc::now(),
+            sessions: Vec::new(),
+        });
+        client.meta = meta;
+        client.last_seen = Utc::now();
+        client.link.replace(link)
+    }
+
+    /// Marks the host offline, unless a newer connection has replaced this one.
+    pub fn disconnect(&self, client_id: &str, connection_id: &str) -> bool {
+        let mut clients = self.lock();
+        match clients.get_mut(client_id) {
+            Some(client)
+                if client
+                    .link
+                    .as_ref()
+                    .is_some_and(|l| l.connection_id == connection_id) =>
+            {
+                client.link = None;
+                client.last_seen = Utc::now();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Notes that the host is alive (any frame from it counts).
+    pub fn touch(&self, client_id: &str) {
+        if let Some(client) = self.lock().get_mut(client_id) {
+            client.last_seen = Utc::now();
+        }
+    }
+
+    pub fn list(&self) -> Vec<ClientSummary> {
+        let mut list: Vec<ClientSummary> = self
+            .lock()
+            .iter()
+            .map(|(id, c)| ClientSummary {
+                client_id: id.clone(),
+                online: c.link.is_some(),
+                meta: c.meta.clone(),
+                last_seen: rfc3339_ms(c.last_seen),
+                sessions: c.sessions.clone(),
+            })
+            .collect();
+        list.sort_by(|a, b| a.client_id.cmp(&b.client_id));
+        list
+    }
+}

@@ -1,0 +1,259 @@
+//! The `/ws` protocol over a real socket: envelopes, the `relay.join` handshake with roles and
+//! tokens, and the registry of hosts it feeds.
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tether_relay::config::Tokens;
+use tether_relay::server::{router, AppState};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+const ORCHESTRATOR: &str = "orchestrator-secret";
+const HOST: &str = "host-secret";
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+async fn relay() -> String {
+    let tokens = Tokens {
+        orchestrator: ORCHESTRATOR.into(),
+        host: HOST.into(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, router(AppState::new(tokens)))
+            .await
+            .unwrap()
+    });
+    addr.to_string()
+}
+
+async fn connect(addr: &str) -> Ws {
+    tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .unwrap()
+        .0
+}
+
+async fn send(ws: &mut Ws, envelope: Value) {
+    ws.send(Message::Text(envelope.to_string().into())).await.unwrap();
+}
+
+/// The next envelope; panics if the relay closed instead.
+async fn recv(ws: &mut Ws) -> Value {
+    loop {
+        match ws.next().await.expect("the relay closed the connection").unwrap() {
+            Message::Text(text) => return serde_json::from_str(&text).unwrap(),
+            Message::Close(_) => panic!("the relay closed the connection"),
+            _ => {}
+        }
+    }
+}
+
+/// Whether the relay closes the connection (rather than sending another frame).
+async fn closes(ws: &mut Ws) -> bool {
+    loop {
+        match ws.next().await {
+            None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return true,
+            Some(Ok(Message::Text(_))) => return false,
+            Some(Ok(_)) => {}
+        }
+    }
+}
+
+fn join(role: &str, token: &str) -> Value {
+    json!({ "v": "1", "type": "relay.join", "id": "j1", "payload": { "role": role, "token": token } })
+}
+
+async fn joined_host(addr: &str, client_id: &str) -> Ws {
+    let mut ws = connect(addr).await;
+    let meta = json!({ "browser": "Chromium", "mode": "worker", "actions": ["browser_click"] });
+    send(
+        &mut ws,
+        json!({ "v": "1", "type": "relay.join", "id": "h", "payload": { "role": "host", "token": HOST, "clientId": client_id, "meta": meta } }),
+    )
+    .await;
+    assert_eq!(recv(&mut ws).await["type"], "relay.joined");
+    ws
+}
+
+async fn list(ws: &mut Ws) -> Vec<Value> {
+    send(
+        ws,
+        json!({ "v": "1", "type": "extension.list", "id": "l", "payload": {} }),
+    )
+    .await;
+    let reply = recv(ws).await;
+    assert_eq!(
+        (reply["type"].as_str(), reply["replyTo"].as_str()),
+        (Some("extension.list.result"), Some("l"))
+    );
+    reply["payload"]["clients"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_join_is_answered_with_the_role_and_a_connection_id() {
+    let addr = relay().await;
+    let mut ws = connect(&addr).await;
+    send(&mut ws, join("orchestrator", ORCHESTRATOR)).await;
+    let joined = recv(&mut ws).await;
+    assert_eq!(joined["v"], "1");
+    assert_eq!(joined["type"], "relay.joined");
+    assert_eq!(joined["replyTo"], "j1");
+    assert_eq!(joined["payload"]["role"], "orchestrator");
+    assert_eq!(joined["payload"]["connectionId"].as_str().unwrap().len(), 32);
+}
+
+#[tokio::test]
+async fn a_frame_that_is_not_an_envelope_is_refused_and_the_connection_stays() {
+    let addr = relay().await;
+    let mut ws = connect(&addr).await;
+    send(&mut ws, join("orchestrator", ORCHESTRATOR)).await;
+    recv(&mut ws).await;
+    for bad in [
+        json!("just a string"),
+        json!({ "type": "extension.list" }),
+        json!({ "v": "1" }),
+    ] {
+        send(&mut ws, bad).await;
+        let error = recv(&mut ws).await;
+        assert_eq!(error["type"], "error");
+        assert_eq!(error["payload"]["code"], "INVALID_MESSAGE");
+    }
+    ws.send(Message::Text("{not json".into())).await.unwrap();
+    assert_eq!(recv(&mut ws).await["payload"]["code"], "INVALID_MESSAGE");
+    assert!(list(&mut ws).await.is_empty(), "still open and serving");
+    send(
+        &mut ws,
+        json!({ "v": "1", "type": "no.such.thing", "id": "x", "payload": {} }),
+    )
+    .await;
+    let error = recv(&mut ws).await;
+    assert_eq!(
+        (error["payload"]["code"].as_str(), error["replyTo"].as_str()),
+        (Some("INVALID_MESSAGE"), Some("x"))
+    );
+}
+
+#[tokio::test]
+async fn bad_joins_are_refused_and_closed() {
+    let addr = relay().await;
+    for (first, code) in [
+        (join("orchestrator", "wrong"), "UNAUTHORIZED"),
+        (
+            json!({ "v": "1", "type": "relay.join", "payload": { "role": "orchestrator" } }),
+            "UNAUTHORIZED",
+        ),
+        (join("orchestrator", HOST), "FORBIDDEN"),
+        (join("observer", HOST), "FORBIDDEN"),
+        (
+            json!({ "v": "1", "type": "relay.join", "payload": { "role": "host", "token": ORCHESTRATOR, "clientId": "c" } }),
+            "FORBIDDEN",
+        ),
+        (
+            json!({ "v": "1", "type": "extension.list", "payload": {} }),
+            "UNAUTHORIZED",
+        ),
+        (
+            json!({ "v": "1", "type": "relay.join", "payload": { "role": "host", "token": HOST } }),
+            "INVALID_MESSAGE",
+        ),
+    ] {
+        let mut ws = connect(&addr).await;
+        send(&mut ws, first.clone()).await;
+        let error = recv(&mut ws).await;
+        assert_eq!(error["type"], "error", "{first}");
+        assert_eq!(error["payload"]["code"], code, "{first}: {error}");
+        assert!(closes(&mut ws).await, "{first}: the connection must close");
+    }
+}
+
+#[tokio::test]
+async fn a_token_on_the_upgrade_is_checked_there_and_then_suffices() {
+    let addr = relay().await;
+    let refused = tokio_tungstenite::connect_async(format!("ws://{addr}/ws?token=wrong")).await;
+    match refused {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => assert_eq!(response.status(), 401),
+        other => panic!("expected HTTP 401, got {other:?}"),
+    }
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws?token={ORCHESTRATOR}"))
+        .await
+        .unwrap();
+    send(
+        &mut ws,
+        json!({ "v": "1", "type": "relay.join", "id": "j", "payload": { "role": "orchestrator" } }),
+    )
+    .await;
+    assert_eq!(recv(&mut ws).await["type"], "relay.joined");
+}
+
+#[tokio::test]
+async fn hosts_appear_in_the_extension_list_and_go_offline_when_they_leave() {
+    let addr = relay().await;
+    let mut orchestrator = connect(&addr).await;
+    send(&mut orchestrator, join("orchestrator", ORCHESTRATOR)).await;
+    recv(&mut orchestrator).await;
+
+    let mut host = joined_host(&addr, "browser-1").await;
+    let clients = list(&mut orchestrator).await;
+    assert_eq!(clients.len(), 1);
+    assert_eq!(clients[0]["clientId"], "browser-1");
+    assert_eq!(clients[0]["online"], true);
+    assert_eq!(clients[0]["meta"]["mode"], "worker");
+    assert!(clients[0]["lastSeen"].as_str().unwrap().ends_with('Z'));
+
+    // The same list over HTTP.
+    let http: Value = reqwest::Client::new()
+        .get(format!("http://{addr}/api/extension/extension-list"))
+        .bearer_auth(ORCHESTRATOR)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(http["clients"][0]["clientId"], "browser-1");
+
+    // A host may not use an orchestrator's messages; its connection stays.
+    send(
+        &mut host,
+        json!({ "v": "1", "type": "extension.list", "id": "nope", "payload": {} }),
+    )
+    .await;
+    assert_eq!(recv(&mut host).await["payload"]["code"], "FORBIDDEN");
+
+    host.close(None).await.unwrap();
+    // Until client.offline events exist, ask until the relay has seen the close.
+    for _ in 0..1000 {
+        if list(&mut orchestrator).await[0]["online"] == false {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the host never went offline");
+}
+
+#[tokio::test]
+async fn a_second_join_with_the_same_client_id_replaces_the_first() {
+    let addr = relay().await;
+    let mut first = joined_host(&addr, "same").await;
+    let _second = joined_host(&addr, "same").await;
+    let notice = recv(&mut first).await;
+    assert_eq!(notice["type"], "error");
+    assert!(notice["payload"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("replaced"));
+    assert!(closes(&mut first).await);
+
+    let mut orchestrator = connect(&addr).await;
+    send(&mut orchestrator, join("orchestrator", ORCHESTRATOR)).await;
+    recv(&mut orchestrator).await;
+    let clients = list(&mut orchestrator).await;
+    assert_eq!(clients.len(), 1);
+    assert_eq!(
+        clients[0]["online"], true,
+        "the replacement is online, not marked off by the old one's close"
+    );
+}
