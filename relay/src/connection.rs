@@ -7,6 +7,7 @@ use axum::extract::ws::{Message, WebSocket};
 use futures::{SinkExt, StreamExt};
 use rand::RngCore;
 use serde_json::{json, Value};
+use tether_protocol::envelope::PROTOCOL_VERSION;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::sync::mpsc;
 
@@ -107,6 +108,17 @@ pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<Str
                 continue;
             }
         };
+        if envelope.v != PROTOCOL_VERSION {
+            let error = ActionError::new(
+                ErrorCode::InvalidMessage,
+                format!(
+                    "protocol version {:?} is not served here; this relay speaks \"{PROTOCOL_VERSION}\"",
+                    envelope.v
+                ),
+            );
+            send_error(&outbox, envelope.id, error);
+            continue;
+        }
         match &peer {
             None => match join(&state, &outbox, &envelope, upgrade_token.as_deref()) {
                 Ok(joined) => peer = Some(joined),

@@ -121,6 +121,17 @@ async fn a_frame_that_is_not_an_envelope_is_refused_and_the_connection_stays() {
         assert_eq!(error["type"], "error");
         assert_eq!(error["payload"]["code"], "INVALID_MESSAGE");
     }
+    send(
+        &mut ws,
+        json!({ "v": "2", "type": "extension.list", "id": "v2", "payload": {} }),
+    )
+    .await;
+    let error = recv(&mut ws).await;
+    assert_eq!(
+        (error["payload"]["code"].as_str(), error["replyTo"].as_str()),
+        (Some("INVALID_MESSAGE"), Some("v2"))
+    );
+    assert!(error["payload"]["message"].as_str().unwrap().contains("\"1\""));
     ws.send(Message::Text("{not json".into())).await.unwrap();
     assert_eq!(recv(&mut ws).await["payload"]["code"], "INVALID_MESSAGE");
     assert!(list(&mut ws).await.is_empty(), "still open and serving");
