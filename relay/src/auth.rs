@@ -64,7 +64,7 @@ pub fn token_from(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
 
 /// Why a request was turned away: 401 without a valid token, 403 with another role's.
 #[derive(Debug)]
-pub struct Refusal(StatusCode, ActionError);
+pub struct Refusal(pub StatusCode, pub ActionError);
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
@@ -118,5 +118,20 @@ where
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
         require(parts, &Tokens::from_ref(state), Role::Orchestrator).map(|_| Orchestrator)
+    }
+}
+
+/// Extractor for routes only hosts may call.
+pub struct Host;
+
+impl<S> FromRequestParts<S> for Host
+where
+    Tokens: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = Refusal;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
+        require(parts, &Tokens::from_ref(state), Role::Host).map(|_| Host)
     }
 }

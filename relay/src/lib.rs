@@ -3,11 +3,13 @@
 //! and their twins, stores artifacts, streams events and logs every session.
 //!
 //! Built so far: configuration and tokens, role-separated auth, health and catalog routes,
-//! the `/ws` handshake and the registry of hosts.
+//! the `/ws` handshake, the registry of hosts, the artifact store.
 
+pub mod artifacts;
 pub mod auth;
 pub mod catalog_md;
 pub mod config;
 pub mod connection;
 pub mod registry;
+pub mod routes;
 pub mod server;

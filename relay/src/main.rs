@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use tether_relay::artifacts::{ArtifactStore, Limits};
 use tether_relay::config::{RelayArgs, Tokens};
 use tether_relay::server::{router, AppState};
 
@@ -43,7 +44,8 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
     }
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     tracing::info!("listening on http://{}", listener.local_addr()?);
-    axum::serve(listener, router(AppState::new(tokens)))
+    let artifacts = ArtifactStore::open(&args.data_dir, Limits::default())?;
+    axum::serve(listener, router(AppState::new(tokens, artifacts)))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })

@@ -3,6 +3,7 @@
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
+use tether_relay::artifacts::{ArtifactStore, Limits};
 use tether_relay::config::Tokens;
 use tether_relay::server::{router, AppState};
 use tokio::net::TcpStream;
@@ -21,8 +22,10 @@ async fn relay() -> String {
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let data = tempfile::tempdir().unwrap().keep();
+    let artifacts = ArtifactStore::open(&data, Limits::default()).unwrap();
     tokio::spawn(async move {
-        axum::serve(listener, router(AppState::new(tokens)))
+        axum::serve(listener, router(AppState::new(tokens, artifacts)))
             .await
             .unwrap()
     });
