@@ -1,29 +1,14 @@
 //! The artifact routes over a real socket: hosts upload, orchestrators (or holders of a
 //! presigned URL) download, and everything else is refused with the right status.
 
-use serde_json::Value;
-use tether_relay::artifacts::{ArtifactStore, Limits};
-use tether_relay::config::Tokens;
-use tether_relay::server::{router, AppState};
+mod common;
 
-const ORCHESTRATOR: &str = "orchestrator-secret";
-const HOST: &str = "host-secret";
+use common::{start_relay, HOST, ORCHESTRATOR};
+use serde_json::Value;
+use tether_relay::artifacts::Limits;
 
 async fn relay(limits: Limits) -> String {
-    let tokens = Tokens {
-        orchestrator: ORCHESTRATOR.into(),
-        host: HOST.into(),
-    };
-    let data = tempfile::tempdir().unwrap().keep();
-    let artifacts = ArtifactStore::open(&data, limits).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, router(AppState::new(tokens, artifacts)))
-            .await
-            .unwrap()
-    });
-    format!("http://{addr}")
+    format!("http://{}", start_relay(limits).await)
 }
 
 async fn upload(base: &str, token: Option<&str>, body: Vec<u8>) -> (u16, Value) {

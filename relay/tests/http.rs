@@ -1,30 +1,15 @@
 //! The relay's HTTP routes over a real socket on 127.0.0.1: health, the catalog, and who may
 //! call what.
 
-use serde_json::Value;
-use tether_relay::artifacts::{ArtifactStore, Limits};
-use tether_relay::config::Tokens;
-use tether_relay::server::{router, AppState};
+mod common;
 
-const ORCHESTRATOR: &str = "orchestrator-secret";
-const HOST: &str = "host-secret";
+use common::{start_relay, HOST, ORCHESTRATOR};
+use serde_json::Value;
+use tether_relay::artifacts::Limits;
 
 /// Starts a relay on a free port; returns its base URL.
 async fn relay() -> String {
-    let tokens = Tokens {
-        orchestrator: ORCHESTRATOR.into(),
-        host: HOST.into(),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let data = tempfile::tempdir().unwrap().keep();
-    let artifacts = ArtifactStore::open(&data, Limits::default()).unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, router(AppState::new(tokens, artifacts)))
-            .await
-            .unwrap()
-    });
-    format!("http://{addr}")
+    format!("http://{}", start_relay(Limits::default()).await)
 }
 
 async fn get(url: &str, token: Option<&str>) -> (u16, String) {

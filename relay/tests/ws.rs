@@ -1,35 +1,20 @@
 //! The `/ws` protocol over a real socket: envelopes, the `relay.join` handshake with roles and
 //! tokens, and the registry of hosts it feeds.
 
+mod common;
+
+use common::{start_relay, HOST, ORCHESTRATOR};
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tether_relay::artifacts::{ArtifactStore, Limits};
-use tether_relay::config::Tokens;
-use tether_relay::server::{router, AppState};
+use tether_relay::artifacts::Limits;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-const ORCHESTRATOR: &str = "orchestrator-secret";
-const HOST: &str = "host-secret";
-
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 async fn relay() -> String {
-    let tokens = Tokens {
-        orchestrator: ORCHESTRATOR.into(),
-        host: HOST.into(),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let data = tempfile::tempdir().unwrap().keep();
-    let artifacts = ArtifactStore::open(&data, Limits::default()).unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, router(AppState::new(tokens, artifacts)))
-            .await
-            .unwrap()
-    });
-    addr.to_string()
+    start_relay(Limits::default()).await.to_string()
 }
 
 async fn connect(addr: &str) -> Ws {
