@@ -13,3 +13,4 @@ pub mod connection;
 pub mod registry;
 pub mod routes;
 pub mod server;
+pub mod session_log;
