@@ -10,9 +10,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use hmac::{Hmac, Mac};
-use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
+
+use crate::ids::{random_bytes, random_hex};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -119,7 +120,7 @@ impl ArtifactStore {
             });
         }
         self.sweep();
-        let id = new_id();
+        let id = random_hex(16);
         let meta = Meta {
             content_type: content_type.to_owned(),
             size,
@@ -229,12 +230,6 @@ pub fn is_id(id: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-fn new_id() -> String {
-    let mut bytes = [0u8; 16];
-    rand::rng().fill_bytes(&mut bytes);
-    hex::encode(bytes)
-}
-
 fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -245,8 +240,7 @@ fn load_secret(path: &Path) -> Result<Vec<u8>> {
     match std::fs::read(path) {
         Ok(secret) if secret.len() >= 32 => Ok(secret),
         Ok(_) | Err(_) => {
-            let mut secret = vec![0u8; 32];
-            rand::rng().fill_bytes(&mut secret);
+            let secret = random_bytes(32);
             crate::config::write_private(path, &secret)
                 .with_context(|| format!("cannot write {}", path.display()))?;
             Ok(secret)
@@ -324,7 +318,7 @@ mod tests {
         let sig = sig.trim_start_matches("sig=");
         assert!(s.verify(&id, exp, sig));
         assert!(!s.verify(&id, exp + 1, sig), "a longer expiry is not signed");
-        assert!(!s.verify(&new_id(), exp, sig), "another id is not signed");
+        assert!(!s.verify(&random_hex(16), exp, sig), "another id is not signed");
         assert!(!s.verify(&id, exp, "zz"), "garbage is refused");
         assert!(
             !s.verify(&id, 1, &hex::encode(s.signature(&id, 1))),

@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 /// When the relay asks a person before an action runs.
@@ -94,9 +93,7 @@ impl Tokens {
 
 /// 256 random bits, hex.
 fn new_token() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    hex::encode(bytes)
+    crate::ids::random_hex(32)
 }
 
 fn read(path: &Path) -> Result<Option<Tokens>> {

@@ -5,13 +5,13 @@
 
 use axum::extract::ws::{Message, WebSocket};
 use futures::{SinkExt, StreamExt};
-use rand::RngCore;
 use serde_json::{json, Value};
 use tether_protocol::envelope::PROTOCOL_VERSION;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::sync::mpsc;
 
 use crate::auth::Role;
+use crate::ids::random_hex;
 use crate::registry::Link;
 use crate::server::AppState;
 
@@ -198,7 +198,7 @@ fn join(
         }
         Some(_) => {}
     }
-    let connection_id = new_id();
+    let connection_id = random_hex(16);
     let client_id = text("clientId").map(str::to_owned);
     if role == JoinRole::Host {
         let client_id = client_id.as_deref().filter(|id| !id.is_empty()).ok_or_else(|| {
@@ -297,11 +297,4 @@ fn dispatch(state: &AppState, outbox: &mpsc::UnboundedSender<Outgoing>, peer: &P
             ),
         ),
     }
-}
-
-/// 128 random bits, hex.
-fn new_id() -> String {
-    let mut bytes = [0u8; 16];
-    rand::rng().fill_bytes(&mut bytes);
-    hex::encode(bytes)
 }

@@ -10,6 +10,7 @@ pub mod auth;
 pub mod catalog_md;
 pub mod config;
 pub mod connection;
+pub mod ids;
 pub mod registry;
 pub mod routes;
 pub mod server;
