@@ -173,7 +173,7 @@ impl Engine {
         match self.transport.tab(tab).await? {
             Some(info) => Ok(info),
             None => {
-                self.sessions().leave(tab);
+                self.forget(tab);
                 Err(ActionError::new(
                     ErrorCode::TabNotFound,
                     format!("tab {tab} does not exist (it may have been closed)"),
