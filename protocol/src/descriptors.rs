@@ -121,16 +121,21 @@ fn describe(
     params: impl IntoIterator<Item = Field>,
     result: impl IntoIterator<Item = Field>,
 ) -> ActionDescriptor {
-    let collect =
-        |fields: &mut dyn Iterator<Item = Field>| fields.map(|Field(n, d)| (n.to_owned(), d)).collect();
     ActionDescriptor {
         name: name.as_str().to_owned(),
         label: label.to_owned(),
         category,
         description: description.to_owned(),
-        params: collect(&mut params.into_iter()),
-        result: collect(&mut result.into_iter()),
+        params: by_name(params),
+        result: by_name(result),
     }
+}
+
+fn by_name(fields: impl IntoIterator<Item = Field>) -> BTreeMap<String, FieldDescriptor> {
+    fields
+        .into_iter()
+        .map(|Field(name, d)| (name.to_owned(), d))
+        .collect()
 }
 
 impl ActionName {
