@@ -199,22 +199,36 @@ async fn stuck_wait(
         )
         .await;
     let tab = started["tabId"].as_i64().unwrap();
+    // session_start returns at commit: let the page's own script (which raises the alert) run
+    // first. The stalled image does not hold DOMContentLoaded back.
+    h.eval(
+        tab,
+        "new Promise(r => document.readyState === 'loading' \
+           ? document.addEventListener('DOMContentLoaded', r) : r())",
+    )
+    .await;
     let mut events = h.transport.events();
     let params = json!({ "tabId": tab, "timeoutMs": 60000 });
     let waiting = tokio::spawn(h.act(session, "browser_wait_for_loaded", params));
     // The page raises an alert once the wait registered its load listener; Tether answers it.
     // (Only the debugging session that saw a dialog open can answer it, so the tests act after
     // the answer, not between the opening and the answer.)
-    loop {
-        match events.recv().await.expect("browser events") {
-            BrowserEvent::Cdp { tab: t, method, .. }
-                if t == tab && method == "Page.javascriptDialogClosed" =>
-            {
-                break
+    let answered = async {
+        loop {
+            match events.recv().await.expect("browser events") {
+                BrowserEvent::Cdp { tab: t, method, .. }
+                    if t == tab && method == "Page.javascriptDialogClosed" =>
+                {
+                    break
+                }
+                _ => {}
             }
-            _ => {}
         }
-    }
+    };
+    // A bound, so that a broken fixture fails the test instead of hanging the suite.
+    tokio::time::timeout(std::time::Duration::from_secs(30), answered)
+        .await
+        .expect("the page never raised its alert: the wait did not register a load listener");
     (tab, waiting)
 }
 

@@ -164,13 +164,19 @@ fn the_control_ui_is_a_forbidden_target_even_when_the_page_walks_into_it() {
         // The page itself navigates there: every later action on the tab is refused.
         let mut events = h.transport.events();
         h.eval(tab, &format!("location.href = {panel:?}")).await;
-        // The browser announces the new URL once the navigation commits.
-        loop {
-            match events.recv().await.expect("browser events") {
-                BrowserEvent::TabUpdated(info) if info.tab_id == tab && info.url == panel => break,
-                _ => {}
+        // The browser announces the new URL once the navigation commits (bounded, so a missing
+        // announcement fails the test instead of hanging the suite).
+        let committed = async {
+            loop {
+                match events.recv().await.expect("browser events") {
+                    BrowserEvent::TabUpdated(info) if info.tab_id == tab && info.url == panel => break,
+                    _ => {}
+                }
             }
-        }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), committed)
+            .await
+            .expect("the browser never announced the control UI's URL");
         for (action, params) in [
             ("browser_xpath_scan", json!({ "tabId": tab })),
             ("browser_click", json!({ "tabId": tab, "xpath": "//button" })),
