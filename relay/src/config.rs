@@ -4,9 +4,12 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+
+use crate::artifacts::Limits;
 
 /// When the relay asks a person before an action runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -38,6 +41,67 @@ pub struct RelayArgs {
     /// Ask for confirmation before the first action of a session, every action, or never.
     #[arg(long, value_enum, default_value = "never")]
     pub confirm: ConfirmMode,
+    /// How long a host has to acknowledge an action before it fails with ACK_TIMEOUT.
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    pub ack_timeout_ms: u64,
+    /// How long an action may run when its request names no timeoutMs (ACTION_TIMEOUT).
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub action_timeout_ms: u64,
+    /// How many actions may wait behind the running one in a session (QUEUE_FULL beyond).
+    #[arg(long, default_value_t = 64)]
+    pub queue_limit: usize,
+    /// The largest artifact a host may upload, in bytes.
+    #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
+    pub artifact_max_bytes: u64,
+    /// The most all stored artifacts may take together, in bytes.
+    #[arg(long, default_value_t = 2 << 30, value_name = "BYTES")]
+    pub artifact_total_bytes: u64,
+    /// How long an artifact is kept, in seconds.
+    #[arg(long, default_value_t = 24 * 3600, value_name = "SECONDS")]
+    pub artifact_ttl_secs: u64,
+}
+
+/// The relay's timing and queueing rules.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub confirm: ConfirmMode,
+    pub ack_timeout: Duration,
+    pub action_timeout: Duration,
+    pub queue_limit: usize,
+    /// How often an idle event stream says it is alive.
+    pub heartbeat: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            confirm: ConfirmMode::Never,
+            ack_timeout: Duration::from_secs(5),
+            action_timeout: Duration::from_secs(30),
+            queue_limit: 64,
+            heartbeat: Duration::from_secs(15),
+        }
+    }
+}
+
+impl RelayArgs {
+    pub fn settings(&self) -> Settings {
+        Settings {
+            confirm: self.confirm,
+            ack_timeout: Duration::from_millis(self.ack_timeout_ms),
+            action_timeout: Duration::from_millis(self.action_timeout_ms),
+            queue_limit: self.queue_limit,
+            ..Settings::default()
+        }
+    }
+
+    pub fn artifact_limits(&self) -> Limits {
+        Limits {
+            max_artifact_bytes: self.artifact_max_bytes,
+            max_store_bytes: self.artifact_total_bytes,
+            ttl: Duration::from_secs(self.artifact_ttl_secs),
+        }
+    }
 }
 
 /// The two secrets, one per role. They must differ: a host token must never pass as an

@@ -2,16 +2,28 @@
 //! `browser_action`s to hosts one at a time per session, keeps the registry of online browsers
 //! and their twins, stores artifacts, streams events and logs every session.
 //!
-//! Built so far: configuration and tokens, role-separated auth, health and catalog routes,
-//! the `/ws` handshake, the registry of hosts, the artifact store.
+//! A request's path: `ws` or `routes::actions` -> `scheduler` (queue, idempotency) ->
+//! `dispatch` (browser selection, confirmation, the host exchange over a `host_link`) -> back
+//! through `scheduler`, which records the result in `sessions`, `events` and the `session_log`.
 
 pub mod artifacts;
 pub mod auth;
 pub mod catalog_md;
 pub mod config;
-pub mod connection;
+pub mod confirmations;
+pub mod dispatch;
+pub mod events;
+pub mod host_link;
 pub mod ids;
+pub mod metrics;
+pub mod outbox;
 pub mod registry;
 pub mod routes;
+pub mod scheduler;
 pub mod server;
 pub mod session_log;
+pub mod sessions;
+pub mod state;
+pub mod twin;
+pub mod twin_md;
+pub mod ws;

@@ -3,9 +3,13 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use tether_relay::artifacts::{ArtifactStore, Limits};
+use std::sync::Arc;
+
+use tether_relay::artifacts::ArtifactStore;
 use tether_relay::config::{RelayArgs, Tokens};
-use tether_relay::server::{router, AppState};
+use tether_relay::server::router;
+use tether_relay::session_log::SessionLog;
+use tether_relay::state::{AppState, Relay};
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -44,11 +48,28 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
     }
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     tracing::info!("listening on http://{}", listener.local_addr()?);
-    let artifacts = ArtifactStore::open(&args.data_dir, Limits::default())?;
-    axum::serve(listener, router(AppState::new(tokens, artifacts)))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+    let artifacts = ArtifactStore::open(&args.data_dir, args.artifact_limits())?;
+    let log = SessionLog::new(&args.data_dir)?;
+    tracing::info!("session logs go to {}", args.data_dir.join("logs").display());
+    let relay = Relay::new(args.settings(), tokens, artifacts, log);
+    axum::serve(listener, router(AppState(Arc::new(relay))))
+        .with_graceful_shutdown(stop_signal())
         .await?;
     Ok(())
+}
+
+/// Ctrl-C, or SIGTERM from a service manager.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

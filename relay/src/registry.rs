@@ -9,25 +9,16 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use tether_protocol::result::rfc3339_ms;
-use tokio::sync::mpsc;
 
-use crate::connection::Outgoing;
-
-/// A live connection to a host.
-#[derive(Clone)]
-pub struct Link {
-    pub connection_id: String,
-    pub outbox: mpsc::UnboundedSender<Outgoing>,
-}
+use crate::host_link::Link;
 
 struct Client {
     meta: Value,
     link: Option<Link>,
     last_seen: DateTime<Utc>,
-    sessions: Vec<String>,
 }
 
-/// One row of `extension.list`.
+/// One row of `extension.list` (its sessions are filled in from the session table).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientSummary {
@@ -55,7 +46,6 @@ impl Registry {
             meta: Value::Null,
             link: None,
             last_seen: Utc::now(),
-            sessions: Vec::new(),
         });
         client.meta = meta;
         client.last_seen = Utc::now();
@@ -80,6 +70,33 @@ impl Registry {
         }
     }
 
+    /// The link to a host, if it is online.
+    pub fn link(&self, client_id: &str) -> Option<Link> {
+        self.lock().get(client_id).and_then(|c| c.link.clone())
+    }
+
+    pub fn is_known(&self, client_id: &str) -> bool {
+        self.lock().contains_key(client_id)
+    }
+
+    pub fn meta(&self, client_id: &str) -> Option<(Value, bool)> {
+        self.lock()
+            .get(client_id)
+            .map(|c| (c.meta.clone(), c.link.is_some()))
+    }
+
+    /// The clientIds of the hosts online now, sorted.
+    pub fn online(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .lock()
+            .iter()
+            .filter(|(_, c)| c.link.is_some())
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.sort();
+        ids
+    }
+
     /// Notes that the host is alive (any frame from it counts).
     pub fn touch(&self, client_id: &str) {
         if let Some(client) = self.lock().get_mut(client_id) {
@@ -96,7 +113,7 @@ impl Registry {
                 online: c.link.is_some(),
                 meta: c.meta.clone(),
                 last_seen: rfc3339_ms(c.last_seen),
-                sessions: c.sessions.clone(),
+                sessions: Vec::new(),
             })
             .collect();
         list.sort_by(|a, b| a.client_id.cmp(&b.client_id));

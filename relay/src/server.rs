@@ -1,61 +1,35 @@
-//! The relay's one listener: HTTP routes (PROTOCOL.md §3) on axum.
-
-use std::sync::Arc;
+//! The relay's one listener: every HTTP route of PROTOCOL.md §3 and `/ws`, on axum.
 
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::DefaultBodyLimit;
-use axum::extract::{FromRef, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, put};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde_json::json;
-use tether_protocol::descriptors::{self, ActionDescriptor};
-
 use tether_protocol::{ActionError, ErrorCode};
 
-use crate::artifacts::ArtifactStore;
 use crate::auth::{token_from, Orchestrator};
 use crate::catalog_md;
-use crate::config::Tokens;
-use crate::connection;
-use crate::registry::Registry;
-use crate::routes::artifacts;
-
-/// What every handler can reach.
-#[derive(Clone)]
-pub struct AppState {
-    pub tokens: Tokens,
-    pub catalog: Arc<Vec<ActionDescriptor>>,
-    pub registry: Arc<Registry>,
-    pub artifacts: Arc<ArtifactStore>,
-}
-
-impl AppState {
-    pub fn new(tokens: Tokens, artifacts: ArtifactStore) -> Self {
-        Self {
-            tokens,
-            artifacts: Arc::new(artifacts),
-            catalog: Arc::new(descriptors::catalog()),
-            registry: Arc::default(),
-        }
-    }
-}
-
-impl FromRef<AppState> for Tokens {
-    fn from_ref(state: &AppState) -> Tokens {
-        state.tokens.clone()
-    }
-}
+use crate::routes::{actions, artifacts, sessions, twin};
+use crate::state::AppState;
+use crate::ws;
 
 pub fn router(state: AppState) -> Router {
     // Uploads may be as large as the store accepts (axum's default is 2 MB).
     let upload_limit = usize::try_from(state.artifacts.limits().max_artifact_bytes).unwrap_or(usize::MAX);
     Router::new()
         .route("/healthz", get(|| async { Json(json!({ "status": "ok" })) }))
-        .route("/api/actions", get(actions))
+        .route("/metrics", get(metrics))
+        .route("/api/actions", get(actions_json))
         .route("/api/actions.md", get(actions_md))
         .route("/api/extension/extension-list", get(extension_list))
+        .route("/api/browser/action", post(actions::browser_action))
+        .route("/api/sessions/{session_id}", get(sessions::get))
+        .route("/api/sessions/{session_id}/bind", post(sessions::bind))
+        .route("/api/sessions/{session_id}/events", get(sessions::events))
+        .route("/api/twin/{client_id}", get(twin::get))
         .route("/ws", get(websocket))
         .route(
             "/artifacts",
@@ -65,8 +39,8 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-async fn actions(_: Orchestrator, State(state): State<AppState>) -> impl IntoResponse {
-    Json(json!({ "actions": *state.catalog }))
+async fn actions_json(_: Orchestrator, State(state): State<AppState>) -> impl IntoResponse {
+    Json(json!({ "actions": state.catalog }))
 }
 
 async fn actions_md(_: Orchestrator, State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
@@ -76,7 +50,20 @@ async fn actions_md(_: Orchestrator, State(state): State<AppState>, headers: Hea
 }
 
 async fn extension_list(_: Orchestrator, State(state): State<AppState>) -> impl IntoResponse {
-    Json(json!({ "clients": state.registry.list() }))
+    Json(state.clients())
+}
+
+async fn metrics(_: Orchestrator, State(state): State<AppState>) -> impl IntoResponse {
+    let text = state
+        .metrics
+        .render(state.registry.online().len(), state.sessions.queued());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    )
 }
 
 /// `/ws`: a token on the upgrade request must be valid (401 before any upgrade); one may also
@@ -94,7 +81,7 @@ async fn websocket(
             return (StatusCode::UNAUTHORIZED, Json(error)).into_response();
         }
     }
-    upgrade.on_upgrade(move |socket| connection::serve(socket, state, token))
+    upgrade.on_upgrade(move |socket| ws::serve(socket, state, token))
 }
 
 /// The relay's URL as the caller reached it, for links it hands back.

@@ -63,6 +63,19 @@ impl SessionLog {
         kind: &str,
         payload: Value,
     ) -> std::io::Result<Entry> {
+        self.append_then(session_id, direction, kind, payload, Entry::clone)
+    }
+
+    /// Appends one entry, then runs `then` on it before the next entry of the session can be
+    /// written: whatever `then` publishes goes out in index order.
+    pub fn append_then<R>(
+        &self,
+        session_id: &str,
+        direction: Direction,
+        kind: &str,
+        payload: Value,
+        then: impl FnOnce(&Entry) -> R,
+    ) -> std::io::Result<R> {
         let log = self.session(session_id)?;
         let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
         let entry = Entry {
@@ -77,7 +90,7 @@ impl SessionLog {
         line.push(b'\n');
         log.file.write_all(&line)?;
         log.next_index += 1;
-        Ok(entry)
+        Ok(then(&entry))
     }
 
     /// The entries of a session after `after` (all of them for `None`), in order.

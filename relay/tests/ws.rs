@@ -3,55 +3,15 @@
 
 mod common;
 
+use common::client::{closes, connect, join, recv, send, Ws};
 use common::{start_relay, HOST, ORCHESTRATOR};
-use futures::{SinkExt, StreamExt};
+use futures::SinkExt;
 use serde_json::{json, Value};
 use tether_relay::artifacts::Limits;
-use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 async fn relay() -> String {
     start_relay(Limits::default()).await.to_string()
-}
-
-async fn connect(addr: &str) -> Ws {
-    tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-        .await
-        .unwrap()
-        .0
-}
-
-async fn send(ws: &mut Ws, envelope: Value) {
-    ws.send(Message::Text(envelope.to_string().into())).await.unwrap();
-}
-
-/// The next envelope; panics if the relay closed instead.
-async fn recv(ws: &mut Ws) -> Value {
-    loop {
-        match ws.next().await.expect("the relay closed the connection").unwrap() {
-            Message::Text(text) => return serde_json::from_str(&text).unwrap(),
-            Message::Close(_) => panic!("the relay closed the connection"),
-            _ => {}
-        }
-    }
-}
-
-/// Whether the relay closes the connection (rather than sending another frame).
-async fn closes(ws: &mut Ws) -> bool {
-    loop {
-        match ws.next().await {
-            None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return true,
-            Some(Ok(Message::Text(_))) => return false,
-            Some(Ok(_)) => {}
-        }
-    }
-}
-
-fn join(role: &str, token: &str) -> Value {
-    json!({ "v": "1", "type": "relay.join", "id": "j1", "payload": { "role": role, "token": token } })
 }
 
 async fn joined_host(addr: &str, client_id: &str) -> Ws {

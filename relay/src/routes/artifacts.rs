@@ -14,7 +14,8 @@ use tether_protocol::{ActionError, ErrorCode};
 
 use crate::artifacts::{is_id, StoreError};
 use crate::auth::{self, Host, Role};
-use crate::server::{base_url, AppState};
+use crate::server::base_url;
+use crate::state::AppState;
 
 fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
     (status, Json(ActionError::new(code, message))).into_response()

@@ -1,3 +1,6 @@
-//! HTTP endpoints that are more than a line of glue, one module per resource.
+//! The HTTP routes of PROTOCOL.md §3 beyond the catalog and health, one module per resource.
 
+pub mod actions;
 pub mod artifacts;
+pub mod sessions;
+pub mod twin;

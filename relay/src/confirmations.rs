@@ -1,0 +1,118 @@
+//! The confirmation gate (`--confirm first|every`, PROTOCOL.md §2.3): before an action runs,
+//! the session's subscribers get `browser_task.confirmation_requested`, and a person answers
+//! with `browser_task.confirm`. No answer before the action's deadline is `ACTION_TIMEOUT`.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::{json, Value};
+use tether_protocol::{ActionError, ErrorCode};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+use crate::scheduler::ActionRequest;
+use crate::session_log::Direction;
+use crate::state::Relay;
+
+struct Asked {
+    session_id: String,
+    answer: oneshot::Sender<bool>,
+}
+
+#[derive(Default)]
+pub struct Confirmations {
+    pending: Mutex<HashMap<String, Asked>>,
+}
+
+impl Confirmations {
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, Asked>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Asks the session's subscribers and waits for an answer until `deadline`.
+    pub async fn ask(
+        &self,
+        relay: &Relay,
+        request: &ActionRequest,
+        deadline: Instant,
+    ) -> Result<bool, ActionError> {
+        let request_id = format!("confirm-{}", crate::ids::random_hex(8));
+        let (answer, answered) = oneshot::channel();
+        self.pending().insert(
+            request_id.clone(),
+            Asked {
+                session_id: request.session_id.clone(),
+                answer,
+            },
+        );
+        relay.events.session(
+            &request.session_id,
+            Direction::Out,
+            "browser_task.confirmation_requested",
+            json!({
+                "requestId": request_id,
+                "sessionId": request.session_id,
+                "actionName": request.action_name,
+                "actionId": request.action_id,
+                "summary": summary(&request.action_name, &request.params),
+            }),
+        );
+        match tokio::time::timeout_at(deadline, answered).await {
+            Ok(answer) => Ok(answer.unwrap_or(false)),
+            Err(_) => {
+                self.pending().remove(&request_id);
+                Err(ActionError::new(
+                    ErrorCode::ActionTimeout,
+                    format!(
+                        "no one answered confirmation {request_id} for {} before the action's deadline",
+                        request.action_name
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// A person's answer. `only_session` limits an observer to the session it watches.
+    pub fn answer(
+        &self,
+        request_id: &str,
+        approved: bool,
+        only_session: Option<&str>,
+    ) -> Result<String, ActionError> {
+        let mut pending = self.pending();
+        let unknown = || {
+            ActionError::new(
+                ErrorCode::InvalidParams,
+                format!("no confirmation {request_id:?} is waiting (answered already, or timed out)"),
+            )
+        };
+        let asked = pending.get(request_id).ok_or_else(unknown)?;
+        if only_session.is_some_and(|s| s != asked.session_id) {
+            return Err(ActionError::new(
+                ErrorCode::Forbidden,
+                "this observer may only answer confirmations of the session it joined for",
+            ));
+        }
+        let asked = pending.remove(request_id).ok_or_else(unknown)?;
+        let _ = asked.answer.send(approved);
+        Ok(asked.session_id)
+    }
+}
+
+/// One line a person can decide on: the action and what it would touch.
+pub fn summary(action_name: &str, params: &Value) -> String {
+    let mut parts = vec![action_name.to_owned()];
+    for key in ["url", "tabId", "xpath", "text"] {
+        if let Some(value) = params.get(key).filter(|v| !v.is_null()) {
+            let shown = match value {
+                Value::String(s) if s.chars().count() > 80 => {
+                    format!("{}…", s.chars().take(80).collect::<String>())
+                }
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            parts.push(format!("{key}={shown}"));
+        }
+    }
+    parts.join(" ")
+}

@@ -1,0 +1,232 @@
+//! The relay's events (PROTOCOL.md §2.4): what subscribers on WS `subscribe` and on SSE see.
+//!
+//! A session's events are written to its log first (§7), so each carries the `eventIndex` it
+//! has there, and a subscriber that falls behind or reconnects catches up from the log: none
+//! lost, none doubled. A browser's own events (its twin, online/offline) are published once
+//! for subscribers of that client, and copied into the log of every session bound to it.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::session_log::{Direction, Entry, SessionLog};
+
+/// The types a subscriber receives; the log holds more (requests, acks).
+pub const EVENT_KINDS: &[&str] = &[
+    "session.state",
+    "action.started",
+    "browser_action.result",
+    "twin_state_sync",
+    "browser_task.confirmation_requested",
+    "client.online",
+    "client.offline",
+    "stream_end",
+];
+
+/// How many events may be in flight to subscribers before a slow one falls behind (and then
+/// catches up from the log).
+const BUFFER: usize = 4096;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    Session(String),
+    Client(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub scope: Scope,
+    /// The event's index in its session's log (None for a client's own events, or when the
+    /// log could not be written).
+    pub index: Option<u64>,
+    pub kind: String,
+    pub payload: Value,
+    pub timestamp_ms: i64,
+    /// A client event copied into a session's log (an all-seeing subscriber already has it).
+    pub copy: bool,
+}
+
+/// What one subscriber wants. Both `None`: everything (orchestrators only).
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub session: Option<String>,
+    pub client: Option<String>,
+}
+
+impl Filter {
+    fn wants(&self, event: &Event) -> bool {
+        match (&event.scope, &self.session, &self.client) {
+            (_, None, None) => !event.copy,
+            (Scope::Session(s), Some(want), _) => s == want,
+            (Scope::Client(c), _, Some(want)) => c == want,
+            _ => false,
+        }
+    }
+}
+
+pub struct Events {
+    log: SessionLog,
+    live: broadcast::Sender<Arc<Event>>,
+}
+
+impl Events {
+    pub fn new(log: SessionLog) -> Self {
+        Self {
+            log,
+            live: broadcast::channel(BUFFER).0,
+        }
+    }
+
+    /// Logs an envelope of a session that is not an event (a request, an ack).
+    pub fn record(&self, session: &str, direction: Direction, kind: &str, payload: Value) {
+        self.append(session, direction, kind, payload);
+    }
+
+    /// Logs a session event and hands it to its subscribers.
+    pub fn session(&self, session: &str, direction: Direction, kind: &str, payload: Value) {
+        self.publish_session(session, direction, kind, payload, false);
+    }
+
+    /// Publishes a browser's event, and copies it into each session bound to it.
+    pub fn client(&self, client: &str, kind: &str, payload: Value, sessions: &[String]) {
+        for session in sessions {
+            self.publish_session(session, Direction::Out, kind, payload.clone(), true);
+        }
+        let _ = self.live.send(Arc::new(Event {
+            scope: Scope::Client(client.to_owned()),
+            index: None,
+            kind: kind.to_owned(),
+            payload,
+            timestamp_ms: Utc::now().timestamp_millis(),
+            copy: false,
+        }));
+    }
+
+    fn publish_session(&self, session: &str, direction: Direction, kind: &str, payload: Value, copy: bool) {
+        let event = |index, payload| {
+            Arc::new(Event {
+                scope: Scope::Session(session.to_owned()),
+                index,
+                kind: kind.to_owned(),
+                payload,
+                timestamp_ms: Utc::now().timestamp_millis(),
+                copy,
+            })
+        };
+        // Published under the log's lock, so subscribers see a session's events in index order.
+        let written = self
+            .log
+            .append_then(session, direction, kind, payload.clone(), |entry| {
+                let _ = self
+                    .live
+                    .send(event(Some(entry.event_index), entry.payload.clone()));
+            });
+        if let Err(e) = written {
+            // A full disk must not stop the browser work; the gap shows in the indexes.
+            tracing::error!(session, kind, "cannot write the session log: {e}");
+            let _ = self.live.send(event(None, payload));
+        }
+    }
+
+    fn append(&self, session: &str, direction: Direction, kind: &str, payload: Value) {
+        if let Err(e) = self.log.append(session, direction, kind, payload) {
+            tracing::error!(session, kind, "cannot write the session log: {e}");
+        }
+    }
+
+    /// A session's logged events after `after`, in order.
+    pub fn replay(&self, session: &str, after: Option<u64>) -> Vec<Arc<Event>> {
+        let entries = self.log.read_after(session, after).unwrap_or_else(|e| {
+            tracing::error!(session, "cannot read the session log: {e}");
+            Vec::new()
+        });
+        entries
+            .into_iter()
+            .filter(|e| EVENT_KINDS.contains(&e.kind.as_str()))
+            .map(|e| Arc::new(from_entry(e)))
+            .collect()
+    }
+
+    /// Events from now on (after `after` in the session's log, when given).
+    pub fn subscribe(&self, filter: Filter, after: Option<u64>) -> Subscription {
+        // Listen first, then read the log: an event written in between is seen twice and
+        // dropped once by its index, never missed.
+        let live = self.live.subscribe();
+        let mut backlog = VecDeque::new();
+        let mut last = after;
+        if let (Some(session), Some(_)) = (&filter.session, after) {
+            backlog.extend(self.replay(session, after));
+            last = backlog.back().and_then(|e| e.index).or(after);
+        }
+        Subscription {
+            live,
+            filter,
+            backlog,
+            last,
+        }
+    }
+}
+
+fn from_entry(entry: Entry) -> Event {
+    let timestamp_ms = DateTime::parse_from_rfc3339(&entry.timestamp)
+        .map(|t| t.with_timezone(&Utc).timestamp_millis())
+        .unwrap_or_default();
+    Event {
+        scope: Scope::Session(entry.session_id),
+        index: Some(entry.event_index),
+        kind: entry.kind,
+        payload: entry.payload,
+        timestamp_ms,
+        copy: false,
+    }
+}
+
+/// One subscriber's events, in order.
+pub struct Subscription {
+    live: broadcast::Receiver<Arc<Event>>,
+    filter: Filter,
+    backlog: VecDeque<Arc<Event>>,
+    /// The last session-log index delivered.
+    last: Option<u64>,
+}
+
+impl Subscription {
+    /// The next event; `None` once the relay shuts down.
+    pub async fn next(&mut self, events: &Events) -> Option<Arc<Event>> {
+        loop {
+            if let Some(event) = self.backlog.pop_front() {
+                return Some(self.deliver(event));
+            }
+            match self.live.recv().await {
+                Ok(event) if !self.filter.wants(&event) => {}
+                Ok(event) if self.seen(&event) => {}
+                Ok(event) => return Some(self.deliver(event)),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    // A slow subscriber never makes the relay hold more: it catches up from
+                    // the log, which has every session event.
+                    tracing::warn!(missed, "a subscriber fell behind; catching up from the log");
+                    if let Some(session) = &self.filter.session {
+                        self.backlog.extend(events.replay(session, self.last));
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    fn seen(&self, event: &Event) -> bool {
+        matches!(event.scope, Scope::Session(_))
+            && self.filter.session.is_some()
+            && event.index.zip(self.last).is_some_and(|(i, last)| i <= last)
+    }
+
+    fn deliver(&mut self, event: Arc<Event>) -> Arc<Event> {
+        if matches!(event.scope, Scope::Session(_)) && event.index.is_some() {
+            self.last = event.index;
+        }
+        event
+    }
+}

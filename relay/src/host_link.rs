@@ -1,0 +1,108 @@
+//! The relay's side of one host connection: its outbox, and the actions sent over it that
+//! still wait for an ack or a result. When the link closes, every waiting action learns it at
+//! once (the scheduler turns that into `CLIENT_OFFLINE`), and nothing can be sent on it later.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::outbox::Outbox;
+
+/// A live connection to a host.
+#[derive(Clone)]
+pub struct Link {
+    pub connection_id: String,
+    pub outbox: Outbox,
+    pending: Arc<Mutex<Pending>>,
+}
+
+#[derive(Default)]
+struct Pending {
+    closed: bool,
+    actions: HashMap<String, Waiting>,
+}
+
+struct Waiting {
+    ack: Option<oneshot::Sender<()>>,
+    result: oneshot::Sender<Value>,
+}
+
+/// What the scheduler awaits for one action sent to the host. A receiver that errors means
+/// the link closed.
+pub struct Dispatched {
+    pub ack: oneshot::Receiver<()>,
+    pub result: oneshot::Receiver<Value>,
+}
+
+/// The link closed before the action could be sent.
+#[derive(Debug)]
+pub struct LinkClosed;
+
+impl Link {
+    pub fn new(connection_id: String, outbox: Outbox) -> Self {
+        Self {
+            connection_id,
+            outbox,
+            pending: Arc::default(),
+        }
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers an action under the envelope id it will be sent with. Registering and the
+    /// closed check happen under one lock, so an action can never wait on a link that has
+    /// already closed.
+    pub fn expect(&self, envelope_id: &str) -> Result<Dispatched, LinkClosed> {
+        let mut pending = self.pending();
+        if pending.closed {
+            return Err(LinkClosed);
+        }
+        let (ack_tx, ack) = oneshot::channel();
+        let (result_tx, result) = oneshot::channel();
+        pending.actions.insert(
+            envelope_id.to_owned(),
+            Waiting {
+                ack: Some(ack_tx),
+                result: result_tx,
+            },
+        );
+        Ok(Dispatched { ack, result })
+    }
+
+    /// Forgets an action the scheduler gave up on (timed out): a late answer is dropped.
+    pub fn forget(&self, envelope_id: &str) {
+        self.pending().actions.remove(envelope_id);
+    }
+
+    /// The host acknowledged the action sent as `envelope_id`. False if nothing waits for it.
+    pub fn acked(&self, envelope_id: &str) -> bool {
+        let ack = self
+            .pending()
+            .actions
+            .get_mut(envelope_id)
+            .and_then(|w| w.ack.take());
+        ack.is_some_and(|ack| ack.send(()).is_ok())
+    }
+
+    /// The host's result for the action sent as `envelope_id`. False if nothing waits for it
+    /// (unknown id, or an action that already timed out).
+    pub fn answered(&self, envelope_id: &str, payload: Value) -> bool {
+        let waiting = self.pending().actions.remove(envelope_id);
+        waiting.is_some_and(|w| w.result.send(payload).is_ok())
+    }
+
+    /// Closes the link: every action still waiting learns it now.
+    pub fn close(&self) {
+        let mut pending = self.pending();
+        pending.closed = true;
+        pending.actions.clear();
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.pending().actions.len()
+    }
+}

@@ -1,0 +1,48 @@
+//! `POST /api/browser/action` (PROTOCOL.md §3): one curl call, one result. Every request that
+//! names a session and an action gets 200 and a result payload, errors included; 400 only for
+//! a body that is not such a payload.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::Value;
+use tether_protocol::{ActionError, ErrorCode};
+use tokio::sync::oneshot;
+
+use crate::auth::Orchestrator;
+use crate::scheduler::{self, Reply};
+use crate::state::AppState;
+
+pub async fn browser_action(_: Orchestrator, State(state): State<AppState>, body: Bytes) -> Response {
+    let payload: Value = match serde_json::from_slice(&body) {
+        Ok(payload) => payload,
+        Err(e) => {
+            return bad_request(ActionError::new(
+                ErrorCode::InvalidMessage,
+                format!("the body is not JSON: {e}"),
+            ))
+        }
+    };
+    let parsed = match scheduler::parse(&payload) {
+        Ok(parsed) => parsed,
+        Err(not_an_action) => return bad_request(not_an_action.0),
+    };
+    let (tx, rx) = oneshot::channel();
+    // The action runs to its end even if this caller hangs up: its result is logged and kept
+    // for a retry with the same actionId.
+    scheduler::submit(&state, parsed, Reply::Channel(tx));
+    match rx.await {
+        Ok(result) => Json(result).into_response(),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Json(ActionError::internal("the relay lost this action's result")),
+        )
+            .into_response(),
+    }
+}
+
+fn bad_request(error: ActionError) -> Response {
+    (StatusCode::BAD_REQUEST, Json(error)).into_response()
+}

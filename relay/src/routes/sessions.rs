@@ -1,0 +1,157 @@
+//! Session routes (PROTOCOL.md §3): bind a session to a browser, read its state, and follow
+//! its events as Server-Sent Events, replayable from the session log.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event as SseEvent, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use chrono::Utc;
+use futures::Stream;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tether_protocol::{ActionError, ErrorCode};
+use tokio::time::{interval_at, Instant, MissedTickBehavior};
+
+use crate::auth::Orchestrator;
+use crate::events::{Event, Filter, Subscription};
+use crate::state::AppState;
+
+fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
+    (status, Json(ActionError::new(code, message))).into_response()
+}
+
+pub async fn bind(
+    _: Orchestrator,
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let client_id = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v.get("clientId").and_then(Value::as_str).map(str::to_owned));
+    let Some(client_id) = client_id.filter(|c| !c.is_empty()) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::InvalidMessage,
+            "the body must be {\"clientId\": \"...\"}",
+        );
+    };
+    match state.bind(&session_id, &client_id) {
+        Ok(bound) => Json(bound).into_response(),
+        Err(e) => (StatusCode::NOT_FOUND, Json(e)).into_response(),
+    }
+}
+
+pub async fn get(
+    _: Orchestrator,
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+) -> Json<Value> {
+    Json(state.sessions.state(&session_id))
+}
+
+#[derive(Deserialize)]
+pub struct From {
+    from: Option<String>,
+}
+
+/// `GET /api/sessions/{id}/events`: `connection` first, then the session's events (after
+/// `Last-Event-ID` or `?from=`, when given), a `heartbeat` when idle, `stream_end` last.
+pub async fn events(
+    _: Orchestrator,
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+    Query(query): Query<From>,
+    headers: HeaderMap,
+) -> Response {
+    let last = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or(query.from);
+    let after = match last.as_deref().map(str::trim).map(str::parse::<u64>) {
+        None => None,
+        Some(Ok(n)) => Some(n),
+        Some(Err(_)) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::InvalidMessage,
+                "Last-Event-ID and ?from= take an event index (an integer)",
+            )
+        }
+    };
+    let filter = Filter {
+        session: Some(session_id.clone()),
+        client: None,
+    };
+    let subscription = state.events.subscribe(filter, after);
+    let connection = json!({
+        "sessionId": session_id,
+        "resumedAfter": after,
+        "state": state.sessions.state(&session_id),
+    });
+    Sse::new(stream(state, subscription, connection)).into_response()
+}
+
+fn frame(kind: &str, timestamp_ms: i64, data: &Value) -> SseEvent {
+    let body = json!({ "type": kind, "timestamp": timestamp_ms, "data": data });
+    SseEvent::default().event(kind).data(body.to_string())
+}
+
+fn from_event(event: &Arc<Event>) -> SseEvent {
+    let sse = frame(&event.kind, event.timestamp_ms, &event.payload);
+    match event.index {
+        Some(index) => sse.id(index.to_string()),
+        None => sse,
+    }
+}
+
+enum Step {
+    Connection(Value),
+    Live,
+    Ended,
+}
+
+fn stream(
+    state: AppState,
+    subscription: Subscription,
+    connection: Value,
+) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    let period = state.settings.heartbeat;
+    let mut heartbeat = interval_at(Instant::now() + period, period);
+    heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let start = (Step::Connection(connection), subscription, heartbeat);
+    futures::stream::unfold(start, move |(step, mut subscription, mut heartbeat)| {
+        let state = state.clone();
+        async move {
+            match step {
+                Step::Connection(data) => {
+                    let sse = frame("connection", Utc::now().timestamp_millis(), &data);
+                    Some((Ok(sse), (Step::Live, subscription, heartbeat)))
+                }
+                Step::Ended => None,
+                Step::Live => {
+                    let event = tokio::select! {
+                        event = subscription.next(&state.events) => event?,
+                        _ = heartbeat.tick() => {
+                            let sse = frame("heartbeat", Utc::now().timestamp_millis(), &json!({}));
+                            return Some((Ok(sse), (Step::Live, subscription, heartbeat)));
+                        }
+                    };
+                    heartbeat.reset();
+                    let next = if event.kind == "stream_end" {
+                        Step::Ended
+                    } else {
+                        Step::Live
+                    };
+                    Some((Ok(from_event(&event)), (next, subscription, heartbeat)))
+                }
+            }
+        }
+    })
+}

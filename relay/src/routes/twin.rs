@@ -1,0 +1,57 @@
+//! `GET /api/twin/{clientId}` (the twin as JSON) and `GET /api/twin/{clientId}.md` (as a Live
+//! Screen block, `?detail=live|recent|gist`).
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use tether_protocol::{ActionError, ErrorCode};
+
+use crate::auth::Orchestrator;
+use crate::state::AppState;
+use crate::twin_md::{self, Browser, Detail};
+
+#[derive(Deserialize)]
+pub struct DetailQuery {
+    detail: Option<String>,
+}
+
+pub async fn get(
+    _: Orchestrator,
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    Query(query): Query<DetailQuery>,
+) -> Response {
+    // A clientId is taken as it is when known; otherwise a trailing `.md` asks for Markdown.
+    let (client_id, markdown) = match name.strip_suffix(".md") {
+        Some(stripped) if !state.registry.is_known(&name) => (stripped.to_owned(), true),
+        _ => (name, false),
+    };
+    let Some((meta, online)) = state.registry.meta(&client_id) else {
+        let error = ActionError::new(
+            ErrorCode::InvalidParams,
+            format!("no browser with clientId {client_id:?} has joined this relay"),
+        );
+        return (StatusCode::NOT_FOUND, Json(error)).into_response();
+    };
+    let twin = state.twins.get(&client_id).unwrap_or_default();
+    if !markdown {
+        return Json(twin.payload(&client_id)).into_response();
+    }
+    let detail = match query.detail.as_deref().map(Detail::parse) {
+        None => Detail::Live,
+        Some(Some(detail)) => detail,
+        Some(None) => {
+            let error = ActionError::new(ErrorCode::InvalidParams, "detail is one of live, recent, gist");
+            return (StatusCode::BAD_REQUEST, Json(error)).into_response();
+        }
+    };
+    let browser = Browser {
+        client_id: &client_id,
+        online,
+        meta: &meta,
+    };
+    let body = twin_md::render(&browser, &twin, detail);
+    ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body).into_response()
+}

@@ -1,0 +1,110 @@
+//! Everything the relay holds, in one place every handler reaches: settings, tokens, the
+//! registry of browsers, sessions, twins, events, pending confirmations, artifacts, metrics.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tether_protocol::descriptors::{self, ActionDescriptor};
+use tether_protocol::{ActionError, ErrorCode};
+
+use crate::artifacts::ArtifactStore;
+use crate::config::{Settings, Tokens};
+use crate::confirmations::Confirmations;
+use crate::events::Events;
+use crate::metrics::Metrics;
+use crate::registry::Registry;
+use crate::session_log::{Direction, SessionLog};
+use crate::sessions::{Activity, Sessions};
+use crate::twin::Twins;
+
+pub struct Relay {
+    pub settings: Settings,
+    pub tokens: Tokens,
+    pub catalog: Vec<ActionDescriptor>,
+    pub registry: Registry,
+    pub sessions: Sessions,
+    pub twins: Twins,
+    pub events: Events,
+    pub confirmations: Confirmations,
+    pub artifacts: ArtifactStore,
+    pub metrics: Metrics,
+}
+
+impl Relay {
+    pub fn new(settings: Settings, tokens: Tokens, artifacts: ArtifactStore, log: SessionLog) -> Self {
+        Self {
+            settings,
+            tokens,
+            catalog: descriptors::catalog(),
+            registry: Registry::default(),
+            sessions: Sessions::default(),
+            twins: Twins::default(),
+            events: Events::new(log),
+            confirmations: Confirmations::default(),
+            artifacts,
+            metrics: Metrics::default(),
+        }
+    }
+
+    /// The `extension.list` payload: every browser that has joined, with its sessions.
+    pub fn clients(&self) -> Value {
+        let mut clients = self.registry.list();
+        for client in &mut clients {
+            client.sessions = self.sessions.bound_to(&client.client_id);
+        }
+        json!({ "clients": clients })
+    }
+
+    /// Binds a session to a browser that has joined (seed 002: select_my_browser). A session
+    /// waiting for a browser goes back to idle.
+    pub fn bind(&self, session_id: &str, client_id: &str) -> Result<Value, ActionError> {
+        if !self.registry.is_known(client_id) {
+            return Err(ActionError::new(
+                ErrorCode::InvalidParams,
+                format!("no browser with clientId {client_id:?} has joined this relay; see extension.list"),
+            ));
+        }
+        let bound = json!({ "sessionId": session_id, "clientId": client_id });
+        self.events
+            .record(session_id, Direction::In, "session.bind", bound.clone());
+        let state = {
+            let mut sessions = self.sessions.lock();
+            let session = sessions.entry(session_id.to_owned()).or_default();
+            session.client_id = Some(client_id.to_owned());
+            if session.activity == Some(Activity::WaitingForBrowserSelection) {
+                session.activity = Some(Activity::Idle);
+            }
+            session.state(session_id)
+        };
+        self.events
+            .record(session_id, Direction::Out, "session.bound", bound.clone());
+        self.events
+            .session(session_id, Direction::Internal, "session.state", state);
+        Ok(bound)
+    }
+
+    /// Publishes a browser's event to its subscribers and the sessions bound to it.
+    pub fn client_event(&self, client_id: &str, kind: &str, payload: Value) {
+        let sessions = self.sessions.bound_to(client_id);
+        self.events.client(client_id, kind, payload, &sessions);
+    }
+}
+
+/// What axum hands every handler: the one [`Relay`].
+#[derive(Clone)]
+pub struct AppState(pub Arc<Relay>);
+
+impl Deref for AppState {
+    type Target = Arc<Relay>;
+
+    fn deref(&self) -> &Arc<Relay> {
+        &self.0
+    }
+}
+
+impl axum::extract::FromRef<AppState> for Tokens {
+    fn from_ref(state: &AppState) -> Tokens {
+        state.tokens.clone()
+    }
+}

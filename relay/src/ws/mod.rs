@@ -1,0 +1,186 @@
+//! One WebSocket peer on `/ws` (PROTOCOL.md §2): read envelopes, check them, hand them to the
+//! handler of the peer's role; one writer task sends what the relay has to say. A frame that
+//! is not an envelope gets `INVALID_MESSAGE` and the connection stays open; a failed join gets
+//! `UNAUTHORIZED` (or `FORBIDDEN` for another role's token) and the connection closes.
+
+mod host;
+mod join;
+mod orchestrator;
+
+use axum::extract::ws::{Message, WebSocket};
+use futures::{SinkExt, StreamExt};
+use tether_protocol::envelope::PROTOCOL_VERSION;
+use tether_protocol::{ActionError, Envelope, ErrorCode};
+use tokio::task::JoinHandle;
+
+use crate::host_link::Link;
+use crate::outbox::{Outbox, Outgoing};
+use crate::state::AppState;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinRole {
+    Orchestrator,
+    Host,
+    Observer,
+}
+
+impl JoinRole {
+    fn parse(role: &str) -> Option<Self> {
+        match role {
+            "orchestrator" => Some(Self::Orchestrator),
+            "host" => Some(Self::Host),
+            "observer" => Some(Self::Observer),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Orchestrator => "orchestrator",
+            Self::Host => "host",
+            Self::Observer => "observer",
+        }
+    }
+}
+
+/// A peer that has joined.
+pub struct Peer {
+    pub role: JoinRole,
+    pub connection_id: String,
+    /// A host's clientId.
+    pub client_id: Option<String>,
+    /// The session an observer (or an orchestrator) joined for.
+    pub session_id: Option<String>,
+    /// A host's link, which the scheduler sends actions through.
+    pub link: Option<Link>,
+    /// Event subscriptions feeding this peer's outbox; they end with the connection.
+    pub subscriptions: Vec<JoinHandle<()>>,
+}
+
+/// Serves one connection until it closes. `upgrade_token` is a token given on the upgrade
+/// request (already checked to be valid there).
+pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<String>) {
+    let (mut sink, mut stream) = socket.split();
+    let (outbox, mut queue) = Outbox::new();
+    let writer = tokio::spawn(async move {
+        while let Some(out) = queue.recv().await {
+            let frame = match out {
+                Outgoing::Frame(envelope) => match serde_json::to_string(&envelope) {
+                    Ok(text) => Message::Text(text.into()),
+                    Err(e) => {
+                        tracing::error!("cannot encode an envelope: {e}");
+                        continue;
+                    }
+                },
+                Outgoing::Close => {
+                    let _ = sink.send(Message::Close(None)).await;
+                    break;
+                }
+            };
+            if sink.send(frame).await.is_err() {
+                break;
+            }
+        }
+    });
+
+    let mut peer: Option<Peer> = None;
+    while let Some(Ok(message)) = stream.next().await {
+        let text = match message {
+            Message::Text(text) => text,
+            Message::Close(_) => break,
+            _ => continue,
+        };
+        let Some(envelope) = read_envelope(&outbox, &text) else {
+            continue;
+        };
+        match &mut peer {
+            None => match join::join(&state, &outbox, &envelope, upgrade_token.as_deref()) {
+                Ok(joined) => peer = Some(joined),
+                Err(error) => {
+                    outbox.error(envelope.id.clone(), error);
+                    outbox.close();
+                    break;
+                }
+            },
+            Some(p) => match p.role {
+                JoinRole::Host => host::handle(&state, &outbox, p, envelope),
+                JoinRole::Orchestrator | JoinRole::Observer => {
+                    orchestrator::handle(&state, &outbox, p, envelope)
+                }
+            },
+        }
+    }
+
+    if let Some(peer) = peer {
+        leave(&state, peer);
+    }
+    drop(outbox);
+    let _ = writer.await;
+}
+
+/// Parses one text frame; answers `INVALID_MESSAGE` for anything that is not an envelope of
+/// this protocol version.
+fn read_envelope(outbox: &Outbox, text: &str) -> Option<Envelope> {
+    let envelope = match serde_json::from_str::<Envelope>(text) {
+        Ok(envelope) => envelope,
+        Err(e) => {
+            let error = ActionError::new(
+                ErrorCode::InvalidMessage,
+                format!("not a relay envelope {{v, type, id?, replyTo?, payload}}: {e}"),
+            );
+            outbox.error(None, error);
+            return None;
+        }
+    };
+    if envelope.v != PROTOCOL_VERSION {
+        let error = ActionError::new(
+            ErrorCode::InvalidMessage,
+            format!(
+                "protocol version {:?} is not served here; this relay speaks \"{PROTOCOL_VERSION}\"",
+                envelope.v
+            ),
+        );
+        outbox.error(envelope.id, error);
+        return None;
+    }
+    Some(envelope)
+}
+
+/// The peer is gone: its subscriptions end; a host's actions in flight fail `CLIENT_OFFLINE`.
+fn leave(state: &AppState, peer: Peer) {
+    for subscription in peer.subscriptions {
+        subscription.abort();
+    }
+    if let (Some(client_id), Some(link)) = (&peer.client_id, &peer.link) {
+        link.close();
+        if state.registry.disconnect(client_id, &peer.connection_id) {
+            tracing::info!(client_id, "host offline");
+            state.client_event(
+                client_id,
+                "client.offline",
+                serde_json::json!({ "clientId": client_id }),
+            );
+        }
+    }
+}
+
+/// The answer to a message this peer may not send.
+fn forbidden(outbox: &Outbox, peer: &Peer, envelope: Envelope, why: &str) {
+    let error = ActionError::new(
+        ErrorCode::Forbidden,
+        format!(
+            "{} {why}; this connection joined as {}",
+            envelope.kind,
+            peer.role.as_str()
+        ),
+    );
+    outbox.error(envelope.id, error);
+}
+
+fn unknown(outbox: &Outbox, envelope: Envelope) {
+    let error = ActionError::new(
+        ErrorCode::InvalidMessage,
+        format!("unknown message type {:?}", envelope.kind),
+    );
+    outbox.error(envelope.id, error);
+}

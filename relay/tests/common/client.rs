@@ -1,0 +1,126 @@
+//! A WebSocket peer of the relay, as an orchestrator in any language would be one.
+
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use super::ORCHESTRATOR;
+
+pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// Longest a test waits for one frame: a relay that never answers fails the test, not CI.
+pub const FRAME_WAIT: Duration = Duration::from_secs(20);
+
+pub async fn connect(addr: &str) -> Ws {
+    tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .unwrap()
+        .0
+}
+
+pub async fn send(ws: &mut Ws, envelope: Value) {
+    ws.send(Message::Text(envelope.to_string().into())).await.unwrap();
+}
+
+/// The next envelope; panics if the relay closed instead, or said nothing for too long.
+pub async fn recv(ws: &mut Ws) -> Value {
+    let next = async {
+        loop {
+            match ws.next().await.expect("the relay closed the connection").unwrap() {
+                Message::Text(text) => return serde_json::from_str(&text).unwrap(),
+                Message::Close(_) => panic!("the relay closed the connection"),
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(FRAME_WAIT, next)
+        .await
+        .expect("no frame from the relay in time")
+}
+
+/// The next envelope of type `kind`, skipping others.
+pub async fn recv_type(ws: &mut Ws, kind: &str) -> Value {
+    loop {
+        let envelope = recv(ws).await;
+        if envelope["type"] == kind {
+            return envelope;
+        }
+    }
+}
+
+/// Whether the relay closes the connection (rather than sending another frame).
+pub async fn closes(ws: &mut Ws) -> bool {
+    let next = async {
+        loop {
+            match ws.next().await {
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return true,
+                Some(Ok(Message::Text(_))) => return false,
+                Some(Ok(_)) => {}
+            }
+        }
+    };
+    tokio::time::timeout(FRAME_WAIT, next)
+        .await
+        .expect("the relay neither closed nor spoke")
+}
+
+pub fn join(role: &str, token: &str) -> Value {
+    json!({ "v": "1", "type": "relay.join", "id": "j1", "payload": { "role": role, "token": token } })
+}
+
+pub fn envelope(kind: &str, id: &str, payload: Value) -> Value {
+    json!({ "v": "1", "type": kind, "id": id, "payload": payload })
+}
+
+/// An orchestrator that has joined.
+pub async fn orchestrator(addr: &str) -> Ws {
+    let mut ws = connect(addr).await;
+    send(&mut ws, join("orchestrator", ORCHESTRATOR)).await;
+    assert_eq!(recv(&mut ws).await["type"], "relay.joined");
+    ws
+}
+
+/// Sends a request and returns the reply to it (skipping events and other replies).
+pub async fn request(ws: &mut Ws, kind: &str, id: &str, payload: Value) -> Value {
+    send(ws, envelope(kind, id, payload)).await;
+    loop {
+        let reply = recv(ws).await;
+        if reply["replyTo"] == id {
+            return reply;
+        }
+    }
+}
+
+/// `browser_action` over the socket: returns (ack, result) envelopes.
+pub async fn act(ws: &mut Ws, id: &str, payload: Value) -> (Option<Value>, Value) {
+    send(ws, envelope("browser_action", id, payload)).await;
+    let mut ack = None;
+    loop {
+        let reply = recv(ws).await;
+        if reply["replyTo"] != id {
+            continue;
+        }
+        match reply["type"].as_str() {
+            Some("browser_action.ack") => ack = Some(reply),
+            Some("browser_action.result") | Some("error") => return (ack, reply),
+            other => panic!("unexpected reply {other:?}: {reply}"),
+        }
+    }
+}
+
+/// `POST /api/browser/action`: (status, body).
+pub async fn post_action(addr: &str, token: &str, body: Value) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/api/browser/action"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
