@@ -1,0 +1,464 @@
+//! What subscribers see (PROTOCOL.md §2.4, §3, §7): WS `subscribe`, the SSE stream with its
+//! replay from the session log, the twin and its Live Screen, the confirmation gate, observers'
+//! limits, metrics, and the session log itself.
+
+mod common;
+
+use common::client::{
+    connect, envelope, join, orchestrator, post_action, recv, recv_type, request, send, Ws,
+};
+use common::test_host::TestHost;
+use common::{start, ORCHESTRATOR};
+use serde_json::{json, Value};
+use tether_relay::artifacts::Limits;
+use tether_relay::config::{ConfirmMode, Settings};
+
+fn click(session: &str) -> Value {
+    json!({ "sessionId": session, "actionName": "browser_click", "params": { "tabId": 1, "xpath": "//a" } })
+}
+
+/// One SSE event: (event, id, data).
+type Sse = (String, Option<u64>, Value);
+
+/// Reads a session's SSE stream.
+struct SseStream {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl SseStream {
+    async fn open(addr: &str, session: &str, last_event_id: Option<u64>) -> Self {
+        let mut request = reqwest::Client::new()
+            .get(format!("http://{addr}/api/sessions/{session}/events"))
+            .bearer_auth(ORCHESTRATOR);
+        if let Some(id) = last_event_id {
+            request = request.header("Last-Event-ID", id.to_string());
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        assert!(response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"));
+        Self {
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event, or None when the stream ends.
+    async fn next(&mut self) -> Option<Sse> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let (mut event, mut id, mut data) = (String::new(), None, String::new());
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        event = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("id:") {
+                        id = v.trim().parse().ok();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.trim_start());
+                    }
+                }
+                if event.is_empty() {
+                    continue;
+                }
+                return Some((event, id, serde_json::from_str(&data).unwrap()));
+            }
+            let chunk = tokio::time::timeout(common::client::FRAME_WAIT, self.response.chunk())
+                .await
+                .expect("no SSE event in time")
+                .unwrap()?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    async fn next_of(&mut self, kind: &str) -> Sse {
+        loop {
+            let event = self.next().await.expect("the stream ended");
+            if event.0 == kind {
+                return event;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn sse_streams_a_sessions_events_and_replays_them_after_last_event_id() {
+    let (addr, _) = start(Settings::default(), Limits::default()).await;
+    let addr = addr.to_string();
+    let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
+    let mut stream = SseStream::open(&addr, "sse", None).await;
+    let (kind, id, connection) = stream.next().await.unwrap();
+    assert_eq!((kind.as_str(), id), ("connection", None));
+    assert_eq!(connection["type"], "connection");
+    assert_eq!(connection["data"]["sessionId"], "sse");
+    assert!(
+        connection["timestamp"].as_i64().unwrap() > 1_700_000_000_000,
+        "Unix milliseconds"
+    );
+
+    let (_, result) = post_action(&addr, ORCHESTRATOR, click("sse")).await;
+    let started = stream.next_of("action.started").await;
+    assert_eq!(started.2["data"]["actionId"], result["actionId"]);
+    assert_eq!(started.2["data"]["clientId"], "browser-1");
+    let (_, result_id, result_event) = stream.next_of("browser_action.result").await;
+    assert_eq!(result_event["type"], "browser_action.result");
+    assert_eq!(result_event["data"], result);
+    let result_id = result_id.expect("logged events carry their eventIndex");
+
+    // A second action while no one listens; a client that comes back after the first
+    // result gets what it missed, then live events, with none doubled.
+    drop(stream);
+    let (_, second) = post_action(&addr, ORCHESTRATOR, click("sse")).await;
+    let mut resumed = SseStream::open(&addr, "sse", Some(result_id)).await;
+    assert_eq!(resumed.next().await.unwrap().0, "connection");
+    let mut ids = Vec::new();
+    let replayed = loop {
+        let (kind, id, event) = resumed.next().await.unwrap();
+        ids.push(id.expect("replayed events carry their index"));
+        if kind == "browser_action.result" {
+            break event;
+        }
+    };
+    assert!(ids.iter().all(|id| *id > result_id), "{ids:?} after {result_id}");
+    assert_eq!(replayed["data"], second);
+    let (_, third) = post_action(&addr, ORCHESTRATOR, click("sse")).await;
+    let (_, live_id, live) = resumed.next_of("browser_action.result").await;
+    assert_eq!(live["data"], third);
+    assert!(live_id.unwrap() > *ids.last().unwrap());
+
+    // session_stop completes the session and ends the stream.
+    let stop = json!({ "sessionId": "sse", "actionName": "session_stop", "params": {} });
+    post_action(&addr, ORCHESTRATOR, stop).await;
+    let mut statuses = Vec::new();
+    while statuses.last().map(String::as_str) != Some("completed") {
+        let state = resumed.next_of("session.state").await;
+        statuses.push(state.2["data"]["status"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(statuses, ["ongoing", "running", "completed"]);
+    assert_eq!(resumed.next().await.unwrap().0, "stream_end");
+    assert!(resumed.next().await.is_none(), "the stream ends after stream_end");
+}
+
+#[tokio::test]
+async fn sse_sends_heartbeats_when_idle() {
+    let settings = Settings {
+        heartbeat: std::time::Duration::from_millis(50),
+        ..Settings::default()
+    };
+    let (addr, _) = start(settings, Limits::default()).await;
+    let mut stream = SseStream::open(&addr.to_string(), "quiet", None).await;
+    assert_eq!(stream.next().await.unwrap().0, "connection");
+    let (kind, id, heartbeat) = stream.next().await.unwrap();
+    assert_eq!((kind.as_str(), id), ("heartbeat", None));
+    assert_eq!(heartbeat["data"], json!({}));
+}
+
+async fn subscribed(addr: &str, payload: Value) -> Ws {
+    let mut ws = orchestrator(addr).await;
+    let reply = request(&mut ws, "subscribe", "sub", payload).await;
+    assert_eq!(reply["type"], "subscribed", "{reply}");
+    ws
+}
+
+fn tab(id: i64, window: i64, url: &str, title: &str, active: bool) -> Value {
+    json!({ "tabId": id, "windowId": window, "url": url, "title": title, "active": active, "status": "complete" })
+}
+
+#[tokio::test]
+async fn the_twin_follows_the_hosts_reports_and_is_pushed_to_subscribers() {
+    let (addr, _) = start(Settings::default(), Limits::default()).await;
+    let addr = addr.to_string();
+    let mut watcher = subscribed(&addr, json!({ "clientId": "browser-1" })).await;
+    let mut host = TestHost::join(&addr, "browser-1").await;
+    assert_eq!(recv(&mut watcher).await["type"], "client.online");
+    let state = json!({
+        "windows": [{ "windowId": 1, "focused": true }],
+        "tabs": [tab(10, 1, "https://example.org/", "Example", true)],
+        "groups": [],
+    });
+    host.report("full_state_sync", state).await;
+    let sync = recv_type(&mut watcher, "twin_state_sync").await;
+    let first_version = sync["payload"]["version"].as_u64().unwrap();
+    assert_eq!(sync["payload"]["clientId"], "browser-1");
+    assert_eq!(sync["payload"]["activeTabId"], 10);
+    host.report(
+        "tab_event",
+        json!({ "event": "created", "tab": tab(11, 1, "https://tether.dev/", "Tether", false) }),
+    )
+    .await;
+    host.report(
+        "tab_event",
+        json!({ "event": "group_updated", "group": { "groupId": 5, "title": "Agent" } }),
+    )
+    .await;
+    host.report(
+        "tab_event",
+        json!({ "event": "updated", "tab": { "tabId": 11, "windowId": 1, "groupId": 5, "url": "https://tether.dev/docs", "title": "Docs", "active": false, "status": "loading" } }),
+    )
+    .await;
+    host.report("tab_event", json!({ "event": "removed", "tabId": 10 }))
+        .await;
+    let mut last = Value::Null;
+    for _ in 0..4 {
+        last = recv_type(&mut watcher, "twin_state_sync").await;
+    }
+    let twin = &last["payload"];
+    assert_eq!(twin["version"].as_u64().unwrap(), first_version + 4);
+    assert_eq!(twin["tabs"].as_array().unwrap().len(), 1);
+    assert_eq!(twin["tabs"][0]["url"], "https://tether.dev/docs");
+    assert_eq!(twin["tabs"][0]["groupId"], 5);
+
+    // The same twin over HTTP, over twin.get, and as a Live Screen.
+    let client = reqwest::Client::new();
+    let get = |path: String| {
+        client
+            .get(format!("http://{addr}{path}"))
+            .bearer_auth(ORCHESTRATOR)
+            .send()
+    };
+    let json_twin: Value = get("/api/twin/browser-1".into())
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(&json_twin, twin);
+    let over_ws = request(&mut watcher, "twin.get", "t", json!({ "clientId": "browser-1" })).await;
+    assert_eq!(&over_ws["payload"], twin);
+    let live = get("/api/twin/browser-1.md".into())
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(live.contains("## Browser `browser-1`"), "{live}");
+    assert!(
+        live.contains("tab 11 \"Docs\" https://tether.dev/docs (loading) [group \"Agent\"]"),
+        "{live}"
+    );
+    assert!(!live.contains("Recent changes"));
+    let recent = get("/api/twin/browser-1.md?detail=recent".into())
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        recent.contains("### Recent changes") && recent.contains("tab 10 closed"),
+        "{recent}"
+    );
+    let gist = get("/api/twin/browser-1.md?detail=gist".into())
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(gist.lines().count(), 1, "{gist}");
+    assert!(gist.contains("1 tabs in 1 windows"), "{gist}");
+    let unknown = get("/api/twin/nobody".into()).await.unwrap();
+    assert_eq!(unknown.status().as_u16(), 404);
+
+    // A report the relay cannot read is refused, and the twin stays as it was.
+    host.report("tab_event", json!({ "event": "removed" })).await;
+    let error = recv_type(&mut host.ws, "error").await;
+    assert_eq!(error["payload"]["code"], "INVALID_MESSAGE");
+    drop(host);
+    assert_eq!(
+        recv_type(&mut watcher, "client.offline").await["payload"]["clientId"],
+        "browser-1"
+    );
+}
+
+#[tokio::test]
+async fn ws_subscribers_see_a_sessions_lifecycle() {
+    let (addr, _) = start(Settings::default(), Limits::default()).await;
+    let addr = addr.to_string();
+    let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
+    let mut watcher = subscribed(&addr, json!({ "sessionId": "life" })).await;
+    let (_, result) = post_action(&addr, ORCHESTRATOR, click("life")).await;
+    let mut kinds = Vec::new();
+    loop {
+        let event = recv(&mut watcher).await;
+        kinds.push(event["type"].as_str().unwrap().to_owned());
+        if event["type"] == "browser_action.result" {
+            assert_eq!(event["payload"], result);
+            break;
+        }
+    }
+    assert_eq!(
+        kinds,
+        ["session.state", "action.started", "browser_action.result"]
+    );
+    let state = recv_type(&mut watcher, "session.state").await;
+    assert_eq!(state["payload"]["status"], "ongoing");
+}
+
+#[tokio::test]
+async fn with_confirm_every_an_action_waits_for_a_person() {
+    let settings = Settings {
+        confirm: ConfirmMode::Every,
+        ..Settings::default()
+    };
+    let (addr, _) = start(settings, Limits::default()).await;
+    let addr = addr.to_string();
+    let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
+    // The person watches through an observer (a web UI) that joined for the session.
+    let mut observer = connect(&addr).await;
+    let mut observe = join("observer", ORCHESTRATOR);
+    observe["payload"]["sessionId"] = json!("careful");
+    send(&mut observer, observe).await;
+    assert_eq!(recv(&mut observer).await["payload"]["sessionId"], "careful");
+    let reply = request(&mut observer, "subscribe", "s", json!({})).await;
+    assert_eq!(reply["payload"]["sessionId"], "careful");
+
+    let approved = tokio::spawn({
+        let addr = addr.clone();
+        async move { post_action(&addr, ORCHESTRATOR, click("careful")).await }
+    });
+    let asked = recv_type(&mut observer, "browser_task.confirmation_requested").await;
+    let p = &asked["payload"];
+    assert_eq!(
+        (p["sessionId"].as_str(), p["actionName"].as_str()),
+        (Some("careful"), Some("browser_click"))
+    );
+    assert!(p["summary"].as_str().unwrap().contains("xpath=//a"), "{p}");
+    let state = request(
+        &mut orchestrator(&addr).await,
+        "session.get",
+        "g",
+        json!({ "sessionId": "careful" }),
+    )
+    .await;
+    assert_eq!(state["payload"]["status"], "waiting_for_user_confirmation");
+    let confirmed = request(
+        &mut observer,
+        "browser_task.confirm",
+        "c1",
+        json!({ "requestId": p["requestId"], "approved": true }),
+    )
+    .await;
+    assert_eq!(confirmed["type"], "browser_task.confirmed");
+    assert_eq!(approved.await.unwrap().1["status"], "success");
+
+    let denied = tokio::spawn({
+        let addr = addr.clone();
+        async move { post_action(&addr, ORCHESTRATOR, click("careful")).await }
+    });
+    let asked = recv_type(&mut observer, "browser_task.confirmation_requested").await;
+    let request_id = asked["payload"]["requestId"].clone();
+    request(
+        &mut observer,
+        "browser_task.confirm",
+        "c2",
+        json!({ "requestId": request_id, "approved": false }),
+    )
+    .await;
+    let (_, body) = denied.await.unwrap();
+    assert_eq!(body["error"]["code"], "USER_DENIED");
+    let again = request(
+        &mut observer,
+        "browser_task.confirm",
+        "c3",
+        json!({ "requestId": request_id, "approved": true }),
+    )
+    .await;
+    assert_eq!(
+        again["payload"]["code"], "INVALID_PARAMS",
+        "an answered request is gone"
+    );
+}
+
+#[tokio::test]
+async fn an_observer_reads_only_its_session_and_cannot_act() {
+    let (addr, _) = start(Settings::default(), Limits::default()).await;
+    let addr = addr.to_string();
+    let mut observer = connect(&addr).await;
+    let mut observe = join("observer", ORCHESTRATOR);
+    observe["payload"]["sessionId"] = json!("mine");
+    send(&mut observer, observe).await;
+    recv(&mut observer).await;
+    for (kind, payload) in [
+        ("browser_action", click("mine")),
+        ("extension.list", json!({})),
+        ("session.bind", json!({ "sessionId": "mine", "clientId": "x" })),
+        ("subscribe", json!({ "sessionId": "theirs" })),
+        ("session.get", json!({ "sessionId": "theirs" })),
+        ("twin.get", json!({ "clientId": "x" })),
+    ] {
+        let reply = request(&mut observer, kind, "r", payload).await;
+        assert_eq!(reply["payload"]["code"], "FORBIDDEN", "{kind}: {reply}");
+    }
+    let own = request(&mut observer, "session.get", "g", json!({ "sessionId": "mine" })).await;
+    assert_eq!(own["payload"]["status"], "created");
+}
+
+#[tokio::test]
+async fn metrics_count_actions_by_name_and_outcome() {
+    let (addr, _) = start(Settings::default(), Limits::default()).await;
+    let addr = addr.to_string();
+    let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
+    post_action(&addr, ORCHESTRATOR, click("m")).await;
+    post_action(
+        &addr,
+        ORCHESTRATOR,
+        json!({ "sessionId": "m", "actionName": "nope" }),
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let response = client.get(format!("http://{addr}/metrics")).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 401);
+    let text = client
+        .get(format!("http://{addr}/metrics"))
+        .bearer_auth(ORCHESTRATOR)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.contains(r#"tether_actions_total{action="browser_click",outcome="success"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"tether_actions_total{action="unknown",outcome="UNKNOWN_ACTION"} 1"#),
+        "{text}"
+    );
+    assert!(text.contains("tether_hosts_online 1"), "{text}");
+    assert!(text.contains("tether_action_duration_seconds_bucket"), "{text}");
+}
+
+#[tokio::test]
+async fn the_session_log_holds_each_envelope_of_the_session_in_order() {
+    let (addr, data) = start(Settings::default(), Limits::default()).await;
+    let addr = addr.to_string();
+    let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
+    let mut orch = orchestrator(&addr).await;
+    send(&mut orch, envelope("browser_action", "r1", click("logged"))).await;
+    let result = recv_type(&mut orch, "browser_action.result").await;
+    let text = std::fs::read_to_string(data.join("logs/logged.jsonl")).unwrap();
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "browser_action",
+            "session.state",
+            "action.started",
+            "browser_action.ack",
+            "browser_action.result",
+            "session.state"
+        ]
+    );
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(line["eventIndex"], i as u64);
+        assert_eq!(line["sessionId"], "logged");
+        assert!(line["timestamp"].as_str().unwrap().ends_with('Z'));
+    }
+    assert_eq!(lines[0]["direction"], "in");
+    assert_eq!(lines[4]["direction"], "out");
+    assert_eq!(lines[4]["payload"], result["payload"]);
+}
