@@ -13,6 +13,9 @@ pub mod engine;
 pub mod exec;
 pub mod page;
 pub mod policy;
+pub mod relay_link;
 pub mod sessions;
+pub mod twin_report;
+pub mod worker;
 
 pub use engine::Engine;

@@ -17,6 +17,8 @@ struct Cli {
 enum Command {
     /// Run actions against a headless Chromium (launched, or at --browser-ws) and print each result.
     Exec(tether_host::exec::ExecArgs),
+    /// Serve a relay with a Chromium of this host's own (launched, or at --browser-ws).
+    Worker(tether_host::worker::WorkerArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -39,6 +41,7 @@ fn main() -> std::process::ExitCode {
     runtime.block_on(async {
         match cli.command {
             Command::Exec(args) => tether_host::exec::main(args).await,
+            Command::Worker(args) => tether_host::worker::main(args).await,
         }
     })
 }

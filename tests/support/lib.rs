@@ -3,6 +3,7 @@
 //! 127.0.0.1 serving `tests/fixtures/` plus a few generated pages.
 
 pub mod fixtures;
+pub mod relay;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -64,7 +65,7 @@ pub struct Harness {
     pub server: fixtures::Server,
     pub artifact_dir: PathBuf,
     // Kept alive for the binary's lifetime; the parent-death signal ends it with the process.
-    _chromium: Chromium,
+    chromium: Chromium,
 }
 
 impl Harness {
@@ -100,8 +101,13 @@ impl Harness {
             transport,
             server,
             artifact_dir,
-            _chromium: chromium,
+            chromium,
         }
+    }
+
+    /// The shared browser's endpoint, for a second client (a worker) of the same Chromium.
+    pub fn browser_ws(&self) -> &str {
+        self.chromium.ws_url()
     }
 
     /// A fixture page's URL.

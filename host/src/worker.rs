@@ -1,0 +1,215 @@
+//! `tether-host worker`: a host with a browser of its own. It launches Chromium (or uses the
+//! one at `--browser-ws`), then serves the relay's actions on it until stopped.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use tether_protocol::ActionName;
+
+use crate::artifacts::RelaySink;
+use crate::cdp::worker::WorkerTransport;
+use crate::cdp::Transport;
+use crate::chromium::{Chromium, LaunchOptions};
+use crate::policy::Policy;
+use crate::relay_link::{self, LinkOptions};
+use crate::Engine;
+
+#[derive(clap::Args, Debug)]
+pub struct WorkerArgs {
+    /// The relay to serve, e.g. ws://127.0.0.1:17800 (its /ws endpoint).
+    #[arg(long)]
+    pub relay: String,
+    /// The relay's host token.
+    #[arg(long, env = "TETHER_HOST_TOKEN", hide_env_values = true)]
+    pub token: String,
+    /// This browser's stable id (default: one generated once and kept in the config dir).
+    #[arg(long)]
+    pub client_id: Option<String>,
+    /// The Chromium binary to launch (default: $TETHER_CHROMIUM, then the usual places).
+    #[arg(long)]
+    pub chromium: Option<PathBuf>,
+    /// Run Chromium without a window (the default when there is no display).
+    #[arg(long)]
+    pub headless: bool,
+    /// A browser endpoint ws://host:port/devtools/browser/<id> to use instead of launching one.
+    #[arg(long)]
+    pub browser_ws: Option<String>,
+    /// The launched browser's window size, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x800", value_parser = parse_size)]
+    pub window_size: (u32, u32),
+    /// A flag for the launched Chromium, e.g. --chromium-arg=--lang=de; repeatable.
+    #[arg(long = "chromium-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub chromium_args: Vec<String>,
+    /// A page pattern to refuse like the control UI (Chrome match pattern); repeatable. The
+    /// relay's own pages are always refused.
+    #[arg(long = "forbid-url", value_name = "PATTERN")]
+    pub forbid_urls: Vec<String>,
+}
+
+fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let (w, h) = text
+        .split_once('x')
+        .ok_or_else(|| format!("{text:?} is not WIDTHxHEIGHT"))?;
+    let number = |s: &str| {
+        s.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("{text:?} is not WIDTHxHEIGHT"))
+    };
+    Ok((number(w)?, number(h)?))
+}
+
+pub async fn main(args: WorkerArgs) -> ExitCode {
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tether-host worker: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(args: WorkerArgs) -> Result<()> {
+    let client_id = match &args.client_id {
+        Some(id) => id.clone(),
+        None => stored_client_id()?,
+    };
+    let (chromium, browser_ws) = match &args.browser_ws {
+        Some(url) => (None, url.clone()),
+        None => {
+            let headless = args.headless || !has_display();
+            let options = LaunchOptions {
+                executable: args.chromium.clone(),
+                headless,
+                window_size: args.window_size,
+                extra_args: args.chromium_args.clone(),
+            };
+            let chromium = Chromium::launch(&options).await?;
+            let url = chromium.ws_url().to_owned();
+            (Some(chromium), url)
+        }
+    };
+    let worker = Worker {
+        browser_ws,
+        relay: args.relay,
+        token: args.token,
+        client_id,
+        forbid_urls: args.forbid_urls,
+    };
+    let outcome = tokio::select! {
+        outcome = worker.serve() => outcome,
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    };
+    if let Some(chromium) = chromium {
+        chromium.close().await;
+    }
+    outcome
+}
+
+/// A worker's wiring: which browser, which relay, who it is.
+pub struct Worker {
+    /// The browser's endpoint, ws://host:port/devtools/browser/<id>.
+    pub browser_ws: String,
+    /// The relay as the user gave it (ws://host:port, with or without /ws).
+    pub relay: String,
+    pub token: String,
+    pub client_id: String,
+    /// Control-UI patterns to refuse besides the relay's own pages.
+    pub forbid_urls: Vec<String>,
+}
+
+impl Worker {
+    /// Serves the relay until it refuses this host (an error); reconnects on anything else.
+    pub async fn serve(self) -> Result<()> {
+        let (ws_url, http_base) = relay_link::relay_urls(&self.relay);
+        let mut patterns = self.forbid_urls;
+        patterns.push(format!("{http_base}/*"));
+        let policy = Policy::new(&patterns).map_err(anyhow::Error::msg)?;
+        let transport = WorkerTransport::connect(&self.browser_ws)
+            .await
+            .with_context(|| format!("cannot drive the browser at {}", self.browser_ws))?;
+        let version = transport
+            .connection()
+            .call(None, "Browser.getVersion", json!({}))
+            .await
+            .unwrap_or_default();
+        let transport: Arc<dyn Transport> = Arc::new(transport);
+        let sink = RelaySink::new(&http_base, &self.token);
+        let engine = Arc::new(Engine::new(
+            transport,
+            Arc::new(sink),
+            policy,
+            self.client_id.clone(),
+        ));
+        tracing::info!("serving {ws_url} as {}", self.client_id);
+        let options = LinkOptions {
+            ws_url,
+            token: self.token,
+            client_id: self.client_id,
+            meta: meta(&version),
+        };
+        Err(relay_link::run(options, engine).await.into())
+    }
+}
+
+/// What the relay's extension list shows about this host (PROTOCOL.md §2.1).
+fn meta(version: &Value) -> Value {
+    let product = version["product"].as_str().unwrap_or("Chromium/unknown");
+    let (browser, browser_version) = product.split_once('/').unwrap_or((product, ""));
+    json!({
+        "browser": browser,
+        "browserVersion": browser_version,
+        "os": std::env::consts::OS,
+        "hostname": hostname(),
+        "hostVersion": env!("CARGO_PKG_VERSION"),
+        "mode": "worker",
+        "actions": ActionName::ALL.iter().map(|a| a.as_str()).collect::<Vec<_>>(),
+    })
+}
+
+fn has_display() -> bool {
+    cfg!(target_os = "macos")
+        || cfg!(windows)
+        || std::env::var_os("DISPLAY").is_some()
+        || std::env::var_os("WAYLAND_DISPLAY").is_some()
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at most that much.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    if ok {
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        "unknown".into()
+    }
+}
+
+/// A clientId made once and kept, so the relay knows this browser across restarts.
+fn stored_client_id() -> Result<String> {
+    let path = config_dir().join("client-id");
+    if let Ok(id) = std::fs::read_to_string(&path) {
+        let id = id.trim();
+        if !id.is_empty() {
+            return Ok(id.to_owned());
+        }
+    }
+    let id = format!("worker-{}", crate::artifacts::new_artifact_id());
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    std::fs::write(&path, &id).with_context(|| format!("cannot keep the clientId in {}", path.display()))?;
+    Ok(id)
+}
+
+/// `$XDG_CONFIG_HOME/tether`, else `~/.config/tether`.
+pub fn config_dir() -> PathBuf {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("tether")
+}

@@ -1,0 +1,186 @@
+//! The whole chain: orchestrator -> relay -> `tether-host worker` -> headless Chromium, and the
+//! artifacts back from the relay's store by their presigned URLs. The worker is wired exactly
+//! as the `worker` command wires it, to the test binary's one Chromium (as `--browser-ws`).
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tether_host::worker::Worker;
+use tether_tests::relay::{TestRelay, HOST};
+use tether_tests::{run, Harness};
+
+/// Generous bound for a host to (re)join: its backoff starts at 250 ms and doubles.
+const JOIN_WITHIN: Duration = Duration::from_secs(20);
+
+fn start_worker(harness: &Harness, relay: &TestRelay, client_id: &str) -> tokio::task::JoinHandle<()> {
+    let worker = Worker {
+        browser_ws: harness.browser_ws().to_owned(),
+        relay: format!("ws://{}", relay.addr),
+        token: HOST.into(),
+        client_id: client_id.into(),
+        forbid_urls: Vec::new(),
+    };
+    tokio::spawn(async move {
+        let outcome = worker.serve().await;
+        panic!("the worker stopped: {outcome:?}");
+    })
+}
+
+/// Downloads an artifact by the URL a result carries, with no token: (content type, bytes).
+async fn download(url: &str) -> (String, Vec<u8>) {
+    let response = reqwest::get(url).await.expect("GET artifact");
+    assert_eq!(response.status().as_u16(), 200, "{url}");
+    let kind = response.headers()["content-type"].to_str().unwrap().to_owned();
+    (kind, response.bytes().await.unwrap().to_vec())
+}
+
+fn find<'a>(elements: &'a [Value], tag: &str, id: &str) -> &'a Value {
+    elements
+        .iter()
+        .find(|e| e["tag"] == tag && e["attributes"]["id"] == id)
+        .unwrap_or_else(|| panic!("no <{tag} id={id}> in {elements:?}"))
+}
+
+#[test]
+fn an_orchestrator_drives_a_worker_through_the_relay() {
+    run(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let worker = start_worker(h, &relay, "chain-worker");
+        relay.wait_online("chain-worker", JOIN_WITHIN).await;
+        let list = relay.get("/api/extension/extension-list").await;
+        let me = list["clients"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["clientId"] == "chain-worker")
+            .unwrap();
+        assert_eq!(me["meta"]["mode"], "worker");
+        assert!(me["meta"]["actions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("browser_click")));
+
+        let session = "chain";
+        let started = relay
+            .ok(
+                session,
+                "session_start",
+                json!({ "url": h.url("/fixtures/form.html") }),
+            )
+            .await;
+        let tab = started["tabId"].as_i64().unwrap();
+        relay
+            .ok(session, "browser_wait_for_loaded", json!({ "tabId": tab }))
+            .await;
+        let scan = relay
+            .ok(session, "browser_xpath_scan", json!({ "tabId": tab }))
+            .await;
+        let elements = scan["elements"].as_array().unwrap();
+        let name = find(elements, "input", "name")["xpath"].clone();
+        let go = find(elements, "button", "go")["xpath"].clone();
+        relay
+            .ok(
+                session,
+                "browser_type",
+                json!({ "tabId": tab, "xpath": name, "text": "Ada" }),
+            )
+            .await;
+        relay
+            .ok(session, "browser_click", json!({ "tabId": tab, "xpath": go }))
+            .await;
+
+        // What the page did, read back through the relay's artifact store.
+        let html = relay
+            .ok(session, "browser_get_html", json!({ "tabId": tab }))
+            .await;
+        let (kind, bytes) = download(html["url"].as_str().unwrap()).await;
+        assert!(kind.starts_with("text/html"), "{kind}");
+        let page = String::from_utf8(bytes).unwrap();
+        assert!(
+            page.contains(r#"<span id="submitted">Ada</span>"#),
+            "the form was submitted with the typed name"
+        );
+
+        let shot = relay
+            .ok(session, "browser_screenshot", json!({ "tabId": tab }))
+            .await;
+        assert!(shot["url"]
+            .as_str()
+            .unwrap()
+            .starts_with(&relay.http("/artifacts/")));
+        let (kind, png) = download(shot["url"].as_str().unwrap()).await;
+        assert_eq!(kind, "image/png");
+        assert_eq!(png.len() as u64, shot["bytes"].as_u64().unwrap());
+        let image = image::load_from_memory(&png).unwrap();
+        assert_eq!(
+            (image.width() as u64, image.height() as u64),
+            (shot["width"].as_u64().unwrap(), shot["height"].as_u64().unwrap())
+        );
+
+        // The twin shows the session's tab.
+        let twin = relay.get("/api/twin/chain-worker").await;
+        let tabs = twin["tabs"].as_array().unwrap();
+        assert!(
+            tabs.iter()
+                .any(|t| t["url"].as_str().is_some_and(|u| u.ends_with("/form.html"))),
+            "{twin}"
+        );
+
+        // The relay's own pages are refused like a control UI.
+        let refused = relay
+            .act(
+                session,
+                "browser_navigate",
+                json!({ "tabId": tab, "url": relay.http("/healthz") }),
+            )
+            .await;
+        assert_eq!(refused["error"]["code"], "FORBIDDEN_TARGET", "{refused}");
+
+        relay.ok(session, "session_stop", json!({})).await;
+        let state = relay.get(&format!("/api/sessions/{session}")).await;
+        assert_eq!(state["status"], "completed");
+        worker.abort();
+    });
+}
+
+#[test]
+fn a_worker_rejoins_a_restarted_relay_and_serves_it() {
+    run(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let addr = relay.addr;
+        let worker = start_worker(h, &relay, "restart-worker");
+        relay.wait_online("restart-worker", JOIN_WITHIN).await;
+        let started = relay
+            .ok(
+                "before",
+                "session_start",
+                json!({ "url": h.url("/fixtures/form.html") }),
+            )
+            .await;
+        relay.ok("before", "session_stop", json!({})).await;
+        assert!(started["tabId"].as_i64().is_some());
+        relay.kill().await;
+
+        let relay = TestRelay::start(data.path(), Some(addr));
+        relay.wait_online("restart-worker", JOIN_WITHIN).await;
+        relay.wait_twin("restart-worker", JOIN_WITHIN).await;
+        // The twin came back with the join, and actions run again.
+        let twin = relay.get("/api/twin/restart-worker").await;
+        assert!(!twin["tabs"].as_array().unwrap().is_empty(), "{twin}");
+        let started = relay
+            .ok(
+                "after",
+                "session_start",
+                json!({ "url": h.url("/fixtures/form.html") }),
+            )
+            .await;
+        assert!(started["tabId"].as_i64().is_some());
+        relay.ok("after", "session_stop", json!({})).await;
+        // The log of the earlier session survived the restart.
+        let log = std::fs::read_to_string(data.path().join("logs/before.jsonl")).unwrap();
+        assert!(log.lines().count() >= 4, "{log}");
+        worker.abort();
+    });
+}

@@ -1,0 +1,179 @@
+//! A relay for cross-component tests, on a runtime of its own so a test can kill it the way a
+//! crash would (every socket drops at once) and start another on the same port and data dir.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tether_relay::artifacts::{ArtifactStore, Limits};
+use tether_relay::config::{Settings, Tokens};
+use tether_relay::server::router;
+use tether_relay::session_log::SessionLog;
+use tether_relay::state::{AppState, Relay};
+use tokio::runtime::Runtime;
+use tokio_tungstenite::tungstenite::Message;
+
+pub const ORCHESTRATOR: &str = "test-orchestrator-token";
+pub const HOST: &str = "test-host-token";
+
+pub struct TestRelay {
+    pub addr: SocketAddr,
+    pub data: PathBuf,
+    runtime: Option<Runtime>,
+}
+
+impl TestRelay {
+    /// Starts a relay on `addr` (a free port when `None`) keeping its data in `data`.
+    pub fn start(data: &Path, addr: Option<SocketAddr>) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("relay runtime");
+        let tokens = Tokens {
+            orchestrator: ORCHESTRATOR.into(),
+            host: HOST.into(),
+        };
+        let artifacts = ArtifactStore::open(data, Limits::default()).expect("artifact store");
+        let log = SessionLog::new(data).expect("session log");
+        let relay = Relay::new(Settings::default(), tokens, artifacts, log);
+        let want = addr.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap());
+        // Bound here (std sets SO_REUSEADDR on Unix, so a restart can take the port again) and
+        // served on the relay's own runtime: the caller may itself be on a runtime.
+        let listener = std::net::TcpListener::bind(want).expect("bind the relay");
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        runtime.spawn(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            let _ = axum::serve(listener, router(AppState(Arc::new(relay)))).await;
+        });
+        Self {
+            addr,
+            data: data.to_owned(),
+            runtime: Some(runtime),
+        }
+    }
+
+    /// Stops the relay at once, as a crash would: every connection drops.
+    pub async fn kill(mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            tokio::task::spawn_blocking(move || runtime.shutdown_timeout(Duration::from_secs(5)))
+                .await
+                .unwrap();
+        }
+    }
+
+    pub fn http(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// `POST /api/browser/action`; the result payload.
+    pub async fn act(&self, session: &str, action: &str, params: Value) -> Value {
+        let body = json!({ "sessionId": session, "actionName": action, "params": params });
+        let response = reqwest::Client::new()
+            .post(self.http("/api/browser/action"))
+            .bearer_auth(ORCHESTRATOR)
+            .json(&body)
+            .send()
+            .await
+            .expect("POST /api/browser/action");
+        assert_eq!(response.status().as_u16(), 200);
+        response.json().await.expect("a result payload")
+    }
+
+    /// Like [`Self::act`], for an action that must succeed; its `result`.
+    pub async fn ok(&self, session: &str, action: &str, params: Value) -> Value {
+        let result = self.act(session, action, params.clone()).await;
+        assert_eq!(result["status"], "success", "{action} {params}: {result}");
+        result["result"].clone()
+    }
+
+    /// A GET with the orchestrator token, as JSON.
+    pub async fn get(&self, path: &str) -> Value {
+        reqwest::Client::new()
+            .get(self.http(path))
+            .bearer_auth(ORCHESTRATOR)
+            .send()
+            .await
+            .expect("GET")
+            .json()
+            .await
+            .expect("JSON")
+    }
+
+    /// Waits until the browser `client_id` is online, bounded by `limit`.
+    pub async fn wait_online(&self, client_id: &str, limit: Duration) {
+        self.wait_for(client_id, "client.online", limit).await
+    }
+
+    /// Waits until the browser `client_id` has reported its tabs, bounded by `limit`.
+    pub async fn wait_twin(&self, client_id: &str, limit: Duration) {
+        self.wait_for(client_id, "twin_state_sync", limit).await
+    }
+
+    /// Waits for a browser's event `kind`, or for what it would announce to be so already:
+    /// subscribes first, then looks, so an event in between is not missed.
+    async fn wait_for(&self, client_id: &str, kind: &str, limit: Duration) {
+        let url = format!("ws://{}/ws?token={ORCHESTRATOR}", self.addr);
+        let (mut ws, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .expect("connect to the relay");
+        let say = |kind: &str, payload: Value| {
+            let text = json!({ "v": "1", "type": kind, "id": kind, "payload": payload }).to_string();
+            Message::Text(text.into())
+        };
+        ws.send(say("relay.join", json!({ "role": "orchestrator" })))
+            .await
+            .unwrap();
+        ws.send(say("subscribe", json!({ "clientId": client_id })))
+            .await
+            .unwrap();
+        let wait = async {
+            let mut checked = false;
+            while let Some(Ok(message)) = ws.next().await {
+                let Ok(envelope) = serde_json::from_str::<Value>(message.to_text().unwrap_or_default())
+                else {
+                    continue;
+                };
+                match envelope["type"].as_str() {
+                    Some(got) if got == kind => return,
+                    Some("subscribed") if !checked => {
+                        checked = true;
+                        if self.already(client_id, kind).await {
+                            return;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            panic!("the relay closed the connection");
+        };
+        tokio::time::timeout(limit, wait)
+            .await
+            .unwrap_or_else(|_| panic!("no {kind} from {client_id} within {limit:?}"));
+    }
+
+    async fn already(&self, client_id: &str, kind: &str) -> bool {
+        if kind == "twin_state_sync" {
+            let twin = self.get(&format!("/api/twin/{client_id}")).await;
+            return twin["version"].as_u64().is_some_and(|v| v > 0);
+        }
+        let list = self.get("/api/extension/extension-list").await;
+        list["clients"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["clientId"] == client_id && c["online"] == true)
+    }
+}
+
+impl Drop for TestRelay {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
