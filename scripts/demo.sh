@@ -1,38 +1,23 @@
 #!/usr/bin/env bash
-# The demo: drives a headless Chromium through the whole action catalog on a bundled page and
-# prints each result, then where the screenshot, HTML and text artifacts are.
+# The demo: starts a relay and a headless worker, then plays an orchestrator that runs a shop
+# task on a bundled page through POST /api/browser/action, one curl-style call per action, and
+# prints each result and where the artifacts are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-chromium.sh
-cargo build -q -p tether-host
-page="file://$PWD/scripts/demo/shop.html"
-artifacts="${TMPDIR:-/tmp}/tether-demo-artifacts"
-steps=$(cat <<JSON
-[
-  {"actionName": "session_start", "params": {"url": "$page", "groupTitle": "Tether demo"}},
-  {"actionName": "browser_wait_for_loaded"},
-  {"actionName": "browser_xpath_scan"},
-  {"actionName": "browser_type", "params": {"xpath": "//input[@id='search']", "text": "lantern", "submit": true}},
-  {"actionName": "browser_click", "params": {"xpath": "//button[@id='add-to-basket']"}},
-  {"actionName": "browser_readability_extract"},
-  {"actionName": "browser_screenshot", "params": {"maxWidth": 800}},
-  {"actionName": "browser_get_html", "params": {"xpath": "//main"}},
-  {"actionName": "session_stop"}
-]
-JSON
-)
-echo "Running the action catalog against $page" >&2
-status=0
-target/debug/tether-host exec --artifact-dir "$artifacts" "$steps" > "$artifacts.jsonl" || status=$?
-python3 - "$artifacts.jsonl" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    body = r.get("result") if r["status"] == "success" else r.get("error")
-    text = json.dumps(body, ensure_ascii=False)
-    print(f"{r['actionName']:<28} {r['status']:<8} {r['durationMs']:>5} ms  {text[:150]}{'…' if len(text) > 150 else ''}")
-PY
-echo >&2
-echo "Results, one JSON payload per line: $artifacts.jsonl" >&2
-echo "Artifacts (screenshot, HTML): $artifacts" >&2
-exit "$status"
+cargo build -q -p tether-relay -p tether-host
+
+data="$(mktemp -d "${TMPDIR:-/tmp}/tether-demo.XXXXXX")"
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+export TETHER_ORCHESTRATOR_TOKEN="demo-orchestrator-$RANDOM$RANDOM"
+export TETHER_HOST_TOKEN="demo-host-$RANDOM$RANDOM"
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+RUST_LOG=warn target/debug/tether-relay --listen "127.0.0.1:$port" --data-dir "$data" &
+pids+=($!)
+target/debug/tether-host worker --relay "ws://127.0.0.1:$port" --client-id demo-browser --headless &
+pids+=($!)
+
+python3 scripts/demo/orchestrate.py "http://127.0.0.1:$port" "file://$PWD/scripts/demo/shop.html" "$data"
