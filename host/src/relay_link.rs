@@ -80,7 +80,9 @@ pub async fn run(options: LinkOptions, engine: Arc<Engine>) -> LinkError {
 }
 
 async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
-    let (ws, _) = match tokio_tungstenite::connect_async(options.ws_url.as_str()).await {
+    // Without Nagle: each frame is small and someone waits for it.
+    let connecting = tokio_tungstenite::connect_async_with_config(options.ws_url.as_str(), None, true);
+    let (ws, _) = match connecting.await {
         Ok(connected) => connected,
         Err(e) => return Ended::BeforeJoin(e.to_string()),
     };

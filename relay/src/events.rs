@@ -43,7 +43,7 @@ pub struct Event {
     /// log could not be written).
     pub index: Option<u64>,
     pub kind: String,
-    pub payload: Value,
+    pub payload: Arc<Value>,
     pub timestamp_ms: i64,
     /// A client event copied into a session's log (an all-seeing subscriber already has it).
     pub copy: bool,
@@ -99,40 +99,37 @@ impl Events {
             scope: Scope::Client(client.to_owned()),
             index: None,
             kind: kind.to_owned(),
-            payload,
+            payload: Arc::new(payload),
             timestamp_ms: Utc::now().timestamp_millis(),
             copy: false,
         }));
     }
 
     fn publish_session(&self, session: &str, direction: Direction, kind: &str, payload: Value, copy: bool) {
-        let event = |index, payload| {
+        let payload = Arc::new(payload);
+        let event = |index| {
             Arc::new(Event {
                 scope: Scope::Session(session.to_owned()),
                 index,
                 kind: kind.to_owned(),
-                payload,
+                payload: payload.clone(),
                 timestamp_ms: Utc::now().timestamp_millis(),
                 copy,
             })
         };
         // Published under the log's lock, so subscribers see a session's events in index order.
-        let written = self
-            .log
-            .append_then(session, direction, kind, payload.clone(), |entry| {
-                let _ = self
-                    .live
-                    .send(event(Some(entry.event_index), entry.payload.clone()));
-            });
+        let written = self.log.append_then(session, direction, kind, &payload, |index| {
+            let _ = self.live.send(event(Some(index)));
+        });
         if let Err(e) = written {
             // A full disk must not stop the browser work; the gap shows in the indexes.
             tracing::error!(session, kind, "cannot write the session log: {e}");
-            let _ = self.live.send(event(None, payload));
+            let _ = self.live.send(event(None));
         }
     }
 
     fn append(&self, session: &str, direction: Direction, kind: &str, payload: Value) {
-        if let Err(e) = self.log.append(session, direction, kind, payload) {
+        if let Err(e) = self.log.append(session, direction, kind, &payload) {
             tracing::error!(session, kind, "cannot write the session log: {e}");
         }
     }
@@ -178,7 +175,7 @@ fn from_entry(entry: Entry) -> Event {
         scope: Scope::Session(entry.session_id),
         index: Some(entry.event_index),
         kind: entry.kind,
-        payload: entry.payload,
+        payload: Arc::new(entry.payload),
         timestamp_ms,
         copy: false,
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tether_relay::artifacts::ArtifactStore;
 use tether_relay::config::{RelayArgs, Tokens};
-use tether_relay::server::router;
+use tether_relay::server::serve;
 use tether_relay::session_log::SessionLog;
 use tether_relay::state::{AppState, Relay};
 
@@ -52,9 +52,7 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
     let log = SessionLog::new(&args.data_dir)?;
     tracing::info!("session logs go to {}", args.data_dir.join("logs").display());
     let relay = Relay::new(args.settings(), tokens, artifacts, log);
-    axum::serve(listener, router(AppState(Arc::new(relay))))
-        .with_graceful_shutdown(stop_signal())
-        .await?;
+    serve(listener, AppState(Arc::new(relay)), stop_signal()).await?;
     Ok(())
 }
 

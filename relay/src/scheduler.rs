@@ -200,9 +200,17 @@ pub fn submit(relay: &Arc<Relay>, parsed: Result<ActionRequest, (ActionRequest, 
     let mut sessions = relay.sessions.lock();
     let session = sessions.entry(session_id.clone()).or_default();
     match session.outcome(&request.action_id) {
-        Some(Outcome::Done(result)) => {
-            let result = replayed((**result).clone());
+        Some(Outcome::Done(text)) => {
+            let stored = serde_json::from_str::<ActionResult>(text);
             drop(sessions);
+            let result = match stored {
+                Ok(result) => replayed(result),
+                Err(e) => request.failed(
+                    None,
+                    Utc::now(),
+                    ActionError::internal(format!("the stored result is unreadable: {e}")),
+                ),
+            };
             reply.ack(&request.action_id);
             return finish_refused(relay, result, reply);
         }

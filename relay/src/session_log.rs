@@ -35,6 +35,19 @@ pub struct Entry {
     pub payload: Value,
 }
 
+/// An entry as written, borrowing what the caller already has.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EntryRef<'a> {
+    session_id: &'a str,
+    event_index: u64,
+    timestamp: &'a str,
+    direction: Direction,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    payload: &'a Value,
+}
+
 struct Open {
     file: File,
     next_index: u64,
@@ -55,42 +68,43 @@ impl SessionLog {
         })
     }
 
-    /// Appends one entry and returns it, with its index (0, 1, 2, ... per session).
+    /// Appends one entry and returns its index (0, 1, 2, ... per session).
     pub fn append(
         &self,
         session_id: &str,
         direction: Direction,
         kind: &str,
-        payload: Value,
-    ) -> std::io::Result<Entry> {
-        self.append_then(session_id, direction, kind, payload, Entry::clone)
+        payload: &Value,
+    ) -> std::io::Result<u64> {
+        self.append_then(session_id, direction, kind, payload, |index| index)
     }
 
-    /// Appends one entry, then runs `then` on it before the next entry of the session can be
-    /// written: whatever `then` publishes goes out in index order.
+    /// Appends one entry, then runs `then` with its index before the next entry of the
+    /// session can be written: whatever `then` publishes goes out in index order.
     pub fn append_then<R>(
         &self,
         session_id: &str,
         direction: Direction,
         kind: &str,
-        payload: Value,
-        then: impl FnOnce(&Entry) -> R,
+        payload: &Value,
+        then: impl FnOnce(u64) -> R,
     ) -> std::io::Result<R> {
         let log = self.session(session_id)?;
         let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = Entry {
-            session_id: session_id.to_owned(),
-            event_index: log.next_index,
-            timestamp: rfc3339_ms(Utc::now()),
+        let index = log.next_index;
+        let entry = EntryRef {
+            session_id,
+            event_index: index,
+            timestamp: &rfc3339_ms(Utc::now()),
             direction,
-            kind: kind.to_owned(),
+            kind,
             payload,
         };
         let mut line = serde_json::to_vec(&entry)?;
         line.push(b'\n');
         log.file.write_all(&line)?;
         log.next_index += 1;
-        Ok(then(&entry))
+        Ok(then(index))
     }
 
     /// The entries of a session after `after` (all of them for `None`), in order.
@@ -123,10 +137,15 @@ impl SessionLog {
             .read_after(session_id, None)?
             .last()
             .map_or(0, |e| e.event_index + 1);
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create(true)
             .append(true)
+            .read(true)
             .open(self.path(session_id))?;
+        // A line a crash cut short is ended, so the next entry starts a line of its own.
+        if ends_mid_line(&mut file)? {
+            file.write_all(b"\n")?;
+        }
         let log = Arc::new(Mutex::new(Open { file, next_index }));
         open.insert(session_id.to_owned(), log.clone());
         Ok(log)
@@ -151,6 +170,17 @@ impl SessionLog {
     }
 }
 
+fn ends_mid_line(file: &mut File) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    if file.metadata()?.len() == 0 {
+        return Ok(false);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,15 +195,14 @@ mod tests {
                 "s1",
                 Direction::In,
                 "browser_action",
-                json!({ "actionName": "browser_click" }),
+                &json!({ "actionName": "browser_click" }),
             )
             .unwrap();
-        log.append("s1", Direction::Out, "browser_action.ack", json!({}))
+        log.append("s1", Direction::Out, "browser_action.ack", &json!({}))
             .unwrap();
-        log.append("other", Direction::Internal, "session.state", json!({}))
+        log.append("other", Direction::Internal, "session.state", &json!({}))
             .unwrap();
-        assert_eq!(first.event_index, 0);
-        assert!(first.timestamp.ends_with('Z'));
+        assert_eq!(first, 0);
 
         // On disk already, one object a line, in the spec's shape.
         let text = std::fs::read_to_string(log.path("s1")).unwrap();
@@ -183,6 +212,7 @@ mod tests {
         assert_eq!(lines[1]["direction"], "out");
         assert_eq!(lines[1]["type"], "browser_action.ack");
         assert_eq!(lines[0]["sessionId"], "s1");
+        assert!(lines[0]["timestamp"].as_str().unwrap().ends_with('Z'));
 
         let after_first = log.read_after("s1", Some(0)).unwrap();
         assert_eq!(after_first.iter().map(|e| e.event_index).collect::<Vec<_>>(), [1]);
@@ -194,20 +224,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let log = SessionLog::new(dir.path()).unwrap();
-            log.append("s", Direction::In, "a", json!(1)).unwrap();
-            log.append("s", Direction::In, "b", json!(2)).unwrap();
+            log.append("s", Direction::In, "a", &json!(1)).unwrap();
+            log.append("s", Direction::In, "b", &json!(2)).unwrap();
         }
         let path = SessionLog::new(dir.path()).unwrap().path("s");
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(b"{\"sessionId\":\"s\",\"eventIn").unwrap(); // a crash mid-line
         drop(file);
         let log = SessionLog::new(dir.path()).unwrap();
-        assert_eq!(
-            log.append("s", Direction::Out, "c", json!(3))
-                .unwrap()
-                .event_index,
-            2
-        );
+        assert_eq!(log.append("s", Direction::Out, "c", &json!(3)).unwrap(), 2);
+        // The entry after the torn line is whole, and read back.
+        let entries = log.read_after("s", Some(1)).unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!((entries[0].event_index, entries[0].kind.as_str()), (2, "c"));
     }
 
     #[test]
@@ -224,7 +253,7 @@ mod tests {
         ] {
             let path = log.path(id);
             assert_eq!(path.parent().unwrap(), dir.path().join("logs"), "{id:?}");
-            log.append(id, Direction::In, "t", json!(null)).unwrap();
+            log.append(id, Direction::In, "t", &json!(null)).unwrap();
             assert_eq!(log.read_after(id, None).unwrap()[0].session_id, id);
         }
         assert_eq!(

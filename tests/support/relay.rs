@@ -10,7 +10,7 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tether_relay::artifacts::{ArtifactStore, Limits};
 use tether_relay::config::{Settings, Tokens};
-use tether_relay::server::router;
+use tether_relay::server::serve;
 use tether_relay::session_log::SessionLog;
 use tether_relay::state::{AppState, Relay};
 use tokio::runtime::Runtime;
@@ -48,7 +48,7 @@ impl TestRelay {
         let addr = listener.local_addr().unwrap();
         runtime.spawn(async move {
             let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-            let _ = axum::serve(listener, router(AppState(Arc::new(relay)))).await;
+            let _ = serve(listener, AppState(Arc::new(relay)), std::future::pending()).await;
         });
         Self {
             addr,

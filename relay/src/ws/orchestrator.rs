@@ -184,7 +184,7 @@ fn subscribe(
     let (relay, out) = (state.clone(), outbox.clone());
     peer.subscriptions.push(tokio::spawn(async move {
         while let Some(event) = subscription.next(&relay.events).await {
-            if !out.send(Envelope::new(event.kind.clone(), event.payload.clone())) {
+            if !out.send(Envelope::new(event.kind.clone(), (*event.payload).clone())) {
                 break;
             }
         }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tether_relay::artifacts::{ArtifactStore, Limits};
 use tether_relay::config::{Settings, Tokens};
-use tether_relay::server::router;
+use tether_relay::server::serve;
 use tether_relay::session_log::SessionLog;
 use tether_relay::state::{AppState, Relay};
 
@@ -36,10 +36,6 @@ pub async fn start(settings: Settings, limits: Limits) -> (SocketAddr, PathBuf) 
     let relay = Relay::new(settings, tokens, artifacts, log);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, router(AppState(Arc::new(relay))))
-            .await
-            .unwrap()
-    });
+    tokio::spawn(serve(listener, AppState(Arc::new(relay)), std::future::pending()));
     (addr, data)
 }

@@ -1,0 +1,297 @@
+//! The relay under load, as the real `tether-relay` binary in its own process:
+//! 1. forwarding: sessions spread over test hosts, each keeping one action in flight (the relay
+//!    runs one per session anyway) until it has run 100; throughput and the latency
+//!    orchestrator -> relay -> host -> relay -> orchestrator. With 1000 sessions all busy the
+//!    relay is saturated and latency is queueing (Little's law: in flight / throughput); a run
+//!    with 20 sessions shows the latency of one action through an unloaded relay;
+//! 2. memory: the relay's RSS idle, then with 1000 hosts joined.
+//!
+//!     cargo bench -p tether-relay --bench relay_load
+//!
+//! The load generator shares the machine with the relay: on 2 cores they compete, so the
+//! figures are a floor for the relay alone. Figures go to docs/performance.md.
+
+use std::collections::HashMap;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+use tokio::sync::Mutex;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+const ORCHESTRATOR: &str = "bench-orchestrator";
+const HOST: &str = "bench-host";
+const SESSIONS: usize = 1000;
+const ACTIONS_PER_SESSION: usize = 100;
+const HOSTS: usize = 4;
+const ORCHESTRATORS: usize = 4;
+const IDLE_HOSTS: usize = 1000;
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+struct Relay {
+    child: Child,
+    addr: String,
+    _data: tempfile::TempDir,
+}
+
+impl Relay {
+    fn start() -> Self {
+        let data = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let child = Command::new(env!("CARGO_BIN_EXE_tether-relay"))
+            .args(["--listen", &addr, "--data-dir"])
+            .arg(data.path())
+            .args(["--orchestrator-token", ORCHESTRATOR, "--host-token", HOST])
+            .args(["--queue-limit", "1000"])
+            .env("RUST_LOG", "error")
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start tether-relay");
+        Self {
+            child,
+            addr,
+            _data: data,
+        }
+    }
+
+    async fn ready(&self) {
+        for _ in 0..200 {
+            if TcpStream::connect(&self.addr).await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the relay did not start");
+    }
+
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn frame(kind: &str, id: &str, payload: Value) -> Message {
+    Message::Text(
+        json!({ "v": "1", "type": kind, "id": id, "payload": payload })
+            .to_string()
+            .into(),
+    )
+}
+
+async fn joined(addr: &str, payload: Value) -> Ws {
+    let url = format!("ws://{addr}/ws");
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true)
+        .await
+        .unwrap();
+    ws.send(frame("relay.join", "j", payload)).await.unwrap();
+    let Some(Ok(Message::Text(text))) = ws.next().await else {
+        panic!("no relay.joined");
+    };
+    let reply: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(reply["type"], "relay.joined", "{reply}");
+    ws
+}
+
+fn host_join(client_id: &str) -> Value {
+    json!({ "role": "host", "token": HOST, "clientId": client_id,
+            "meta": { "browser": "bench", "mode": "worker", "actions": ["browser_click"] } })
+}
+
+/// A host that acks and answers every action at once.
+async fn echo_host(addr: String, client_id: String) {
+    let ws = joined(&addr, host_join(&client_id)).await;
+    let (mut sink, mut stream) = ws.split();
+    while let Some(Ok(Message::Text(text))) = stream.next().await {
+        let action: Value = serde_json::from_str(&text).unwrap();
+        if action["type"] != "browser_action" {
+            continue;
+        }
+        let p = &action["payload"];
+        let reply_to = &action["id"];
+        let ack = json!({ "v": "1", "type": "browser_action.ack", "replyTo": reply_to, "payload": { "actionId": p["actionId"] } });
+        let result = json!({ "v": "1", "type": "browser_action.result", "replyTo": reply_to, "payload": {
+            "actionId": p["actionId"], "actionName": p["actionName"], "sessionId": p["sessionId"],
+            "clientId": client_id, "status": "success", "result": { "clicked": true },
+            "startedAt": "2026-01-01T00:00:00.000Z", "finishedAt": "2026-01-01T00:00:00.000Z", "durationMs": 0 } });
+        let _ = sink.feed(Message::Text(ack.to_string().into())).await;
+        if sink.send(Message::Text(result.to_string().into())).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn action(session: usize) -> Value {
+    json!({ "sessionId": format!("load-{session}"), "actionName": "browser_click",
+            "params": { "tabId": 1, "xpath": "//button" } })
+}
+
+/// One orchestrator connection driving its share of the sessions, each with one action in
+/// flight; returns every action's latency.
+async fn orchestrate(addr: String, sessions: Vec<usize>) -> Vec<Duration> {
+    let ws = joined(&addr, json!({ "role": "orchestrator", "token": ORCHESTRATOR })).await;
+    let (sink, mut stream) = ws.split();
+    let sink = Arc::new(Mutex::new(sink));
+    let mut sent_at: HashMap<usize, Instant> = HashMap::new();
+    let mut done: HashMap<usize, usize> = HashMap::new();
+    let mut latencies = Vec::with_capacity(sessions.len() * ACTIONS_PER_SESSION);
+    {
+        let mut sink = sink.lock().await;
+        for &s in &sessions {
+            sent_at.insert(s, Instant::now());
+            sink.feed(frame("browser_action", &s.to_string(), action(s)))
+                .await
+                .unwrap();
+        }
+        sink.flush().await.unwrap();
+    }
+    let mut remaining = sessions.len() * ACTIONS_PER_SESSION;
+    while remaining > 0 {
+        let Some(Ok(Message::Text(text))) = stream.next().await else {
+            panic!("the relay closed an orchestrator");
+        };
+        let reply: Value = serde_json::from_str(&text).unwrap();
+        if reply["type"] != "browser_action.result" {
+            continue;
+        }
+        assert_eq!(reply["payload"]["status"], "success", "{reply}");
+        let s: usize = reply["replyTo"].as_str().unwrap().parse().unwrap();
+        latencies.push(sent_at[&s].elapsed());
+        remaining -= 1;
+        let count = done.entry(s).or_default();
+        *count += 1;
+        if *count < ACTIONS_PER_SESSION {
+            sent_at.insert(s, Instant::now());
+            sink.lock()
+                .await
+                .send(frame("browser_action", &s.to_string(), action(s)))
+                .await
+                .unwrap();
+        }
+    }
+    latencies
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+async fn forwarding(sessions: usize) {
+    let relay = Relay::start();
+    relay.ready().await;
+    for h in 0..HOSTS {
+        tokio::spawn(echo_host(relay.addr.clone(), format!("host-{h}")));
+    }
+    // Each session bound to a host, round robin.
+    let mut binder = joined(
+        &relay.addr,
+        json!({ "role": "orchestrator", "token": ORCHESTRATOR }),
+    )
+    .await;
+    for s in 0..sessions {
+        let bind = json!({ "sessionId": format!("load-{s}"), "clientId": format!("host-{}", s % HOSTS) });
+        // A host may not have joined yet: bind again until it has.
+        loop {
+            binder
+                .send(frame("session.bind", "b", bind.clone()))
+                .await
+                .unwrap();
+            let Some(Ok(Message::Text(text))) = binder.next().await else {
+                panic!()
+            };
+            if serde_json::from_str::<Value>(&text).unwrap()["type"] == "session.bound" {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..ORCHESTRATORS)
+        .map(|o| {
+            let mine: Vec<usize> = (0..sessions).filter(|s| s % ORCHESTRATORS == o).collect();
+            tokio::spawn(orchestrate(relay.addr.clone(), mine))
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.unwrap());
+    }
+    let elapsed = start.elapsed();
+    latencies.sort();
+    let total = latencies.len();
+    println!(
+        "forwarding: {total} actions over {sessions} sessions and {HOSTS} hosts in {:.2} s: {:.0} actions/s; \
+         latency p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms; relay RSS after: {} KiB",
+        elapsed.as_secs_f64(),
+        total as f64 / elapsed.as_secs_f64(),
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.9),
+        percentile(&latencies, 0.99),
+        percentile(&latencies, 1.0),
+        relay.rss_kib(),
+    );
+}
+
+async fn memory() {
+    let relay = Relay::start();
+    relay.ready().await;
+    let idle = relay.rss_kib();
+    let mut hosts = Vec::with_capacity(IDLE_HOSTS);
+    for h in 0..IDLE_HOSTS {
+        hosts.push(joined(&relay.addr, host_join(&format!("idle-{h}"))).await);
+    }
+    let mut orch = joined(
+        &relay.addr,
+        json!({ "role": "orchestrator", "token": ORCHESTRATOR }),
+    )
+    .await;
+    orch.send(frame("extension.list", "l", json!({}))).await.unwrap();
+    let Some(Ok(Message::Text(text))) = orch.next().await else {
+        panic!()
+    };
+    let listed = serde_json::from_str::<Value>(&text).unwrap()["payload"]["clients"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(listed, IDLE_HOSTS);
+    let loaded = relay.rss_kib();
+    println!(
+        "memory: relay RSS idle {idle} KiB; with {IDLE_HOSTS} hosts joined {loaded} KiB ({:.1} MiB; {:.1} KiB per host)",
+        loaded as f64 / 1024.0,
+        (loaded - idle) as f64 / IDLE_HOSTS as f64
+    );
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        forwarding(SESSIONS).await;
+        forwarding(20).await;
+        memory().await;
+    });
+}
