@@ -94,6 +94,17 @@ impl ActionRequest {
         ActionResult::new(self.header(client_id), started, Utc::now(), Err(error))
     }
 
+    /// The request as the session log keeps it.
+    pub fn logged(&self) -> Value {
+        json!({
+            "actionId": self.action_id,
+            "actionName": self.action_name,
+            "params": self.params,
+            "clientId": self.client_id,
+            "timeoutMs": self.timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+        })
+    }
+
     /// The payload as forwarded to the host, with the time left for it.
     pub fn forwarded(&self, client_id: &str, timeout: Duration) -> Value {
         json!({
@@ -179,24 +190,16 @@ pub fn submit(relay: &Arc<Relay>, parsed: Result<ActionRequest, (ActionRequest, 
                 &request.session_id,
                 Direction::In,
                 "browser_action",
-                request.forwarded("", Duration::ZERO),
+                request.logged(),
             );
             let result = request.failed(None, Utc::now(), error);
             return finish_refused(relay, result, reply);
         }
     };
     let session_id = request.session_id.clone();
-    relay.events.record(
-        &session_id,
-        Direction::In,
-        "browser_action",
-        json!({
-            "actionId": request.action_id,
-            "actionName": request.action_name,
-            "params": request.params,
-            "clientId": request.client_id,
-        }),
-    );
+    relay
+        .events
+        .record(&session_id, Direction::In, "browser_action", request.logged());
     let mut sessions = relay.sessions.lock();
     let session = sessions.entry(session_id.clone()).or_default();
     match session.outcome(&request.action_id) {

@@ -56,7 +56,7 @@ pub async fn get(
 }
 
 #[derive(Deserialize)]
-pub struct From {
+pub struct Resume {
     from: Option<String>,
 }
 
@@ -66,7 +66,7 @@ pub async fn events(
     _: Orchestrator,
     State(state): State<AppState>,
     Path(session_id): Path<String>,
-    Query(query): Query<From>,
+    Query(query): Query<Resume>,
     headers: HeaderMap,
 ) -> Response {
     let last = headers

@@ -1,0 +1,105 @@
+//! What the relay adds to a real action: the same actions on the same page, called on a host's
+//! engine directly and sent through the relay (`POST /api/browser/action` -> relay -> worker
+//! link -> the worker's engine), alternating, in one run. Prints medians and the difference.
+//!
+//!     cargo bench -p tether-tests --bench relay_overhead
+//!
+//! Figures go to docs/performance.md.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tether_host::worker::Worker;
+use tether_tests::relay::{TestRelay, HOST, ORCHESTRATOR};
+use tether_tests::Harness;
+
+const RUNS: usize = 50;
+const WARMUP: usize = 5;
+
+fn median(mut samples: Vec<Duration>) -> f64 {
+    samples.sort();
+    samples[samples.len() / 2].as_secs_f64() * 1000.0
+}
+
+struct Relayed {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl Relayed {
+    async fn act(&self, action: &str, params: Value) -> Value {
+        let body = json!({ "sessionId": "relayed", "actionName": action, "params": params });
+        let result: Value = self
+            .http
+            .post(&self.url)
+            .bearer_auth(ORCHESTRATOR)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(result["status"], "success", "{result}");
+        result["result"].clone()
+    }
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let h = Harness::launch().await;
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let worker = Worker {
+            browser_ws: h.browser_ws().to_owned(),
+            relay: format!("ws://{}", relay.addr),
+            token: HOST.into(),
+            client_id: "bench-worker".into(),
+            forbid_urls: Vec::new(),
+        };
+        tokio::spawn(worker.serve());
+        relay.wait_online("bench-worker", Duration::from_secs(20)).await;
+        let relayed = Relayed {
+            http: reqwest::Client::new(),
+            url: relay.http("/api/browser/action"),
+        };
+        let page = json!({ "url": h.url("/fixtures/article.html") });
+        let direct_tab = h.ok("direct", "session_start", page.clone()).await["tabId"].clone();
+        let relayed_tab = relayed.act("session_start", page).await["tabId"].clone();
+        println!(
+            "{:<40} {:>11} {:>12} {:>10}",
+            "action (ms)", "direct p50", "relayed p50", "added p50"
+        );
+        for (action, params) in [
+            ("browser_wait_for_loaded", json!({})),
+            ("browser_xpath_scan", json!({})),
+            ("browser_get_html", json!({})),
+            ("browser_screenshot", json!({})),
+        ] {
+            let with_tab = |tab: &Value| {
+                let mut p = params.clone();
+                p["tabId"] = tab.clone();
+                p
+            };
+            let (mut direct, mut through) = (Vec::new(), Vec::new());
+            for run in 0..WARMUP + RUNS {
+                let start = Instant::now();
+                h.ok("direct", action, with_tab(&direct_tab)).await;
+                let d = start.elapsed();
+                let start = Instant::now();
+                relayed.act(action, with_tab(&relayed_tab)).await;
+                let r = start.elapsed();
+                if run >= WARMUP {
+                    direct.push(d);
+                    through.push(r);
+                }
+            }
+            let (d, r) = (median(direct), median(through));
+            println!("{action:<40} {d:>11.2} {r:>12.2} {:>10.2}", r - d);
+        }
+    });
+}
