@@ -184,3 +184,28 @@ fn a_worker_rejoins_a_restarted_relay_and_serves_it() {
         worker.abort();
     });
 }
+
+#[test]
+fn a_worker_with_a_wrong_token_stops_and_says_why() {
+    run(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        for (token, code) in [
+            ("wrong", "Unauthorized"),
+            (tether_tests::relay::ORCHESTRATOR, "Forbidden"),
+        ] {
+            let worker = Worker {
+                browser_ws: h.browser_ws().to_owned(),
+                relay: format!("ws://{}", relay.addr),
+                token: token.into(),
+                client_id: "refused-worker".into(),
+                forbid_urls: Vec::new(),
+            };
+            let outcome = tokio::time::timeout(JOIN_WITHIN, worker.serve())
+                .await
+                .expect("a refused worker stops instead of retrying");
+            let message = format!("{:#}", outcome.unwrap_err());
+            assert!(message.contains(code) && message.contains("refused"), "{message}");
+        }
+    });
+}

@@ -32,7 +32,7 @@ pub struct LinkOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LinkError {
-    #[error("the relay refused this host ({code:?}): {message}")]
+    #[error("the relay refused this host ({}): {message}", code.as_str())]
     Refused { code: ErrorCode, message: String },
 }
 

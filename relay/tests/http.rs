@@ -32,7 +32,16 @@ async fn health_needs_no_token() {
 #[tokio::test]
 async fn orchestrator_routes_refuse_missing_wrong_and_cross_role_tokens() {
     let base = relay().await;
-    for route in ["/api/actions", "/api/actions.md"] {
+    let routes = [
+        "/api/actions",
+        "/api/actions.md",
+        "/api/extension/extension-list",
+        "/api/sessions/s1",
+        "/api/sessions/s1/events",
+        "/api/twin/nobody",
+        "/metrics",
+    ];
+    for route in routes {
         let url = format!("{base}{route}");
         for (token, status, code) in [
             (None, 401, "UNAUTHORIZED"),
@@ -45,6 +54,10 @@ async fn orchestrator_routes_refuse_missing_wrong_and_cross_role_tokens() {
             assert_eq!(error["code"], code);
             assert!(!error["message"].as_str().unwrap().is_empty());
         }
+        // An event stream never ends, and an unknown twin is 404: both are past the door.
+        if route.ends_with("/events") || route.contains("/twin/") {
+            continue;
+        }
         assert_eq!(get(&url, Some(ORCHESTRATOR)).await.0, 200, "{route}");
         // Where a header cannot be set, the token rides in the query.
         assert_eq!(
@@ -52,6 +65,17 @@ async fn orchestrator_routes_refuse_missing_wrong_and_cross_role_tokens() {
             200,
             "{route}"
         );
+    }
+    let client = reqwest::Client::new();
+    for token in [HOST, "not-a-token"] {
+        let bind = client
+            .post(format!("{base}/api/sessions/s1/bind"))
+            .bearer_auth(token)
+            .json(&serde_json::json!({ "clientId": "x" }))
+            .send()
+            .await
+            .unwrap();
+        assert!([401, 403].contains(&bind.status().as_u16()));
     }
 }
 
