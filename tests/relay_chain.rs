@@ -191,8 +191,8 @@ fn a_worker_with_a_wrong_token_stops_and_says_why() {
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
         for (token, code) in [
-            ("wrong", "Unauthorized"),
-            (tether_tests::relay::ORCHESTRATOR, "Forbidden"),
+            ("wrong", "UNAUTHORIZED"),
+            (tether_tests::relay::ORCHESTRATOR, "FORBIDDEN"),
         ] {
             let worker = Worker {
                 browser_ws: h.browser_ws().to_owned(),
