@@ -36,6 +36,9 @@ pub struct LaunchOptions {
     pub window_size: (u32, u32),
     /// Extra flags, with their leading `--`.
     pub extra_args: Vec<String>,
+    /// The profile to use (kept afterwards); `None`: a throwaway one. Chromium's
+    /// `$XDG_CONFIG_HOME` is its `config` folder either way.
+    pub user_data_dir: Option<PathBuf>,
 }
 
 impl Default for LaunchOptions {
@@ -45,6 +48,7 @@ impl Default for LaunchOptions {
             headless: true,
             window_size: (1280, 800),
             extra_args: Vec::new(),
+            user_data_dir: None,
         }
     }
 }
@@ -54,19 +58,25 @@ pub struct Chromium {
     pid: i32,
     ws_url: String,
     exited: watch::Receiver<bool>,
-    // Held so the profile outlives the browser; deleted on drop.
-    _profile: tempfile::TempDir,
+    // Held so a throwaway profile outlives the browser; deleted on drop.
+    _profile: Option<tempfile::TempDir>,
 }
 
 impl Chromium {
     pub async fn launch(options: &LaunchOptions) -> Result<Self> {
         let executable = find_executable(options.executable.as_deref())?;
-        let profile = tempfile::Builder::new().prefix("tether-chromium-").tempdir()?;
+        let (profile, throwaway) = match &options.user_data_dir {
+            Some(dir) => (dir.clone(), None),
+            None => {
+                let temp = tempfile::Builder::new().prefix("tether-chromium-").tempdir()?;
+                (temp.path().to_owned(), Some(temp))
+            }
+        };
         let mut command = Command::new(&executable);
         command
-            .args(flags(options, profile.path()))
+            .args(flags(options, &profile))
             // Chromium writes crash reports under $XDG_CONFIG_HOME even with a profile dir.
-            .env("XDG_CONFIG_HOME", profile.path().join("config"))
+            .env("XDG_CONFIG_HOME", profile.join("config"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -99,7 +109,7 @@ impl Chromium {
             pid,
             ws_url,
             exited,
-            _profile: profile,
+            _profile: throwaway,
         })
     }
 

@@ -250,6 +250,30 @@ impl Engine {
         Ok(log)
     }
 
+    /// Every session with its tabs, for the extension's popup.
+    pub fn session_list(&self) -> Vec<(String, Vec<TabId>)> {
+        let mut list: Vec<(String, Vec<TabId>)> = self
+            .sessions()
+            .all()
+            .map(|(id, s)| (id.to_owned(), s.tabs.clone()))
+            .collect();
+        list.sort();
+        list
+    }
+
+    /// The user's "Stop all": every session ends here (its tabs stay open, no longer driven).
+    pub fn stop_all(&self) -> Vec<String> {
+        let ids: Vec<String> = self.session_list().into_iter().map(|(id, _)| id).collect();
+        for id in &ids {
+            if let Some(session) = self.sessions().end(id) {
+                for tab in session.tabs {
+                    self.forget(tab);
+                }
+            }
+        }
+        ids
+    }
+
     /// Forgets a tab that closed or left its session.
     pub(crate) fn forget(&self, tab: TabId) {
         self.sessions().leave(tab);

@@ -19,6 +19,10 @@ enum Command {
     Exec(tether_host::exec::ExecArgs),
     /// Serve a relay with a Chromium of this host's own (launched, or at --browser-ws).
     Worker(tether_host::worker::WorkerArgs),
+    /// Register this host with the browsers (native messaging) and write its config.
+    Install(tether_host::install::InstallArgs),
+    /// Remove what install wrote.
+    Uninstall,
 }
 
 fn main() -> std::process::ExitCode {
@@ -30,7 +34,15 @@ fn main() -> std::process::ExitCode {
                 .unwrap_or_else(|_| "warn,chromium=off".into()),
         )
         .init();
-    let cli = Cli::parse();
+    // Chrome starts a native-messaging host with the caller's origin as its one argument
+    // (and, on Windows, a --parent-window flag after it).
+    let extension_origin = std::env::args()
+        .nth(1)
+        .filter(|arg| arg.starts_with("chrome-extension://"));
+    let cli = match extension_origin {
+        Some(_) => None,
+        None => Some(Cli::parse()),
+    };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -39,9 +51,14 @@ fn main() -> std::process::ExitCode {
         }
     };
     runtime.block_on(async {
+        let Some(cli) = cli else {
+            return tether_host::extension::main(extension_origin.unwrap_or_default()).await;
+        };
         match cli.command {
             Command::Exec(args) => tether_host::exec::main(args).await,
             Command::Worker(args) => tether_host::worker::main(args).await,
+            Command::Install(args) => tether_host::install::main_install(args),
+            Command::Uninstall => tether_host::install::main_uninstall(),
         }
     })
 }

@@ -14,7 +14,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::engine::Engine;
-use crate::twin_report;
+use crate::twin_report::{TwinChange, TwinSource};
 
 const HEARTBEAT: Duration = Duration::from_secs(15);
 const FIRST_RETRY: Duration = Duration::from_millis(250);
@@ -28,6 +28,9 @@ pub struct LinkOptions {
     pub token: String,
     pub client_id: String,
     pub meta: Value,
+    pub twin: Arc<dyn TwinSource>,
+    /// Told whether the host is joined to the relay, each time that changes.
+    pub on_link: Option<Arc<dyn Fn(bool) + Send + Sync>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +67,11 @@ pub fn relay_urls(given: &str) -> (String, String) {
 pub async fn run(options: LinkOptions, engine: Arc<Engine>) -> LinkError {
     let mut retry = FIRST_RETRY;
     loop {
-        match serve_once(&options, &engine).await {
+        let ended = serve_once(&options, &engine).await;
+        if let (Ended::AfterJoin(_), Some(on_link)) = (&ended, &options.on_link) {
+            on_link(false);
+        }
+        match ended {
             Ended::Refused(error) => return error,
             Ended::AfterJoin(why) => {
                 tracing::warn!("the link to the relay dropped ({why}); reconnecting");
@@ -105,13 +112,15 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
         other => return Ended::BeforeJoin(format!("no relay.joined but {other:?}")),
     }
     tracing::info!(client_id = options.client_id, "joined the relay");
+    if let Some(on_link) = &options.on_link {
+        on_link(true);
+    }
 
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Envelope>();
-    let mut browser = engine.transport().events();
-    let _ = outbox.send(Envelope::new(
-        "full_state_sync",
-        twin_report::full_state(engine.transport().as_ref()).await,
-    ));
+    let mut twin = options.twin.changes();
+    if let Some(state) = options.twin.full_state().await {
+        let _ = outbox.send(Envelope::new("full_state_sync", state));
+    }
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     loop {
         tokio::select! {
@@ -124,18 +133,21 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
                     return Ended::AfterJoin(e.to_string());
                 }
             }
-            event = browser.recv() => match event {
-                Ok(event) => {
-                    if let Some(change) = twin_report::tab_event(&event) {
-                        let _ = outbox.send(Envelope::new("tab_event", change));
+            change = twin.recv() => match change {
+                Ok(TwinChange::Event(payload)) => {
+                    let _ = outbox.send(Envelope::new("tab_event", payload));
+                }
+                Ok(TwinChange::Full(payload)) if !payload.is_null() => {
+                    let _ = outbox.send(Envelope::new("full_state_sync", payload));
+                }
+                // Reports were missed (or a source asks for a resync): send the whole state.
+                Ok(TwinChange::Full(_)) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                    if let Some(state) = options.twin.full_state().await {
+                        let _ = outbox.send(Envelope::new("full_state_sync", state));
                     }
                 }
-                Err(broadcast::error::RecvError::Lagged(_)) => {
-                    let state = twin_report::full_state(engine.transport().as_ref()).await;
-                    let _ = outbox.send(Envelope::new("full_state_sync", state));
-                }
                 Err(broadcast::error::RecvError::Closed) => {
-                    return Ended::AfterJoin("the browser's event stream ended".into());
+                    return Ended::AfterJoin("the browser's reports ended".into());
                 }
             },
             _ = heartbeat.tick() => {

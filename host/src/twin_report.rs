@@ -3,9 +3,74 @@
 //!
 //! A worker's headless browser has no person looking at it, so no tab is reported `active`.
 
+use std::sync::Arc;
+
+use async_trait::async_trait;
 use serde_json::{json, Value};
+use tokio::sync::broadcast;
 
 use crate::cdp::{BrowserEvent, TabInfo, Transport};
+
+/// One report for the relay's twin.
+#[derive(Debug, Clone)]
+pub enum TwinChange {
+    /// A `tab_event` payload.
+    Event(Value),
+    /// A `full_state_sync` payload.
+    Full(Value),
+}
+
+/// Where a host's twin reports come from: the transport's own tab events (worker), or the
+/// extension's reports (extension mode).
+#[async_trait]
+pub trait TwinSource: Send + Sync {
+    /// What to report right after joining the relay. `None` when the source sends a full
+    /// state of its own accord, through [`Self::changes`].
+    async fn full_state(&self) -> Option<Value>;
+    fn changes(&self) -> broadcast::Receiver<TwinChange>;
+}
+
+/// The twin of a browser the host drives over CDP alone: its page targets.
+pub struct TransportTwin {
+    transport: Arc<dyn Transport>,
+    changes: broadcast::Sender<TwinChange>,
+}
+
+impl TransportTwin {
+    pub fn new(transport: Arc<dyn Transport>) -> Arc<Self> {
+        let (changes, _) = broadcast::channel(1024);
+        let mut events = transport.events();
+        let feed = changes.clone();
+        tokio::spawn(async move {
+            loop {
+                match events.recv().await {
+                    Ok(event) => {
+                        if let Some(change) = tab_event(&event) {
+                            let _ = feed.send(TwinChange::Event(change));
+                        }
+                    }
+                    // Missed events: the link sends a full state instead.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let _ = feed.send(TwinChange::Full(Value::Null));
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        Arc::new(Self { transport, changes })
+    }
+}
+
+#[async_trait]
+impl TwinSource for TransportTwin {
+    async fn full_state(&self) -> Option<Value> {
+        Some(full_state(self.transport.as_ref()).await)
+    }
+
+    fn changes(&self) -> broadcast::Receiver<TwinChange> {
+        self.changes.subscribe()
+    }
+}
 
 fn tab(info: &TabInfo) -> Value {
     let mut tab = json!({

@@ -1,7 +1,7 @@
 //! `tether-host worker`: a host with a browser of its own. It launches Chromium (or uses the
 //! one at `--browser-ws`), then serves the relay's actions on it until stopped.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -15,6 +15,7 @@ use crate::cdp::Transport;
 use crate::chromium::{Chromium, LaunchOptions};
 use crate::policy::Policy;
 use crate::relay_link::{self, LinkOptions};
+use crate::twin_report::TransportTwin;
 use crate::Engine;
 
 #[derive(clap::Args, Debug)]
@@ -74,7 +75,7 @@ pub async fn main(args: WorkerArgs) -> ExitCode {
 async fn run(args: WorkerArgs) -> Result<()> {
     let client_id = match &args.client_id {
         Some(id) => id.clone(),
-        None => stored_client_id()?,
+        None => crate::config::stored_client_id()?,
     };
     let (chromium, browser_ws) = match &args.browser_ws {
         Some(url) => (None, url.clone()),
@@ -85,6 +86,7 @@ async fn run(args: WorkerArgs) -> Result<()> {
                 headless,
                 window_size: args.window_size,
                 extra_args: args.chromium_args.clone(),
+                user_data_dir: None,
             };
             let chromium = Chromium::launch(&options).await?;
             let url = chromium.ws_url().to_owned();
@@ -136,6 +138,7 @@ impl Worker {
             .await
             .unwrap_or_default();
         let transport: Arc<dyn Transport> = Arc::new(transport);
+        let twin = TransportTwin::new(transport.clone());
         let sink = RelaySink::new(&http_base, &self.token);
         let engine = Arc::new(Engine::new(
             transport,
@@ -148,14 +151,16 @@ impl Worker {
             ws_url,
             token: self.token,
             client_id: self.client_id,
-            meta: meta(&version),
+            meta: meta(&version, "worker"),
+            twin,
+            on_link: None,
         };
         Err(relay_link::run(options, engine).await.into())
     }
 }
 
 /// What the relay's extension list shows about this host (PROTOCOL.md §2.1).
-fn meta(version: &Value) -> Value {
+pub fn meta(version: &Value, mode: &str) -> Value {
     let product = version["product"].as_str().unwrap_or("Chromium/unknown");
     let (browser, browser_version) = product.split_once('/').unwrap_or((product, ""));
     json!({
@@ -164,7 +169,7 @@ fn meta(version: &Value) -> Value {
         "os": std::env::consts::OS,
         "hostname": hostname(),
         "hostVersion": env!("CARGO_PKG_VERSION"),
-        "mode": "worker",
+        "mode": mode,
         "actions": ActionName::ALL.iter().map(|a| a.as_str()).collect::<Vec<_>>(),
     })
 }
@@ -186,30 +191,4 @@ fn hostname() -> String {
     } else {
         "unknown".into()
     }
-}
-
-/// A clientId made once and kept, so the relay knows this browser across restarts.
-fn stored_client_id() -> Result<String> {
-    let path = config_dir().join("client-id");
-    if let Ok(id) = std::fs::read_to_string(&path) {
-        let id = id.trim();
-        if !id.is_empty() {
-            return Ok(id.to_owned());
-        }
-    }
-    let id = format!("worker-{}", crate::artifacts::new_artifact_id());
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    std::fs::write(&path, &id).with_context(|| format!("cannot keep the clientId in {}", path.display()))?;
-    Ok(id)
-}
-
-/// `$XDG_CONFIG_HOME/tether`, else `~/.config/tether`.
-pub fn config_dir() -> PathBuf {
-    std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("tether")
 }

@@ -61,6 +61,8 @@ pub enum CdpError {
     Detached { tab: TabId, reason: String },
     #[error("the connection to the browser is closed")]
     Disconnected,
+    #[error("{method} is {size} bytes, over the 1 MiB a message to the browser may carry")]
+    TooLarge { method: String, size: usize },
     #[error("{0}")]
     Other(String),
 }
@@ -69,6 +71,7 @@ impl From<CdpError> for ActionError {
     fn from(e: CdpError) -> Self {
         let code = match e {
             CdpError::TabGone(_) => ErrorCode::TabNotFound,
+            CdpError::TooLarge { .. } => ErrorCode::PayloadTooLarge,
             _ => ErrorCode::CdpError,
         };
         ActionError::new(code, e.to_string())

@@ -1,0 +1,33 @@
+// The popup: host and relay connection, this browser's clientId, the active sessions, and the
+// user's kill switch.
+
+const $ = (id) => document.getElementById(id);
+
+function show(element, ok, text) {
+  element.textContent = text;
+  element.className = ok ? "ok" : "bad";
+}
+
+async function refresh() {
+  const state = await chrome.runtime.sendMessage({ type: "popup.state" });
+  show($("host"), state.host, state.host ? "connected" : `not connected${state.hostError ? ` (${state.hostError})` : ""}`);
+  show($("relay"), state.relay === "connected", state.relay ?? "unknown");
+  $("client").textContent = state.clientId ?? "—";
+  const list = $("sessions");
+  list.replaceChildren();
+  for (const session of state.sessions) {
+    const item = document.createElement("li");
+    item.textContent = `${session.sessionId}: tabs ${session.tabs.join(", ") || "none"}`;
+    list.append(item);
+  }
+  if (state.sessions.length === 0) list.append(Object.assign(document.createElement("li"), { textContent: "none" }));
+}
+
+$("stop").addEventListener("click", async () => {
+  const { stopped } = await chrome.runtime.sendMessage({ type: "popup.stop_all" });
+  $("stop").textContent = `Stopped (${stopped.length} tabs released)`;
+  refresh();
+});
+
+refresh();
+setInterval(refresh, 1000);

@@ -1,0 +1,57 @@
+// CDP for the host through chrome.debugger: attach, send commands, detach; every event and
+// every detach goes back to the host. "Stop all" detaches everything at once.
+
+const PROTOCOL_VERSION = "1.3";
+
+/** Tabs this extension attached to. */
+const attached = new Set();
+
+export async function attach({ tabId }) {
+  try {
+    await chrome.debugger.attach({ tabId }, PROTOCOL_VERSION);
+  } catch (error) {
+    // Attaching twice is not an error for the host.
+    if (!String(error?.message ?? error).includes("already attached")) throw error;
+  }
+  attached.add(tabId);
+  return {};
+}
+
+export async function detach({ tabId }) {
+  attached.delete(tabId);
+  try {
+    await chrome.debugger.detach({ tabId });
+  } catch (error) {
+    if (!String(error?.message ?? error).includes("not attached")) throw error;
+  }
+  return {};
+}
+
+export async function send({ tabId, method, params }) {
+  return (await chrome.debugger.sendCommand({ tabId }, method, params ?? {})) ?? {};
+}
+
+/** Forwards CDP events and detaches (the user's "Cancel" on the infobar, a closed tab). */
+export function watch(emit) {
+  chrome.debugger.onEvent.addListener((source, method, params) => {
+    if (source.tabId !== undefined) emit({ type: "cdp.event", tabId: source.tabId, method, params: params ?? {} });
+  });
+  chrome.debugger.onDetach.addListener((source, reason) => {
+    if (source.tabId === undefined) return;
+    attached.delete(source.tabId);
+    emit({ type: "cdp.detached", tabId: source.tabId, reason });
+  });
+}
+
+/** Detaches from every tab; returns the tabs it left. */
+export async function detachAll(emit) {
+  const tabs = [...attached];
+  await Promise.all(tabs.map((tabId) => detach({ tabId }).catch(() => {})));
+  // chrome.debugger.onDetach does not fire for our own detach: tell the host ourselves.
+  for (const tabId of tabs) emit({ type: "cdp.detached", tabId, reason: "stopped_by_user" });
+  return tabs;
+}
+
+export function attachedTabs() {
+  return [...attached];
+}

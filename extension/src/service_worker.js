@@ -1,0 +1,88 @@
+// Tether's service worker: the bridge between this browser and tether-host. It opens the
+// native-messaging port, reports the twin, carries out the host's tab and CDP calls, and
+// answers the popup. Message set: extension/README.md.
+
+import { HostPort } from "./host_port.js";
+import * as twin from "./twin.js";
+import * as tabOps from "./tab_ops.js";
+import * as bridge from "./debugger_bridge.js";
+
+/** What the host last said about the relay and the sessions, for the popup. */
+let hostStatus = { relay: "unknown", clientId: null, sessions: [] };
+
+const calls = {
+  "tabs.create": tabOps.createTab,
+  "tabs.close": tabOps.closeTab,
+  "tabs.get": tabOps.getTab,
+  "tabs.query": tabOps.listTabs,
+  "debugger.attach": bridge.attach,
+  "debugger.detach": bridge.detach,
+  "debugger.send": bridge.send,
+  "twin.sync": async () => {
+    await syncTwin();
+    return {};
+  },
+};
+
+const host = new HostPort({
+  onMessage: handle,
+  onConnect: () => {
+    host.send({ type: "hello", extensionVersion: chrome.runtime.getManifest().version, userAgent: navigator.userAgent });
+    syncTwin();
+  },
+  onDisconnect: (why) => {
+    hostStatus = { relay: "unknown", clientId: hostStatus.clientId, sessions: [] };
+    console.warn("tether: the host port closed:", why);
+  },
+});
+
+async function syncTwin() {
+  host.send({ type: "full_state_sync", payload: await twin.fullState() });
+}
+
+async function handle(message) {
+  switch (message.type) {
+    case "call": {
+      const run = calls[message.method];
+      try {
+        if (!run) throw new Error(`unknown call ${message.method}`);
+        const result = await run(message.params ?? {});
+        host.send({ type: "reply", id: message.id, result: result ?? null });
+      } catch (error) {
+        host.send({ type: "reply", id: message.id, error: String(error?.message ?? error) });
+      }
+      break;
+    }
+    case "status":
+      hostStatus = { relay: message.relay, clientId: message.clientId, sessions: message.sessions ?? [] };
+      break;
+    case "pong":
+      break;
+    default:
+      console.warn("tether: unknown message from the host", message);
+  }
+}
+
+async function stopAll() {
+  const tabs = await bridge.detachAll((event) => host.send(event));
+  host.send({ type: "stop_all" });
+  return tabs;
+}
+
+chrome.runtime.onMessage.addListener((message, _sender, reply) => {
+  if (message?.type === "popup.state") {
+    reply({ host: host.connected, hostError: host.lastError, ...hostStatus, attachedTabs: bridge.attachedTabs() });
+  } else if (message?.type === "popup.stop_all") {
+    stopAll().then((tabs) => reply({ stopped: tabs }));
+    return true; // answers asynchronously
+  }
+  return false;
+});
+
+twin.watch((payload) => host.send({ type: "tab_event", payload }));
+bridge.watch((event) => host.send(event));
+tabOps.groupPopups();
+host.connect();
+
+// For tests and the popup: the same stop as the button.
+globalThis.tetherStopAll = stopAll;

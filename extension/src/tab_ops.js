@@ -1,0 +1,48 @@
+// Tab operations the host asks for. Session tabs open in the background (never active, never
+// focusing a window) inside a tab group; a tab a session tab opens joins its opener's group.
+
+import { tabOf } from "./twin.js";
+
+/** Group ids this extension created, so popups of their tabs can join them. */
+const ourGroups = new Set();
+
+export async function createTab({ url, groupTitle }) {
+  const tab = await chrome.tabs.create({ url: url || "about:blank", active: false });
+  if (groupTitle) {
+    const [existing] = await chrome.tabGroups.query({ title: groupTitle, windowId: tab.windowId });
+    const groupId = await chrome.tabs.group(existing ? { groupId: existing.id, tabIds: [tab.id] } : { tabIds: [tab.id], createProperties: { windowId: tab.windowId } });
+    if (!existing) await chrome.tabGroups.update(groupId, { title: groupTitle });
+    ourGroups.add(groupId);
+  }
+  return tabOf(await chrome.tabs.get(tab.id));
+}
+
+export async function closeTab({ tabId }) {
+  await chrome.tabs.remove(tabId);
+  return {};
+}
+
+export async function getTab({ tabId }) {
+  try {
+    return tabOf(await chrome.tabs.get(tabId));
+  } catch {
+    return null;
+  }
+}
+
+export async function listTabs() {
+  return (await chrome.tabs.query({})).map(tabOf);
+}
+
+/** A tab opened by a tab of one of our groups goes into that group, still in the background. */
+export function groupPopups() {
+  chrome.tabs.onCreated.addListener(async (tab) => {
+    if (tab.openerTabId === undefined) return;
+    try {
+      const opener = await chrome.tabs.get(tab.openerTabId);
+      if (ourGroups.has(opener.groupId)) await chrome.tabs.group({ groupId: opener.groupId, tabIds: [tab.id] });
+    } catch (error) {
+      console.warn("tether: cannot group a new tab with its opener", error);
+    }
+  });
+}

@@ -1,0 +1,86 @@
+//! The host's own settings, kept in `$XDG_CONFIG_HOME/tether/` (else `~/.config/tether/`):
+//! `host.json`, written by `tether-host install` and read in extension mode (Chrome starts the
+//! host with no arguments but the caller's origin), and `client-id`, this browser's stable id.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostConfig {
+    /// The relay to serve, e.g. ws://127.0.0.1:17800.
+    pub relay: String,
+    /// The relay's host token.
+    pub token: String,
+    /// Extension origins allowed to start this host (`chrome-extension://<id>/`).
+    pub allowed_origins: Vec<String>,
+    /// Page patterns refused like the control UI, besides the relay's own pages.
+    #[serde(default)]
+    pub forbid_urls: Vec<String>,
+    /// This browser's id; generated into `client-id` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+}
+
+/// `$XDG_CONFIG_HOME/tether`, else `~/.config/tether`.
+pub fn config_dir() -> PathBuf {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("tether")
+}
+
+pub fn config_path() -> PathBuf {
+    config_dir().join("host.json")
+}
+
+impl HostConfig {
+    pub fn load() -> Result<Self> {
+        let path = config_path();
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {} (run tether-host install)", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("{} is not a host config", path.display()))
+    }
+
+    /// Writes the config where `load` finds it, readable by its owner only: it holds a token.
+    pub fn save(&self) -> Result<PathBuf> {
+        let path = config_path();
+        write_private(&path, serde_json::to_string_pretty(self)?.as_bytes())?;
+        Ok(path)
+    }
+
+    pub fn allows(&self, origin: &str) -> bool {
+        self.allowed_origins.iter().any(|allowed| allowed == origin)
+    }
+}
+
+/// A clientId made once and kept, so the relay knows this browser across restarts.
+pub fn stored_client_id() -> Result<String> {
+    let path = config_dir().join("client-id");
+    if let Ok(id) = std::fs::read_to_string(&path) {
+        let id = id.trim();
+        if !id.is_empty() {
+            return Ok(id.to_owned());
+        }
+    }
+    let id = format!("browser-{}", crate::artifacts::new_artifact_id());
+    write_private(&path, id.as_bytes())?;
+    Ok(id)
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options
+        .open(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    std::io::Write::write_all(&mut file, bytes).with_context(|| format!("cannot write {}", path.display()))
+}

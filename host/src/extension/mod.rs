@@ -1,0 +1,282 @@
+//! Extension mode: Chrome starts `tether-host chrome-extension://<id>/` when the extension
+//! opens its native-messaging port. The host checks the caller against its config, speaks
+//! framed JSON on stdio (nothing else ever goes to stdout), drives tabs through the
+//! extension's `chrome.debugger` bridge ([`transport::ExtensionTransport`]), forwards the
+//! extension's twin reports, and serves the relay like a worker. It ends when Chrome closes
+//! the port.
+//!
+//! Messages (extension <-> host; documented in extension/README.md):
+//! - extension -> host: `hello`, `full_state_sync`, `tab_event`, `reply`, `cdp.event`,
+//!   `cdp.detached`, `stop_all`, `ping`;
+//! - host -> extension: `call` (`tabs.*`, `debugger.*`, `twin.sync`), `status`, `pong`.
+
+pub mod transport;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tether_protocol::framing::{self, FrameError, BROWSER_TO_HOST_MAX, HOST_TO_BROWSER_MAX};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::artifacts::RelaySink;
+use crate::config::{self, HostConfig};
+use crate::policy::Policy;
+use crate::relay_link::{self, LinkOptions};
+use crate::twin_report::{TwinChange, TwinSource};
+use crate::Engine;
+use transport::ExtensionTransport;
+
+/// How long the extension has to say hello before the host joins the relay without knowing
+/// the browser's version.
+const HELLO_WAIT: Duration = Duration::from_secs(5);
+const STATUS_EVERY: Duration = Duration::from_secs(2);
+
+/// The twin as the extension reports it; after a (re)join the host asks it for a full state.
+struct ExtensionTwin {
+    to_extension: mpsc::UnboundedSender<Value>,
+    changes: broadcast::Sender<TwinChange>,
+}
+
+#[async_trait]
+impl TwinSource for ExtensionTwin {
+    async fn full_state(&self) -> Option<Value> {
+        // The extension answers with a full_state_sync message, which flows through changes.
+        let _ = self
+            .to_extension
+            .send(json!({ "type": "call", "id": 0, "method": "twin.sync", "params": {} }));
+        None
+    }
+
+    fn changes(&self) -> broadcast::Receiver<TwinChange> {
+        self.changes.subscribe()
+    }
+}
+
+pub async fn main(origin: String) -> ExitCode {
+    let config = match HostConfig::load() {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("tether-host: {e:#}");
+            return ExitCode::from(1);
+        }
+    };
+    if !config.allows(&origin) {
+        eprintln!(
+            "tether-host: {origin} may not start this host (allowed: {:?}; see tether-host install)",
+            config.allowed_origins
+        );
+        return ExitCode::from(1);
+    }
+    match serve(config).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tether-host: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn serve(config: HostConfig) -> anyhow::Result<()> {
+    let (to_extension, outgoing) = mpsc::unbounded_channel::<Value>();
+    let writer = tokio::spawn(write_frames(outgoing));
+    let transport = Arc::new(ExtensionTransport::new(to_extension.clone()));
+    let twin = Arc::new(ExtensionTwin {
+        to_extension: to_extension.clone(),
+        changes: broadcast::channel(1024).0,
+    });
+    let mut incoming = read_frames();
+
+    // The extension says hello first; its user agent names the browser for the relay.
+    let hello = tokio::time::timeout(HELLO_WAIT, incoming.recv())
+        .await
+        .ok()
+        .flatten();
+    let product = hello
+        .as_ref()
+        .and_then(|h| h["userAgent"].as_str())
+        .and_then(product_of)
+        .unwrap_or_else(|| "Chrome/unknown".into());
+
+    let client_id = match &config.client_id {
+        Some(id) => id.clone(),
+        None => config::stored_client_id()?,
+    };
+    let (ws_url, http_base) = relay_link::relay_urls(&config.relay);
+    let mut patterns = config.forbid_urls.clone();
+    patterns.push(format!("{http_base}/*"));
+    let policy = Policy::new(&patterns).map_err(anyhow::Error::msg)?;
+    let sink = RelaySink::new(&http_base, &config.token);
+    let engine = Arc::new(Engine::new(
+        transport.clone(),
+        Arc::new(sink),
+        policy,
+        client_id.clone(),
+    ));
+
+    let status = Status {
+        to_extension: to_extension.clone(),
+        engine: engine.clone(),
+        client_id: client_id.clone(),
+        relay: Arc::default(),
+    };
+    let on_link = {
+        let status = status.clone();
+        Arc::new(move |joined: bool| {
+            status.relay.store(joined, std::sync::atomic::Ordering::Relaxed);
+            status.send();
+        })
+    };
+    let options = LinkOptions {
+        ws_url,
+        token: config.token.clone(),
+        client_id,
+        meta: crate::worker::meta(&json!({ "product": product }), "extension"),
+        twin: twin.clone(),
+        on_link: Some(on_link),
+    };
+    let link = tokio::spawn(relay_link::run(options, engine.clone()));
+    let pulse = tokio::spawn(status.clone().every(STATUS_EVERY));
+
+    let dispatch = |message: Value| dispatch(message, &transport, &twin, &status);
+    if let Some(hello) = hello {
+        dispatch(hello);
+    }
+    while let Some(message) = incoming.recv().await {
+        dispatch(message);
+    }
+    // Chrome closed the port (or the browser is gone): stop, so the next connect starts anew.
+    transport.close();
+    link.abort();
+    pulse.abort();
+    drop(to_extension);
+    let _ = writer.await;
+    Ok(())
+}
+
+/// Messages from the extension, read by a task of their own (a frame is never cut by a
+/// timeout); the channel ends when the pipe ends or is out of step.
+fn read_frames() -> mpsc::UnboundedReceiver<Value> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut stdin = tokio::io::stdin();
+        loop {
+            match framing::read_frame::<_, Value>(&mut stdin, BROWSER_TO_HOST_MAX).await {
+                Ok(Some(message)) => {
+                    if tx.send(message).is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => return,
+                // The whole body was read: the stream is still in step, skip this one.
+                Err(e @ (FrameError::InvalidJson(_) | FrameError::InvalidUtf8(_))) => {
+                    tracing::error!("a frame from the extension was dropped: {e}");
+                }
+                Err(e) => {
+                    tracing::error!("the pipe from the browser is unusable: {e}");
+                    return;
+                }
+            }
+        }
+    });
+    rx
+}
+
+async fn write_frames(mut outgoing: mpsc::UnboundedReceiver<Value>) {
+    let mut stdout = tokio::io::stdout();
+    while let Some(message) = outgoing.recv().await {
+        match framing::write_frame(&mut stdout, &message, HOST_TO_BROWSER_MAX).await {
+            Ok(()) => {}
+            Err(FrameError::Io(e)) => {
+                tracing::error!("cannot write to the browser: {e}");
+                return;
+            }
+            // Never sent, so the port lives: the caller was told by the size check.
+            Err(e) => tracing::error!("a message to the extension was not sent: {e}"),
+        }
+    }
+}
+
+fn dispatch(message: Value, transport: &ExtensionTransport, twin: &ExtensionTwin, status: &Status) {
+    let kind = message.get("type").and_then(Value::as_str).unwrap_or_default();
+    match kind {
+        "full_state_sync" | "tab_event" => {
+            let payload = message.get("payload").cloned().unwrap_or(Value::Null);
+            transport.tab_report(kind, &payload);
+            let change = if kind == "tab_event" {
+                TwinChange::Event(payload)
+            } else {
+                TwinChange::Full(payload)
+            };
+            let _ = twin.changes.send(change);
+        }
+        "reply" | "cdp.event" | "cdp.detached" => transport.receive(&message),
+        "ping" => {
+            let _ = status.to_extension.send(json!({ "type": "pong" }));
+        }
+        "hello" => tracing::info!("extension says hello: {message}"),
+        "stop_all" => {
+            let stopped = status.engine.stop_all();
+            tracing::warn!(?stopped, "the user stopped every session from the extension");
+            status.send();
+        }
+        other => tracing::warn!("unknown message from the extension: {other:?}"),
+    }
+}
+
+/// What the popup shows: the relay link, this browser's id, the sessions and their tabs.
+#[derive(Clone)]
+struct Status {
+    to_extension: mpsc::UnboundedSender<Value>,
+    engine: Arc<Engine>,
+    client_id: String,
+    relay: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Status {
+    fn send(&self) {
+        let joined = self.relay.load(std::sync::atomic::Ordering::Relaxed);
+        let sessions: Vec<Value> = self
+            .engine
+            .session_list()
+            .into_iter()
+            .map(|(id, tabs)| json!({ "sessionId": id, "tabs": tabs }))
+            .collect();
+        let _ = self.to_extension.send(json!({
+            "type": "status",
+            "relay": if joined { "connected" } else { "disconnected" },
+            "clientId": self.client_id,
+            "sessions": sessions,
+        }));
+    }
+
+    async fn every(self, period: Duration) {
+        let mut tick = tokio::time::interval(period);
+        loop {
+            tick.tick().await;
+            self.send();
+        }
+    }
+}
+
+/// `Chrome/156.0.1.2` (or `Edge/...`) from a user agent.
+fn product_of(user_agent: &str) -> Option<String> {
+    let version = |name: &str| {
+        user_agent
+            .split_whitespace()
+            .find_map(|part| part.strip_prefix(name))
+            .map(|v| v.to_owned())
+    };
+    if let Some(v) = version("Edg/") {
+        return Some(format!("Edge/{v}"));
+    }
+    let chrome = version("Chrome/").or_else(|| version("HeadlessChrome/"))?;
+    let name = if user_agent.contains("HeadlessChrome") {
+        "HeadlessChrome"
+    } else {
+        "Chrome"
+    };
+    Some(format!("{name}/{chrome}"))
+}

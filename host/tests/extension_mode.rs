@@ -1,0 +1,177 @@
+//! The user's own browser, end to end: orchestrator -> relay -> tether-host (started by
+//! Chromium through native messaging) -> the extension -> chrome.debugger -> the tab. One
+//! browser for this file; each test has its own session and tab.
+
+mod support;
+
+use std::sync::LazyLock;
+
+use serde_json::{json, Value};
+use support::{download, ExtensionBrowser, CONTROL_UI};
+use tokio::runtime::Runtime;
+use tokio::sync::OnceCell;
+
+static RUNTIME: LazyLock<Runtime> = LazyLock::new(|| {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+});
+static BROWSER: OnceCell<ExtensionBrowser> = OnceCell::const_new();
+
+fn run<F, Fut>(test: F)
+where
+    F: FnOnce(&'static ExtensionBrowser) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    RUNTIME.block_on(async {
+        let browser = BROWSER.get_or_init(ExtensionBrowser::launch).await;
+        if let Err(e) = tokio::spawn(test(browser)).await {
+            std::panic::resume_unwind(e.into_panic());
+        }
+    });
+}
+
+fn find<'a>(elements: &'a [Value], tag: &str, id: &str) -> &'a Value {
+    elements
+        .iter()
+        .find(|e| e["tag"] == tag && e["attributes"]["id"] == id)
+        .unwrap_or_else(|| panic!("no <{tag} id={id}> in {elements:?}"))
+}
+
+#[test]
+fn the_catalog_runs_in_the_users_browser_in_a_background_group() {
+    run(|b| async move {
+        let meta = b.get("/api/extension/extension-list").await;
+        let me = meta["clients"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["clientId"] == b.client_id.as_str())
+            .unwrap();
+        assert!(me["meta"]["browser"].as_str().unwrap().contains("Chrome"), "{me}");
+
+        let s = "ext-catalog";
+        let started = b
+            .ok(
+                s,
+                "session_start",
+                json!({ "url": b.url("/fixtures/form.html"), "groupTitle": "Agent" }),
+            )
+            .await;
+        let tab = started["tabId"].as_i64().unwrap();
+        assert!(started["groupId"].as_i64().is_some(), "{started}");
+        b.ok(s, "browser_wait_for_loaded", json!({ "tabId": tab })).await;
+
+        // In the twin: in its group titled as asked, and not the active tab.
+        let twin = b.get(&format!("/api/twin/{}", b.client_id)).await;
+        let mine = twin["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["tabId"] == tab)
+            .expect("the session tab in the twin");
+        assert_eq!(mine["active"], false, "the session tab stays in the background");
+        let group = twin["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["groupId"] == mine["groupId"])
+            .expect("its group");
+        assert_eq!(group["title"], "Agent");
+
+        let scan = b
+            .ok(
+                s,
+                "browser_xpath_scan",
+                json!({ "tabId": tab, "scope": "document" }),
+            )
+            .await;
+        let elements = scan["elements"].as_array().unwrap();
+        let name = find(elements, "input", "name")["xpath"].clone();
+        let go = find(elements, "button", "go")["xpath"].clone();
+        b.ok(
+            s,
+            "browser_type",
+            json!({ "tabId": tab, "xpath": name, "text": "Grace" }),
+        )
+        .await;
+        b.ok(s, "browser_click", json!({ "tabId": tab, "xpath": go }))
+            .await;
+        let html = b.ok(s, "browser_get_html", json!({ "tabId": tab })).await;
+        let (_, bytes) = download(html["url"].as_str().unwrap()).await;
+        let page = String::from_utf8(bytes).unwrap();
+        assert!(
+            page.contains(r#"<span id="submitted">Grace</span>"#),
+            "the React-style form took real input"
+        );
+
+        let shot = b.ok(s, "browser_screenshot", json!({ "tabId": tab })).await;
+        let (kind, png) = download(shot["url"].as_str().unwrap()).await;
+        assert_eq!(kind, "image/png");
+        assert!(png.starts_with(b"\x89PNG"));
+        assert!(shot["width"].as_u64().unwrap() > 100);
+
+        let nav = b
+            .ok(
+                s,
+                "browser_navigate",
+                json!({ "tabId": tab, "url": b.url("/fixtures/article.html") }),
+            )
+            .await;
+        assert_eq!(nav["status"], "complete");
+        let article = b
+            .ok(s, "browser_readability_extract", json!({ "tabId": tab }))
+            .await;
+        assert!(!article["text"].as_str().unwrap().is_empty());
+
+        b.ok(s, "session_stop", json!({})).await;
+        let twin = b.get(&format!("/api/twin/{}", b.client_id)).await;
+        assert!(
+            twin["tabs"].as_array().unwrap().iter().all(|t| t["tabId"] != tab),
+            "session_stop closed the tab, and the twin followed"
+        );
+    });
+}
+
+#[test]
+fn a_page_of_the_control_ui_is_refused() {
+    run(|b| async move {
+        let url = b.url(&format!("{CONTROL_UI}form.html"));
+        let result = b
+            .act("ext-control-ui", "session_start", json!({ "url": url }))
+            .await;
+        assert_eq!(result["error"]["code"], "FORBIDDEN_TARGET", "{result}");
+        let result = b
+            .act(
+                "ext-control-ui",
+                "session_start",
+                json!({ "url": "chrome://settings" }),
+            )
+            .await;
+        assert_eq!(result["error"]["code"], "FORBIDDEN_TARGET", "{result}");
+    });
+}
+
+#[test]
+fn a_session_acts_only_on_its_own_tabs() {
+    run(|b| async move {
+        let theirs = b
+            .ok(
+                "ext-owner-a",
+                "session_start",
+                json!({ "url": b.url("/fixtures/form.html") }),
+            )
+            .await;
+        let result = b
+            .act(
+                "ext-owner-b",
+                "browser_xpath_scan",
+                json!({ "tabId": theirs["tabId"] }),
+            )
+            .await;
+        assert_eq!(result["error"]["code"], "TAB_NOT_IN_SESSION", "{result}");
+        b.ok("ext-owner-a", "session_stop", json!({})).await;
+    });
+}
