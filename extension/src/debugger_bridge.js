@@ -46,9 +46,10 @@ export function watch(emit) {
 /** Detaches from every tab; returns the tabs it left. */
 export async function detachAll(emit) {
   const tabs = [...attached];
-  await Promise.all(tabs.map((tabId) => detach({ tabId }).catch(() => {})));
-  // chrome.debugger.onDetach does not fire for our own detach: tell the host ourselves.
+  // chrome.debugger.onDetach does not fire for our own detach: tell the host ourselves, and
+  // first, so the commands the detach cuts short fail with the reason.
   for (const tabId of tabs) emit({ type: "cdp.detached", tabId, reason: "stopped_by_user" });
+  await Promise.all(tabs.map((tabId) => detach({ tabId }).catch(() => {})));
   return tabs;
 }
 

@@ -265,10 +265,10 @@ impl Engine {
     pub fn stop_all(&self) -> Vec<String> {
         let ids: Vec<String> = self.session_list().into_iter().map(|(id, _)| id).collect();
         for id in &ids {
-            if let Some(session) = self.sessions().end(id) {
-                for tab in session.tabs {
-                    self.forget(tab);
-                }
+            // The guard must be gone before forget() takes the lock again.
+            let ended = self.sessions().end(id);
+            for tab in ended.map(|s| s.tabs).unwrap_or_default() {
+                self.forget(tab);
             }
         }
         ids

@@ -50,7 +50,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    runtime.block_on(async {
+    let code = runtime.block_on(async {
         let Some(cli) = cli else {
             return tether_host::extension::main(extension_origin.unwrap_or_default()).await;
         };
@@ -60,5 +60,8 @@ fn main() -> std::process::ExitCode {
             Command::Install(args) => tether_host::install::main_install(args),
             Command::Uninstall => tether_host::install::main_uninstall(),
         }
-    })
+    });
+    // Tasks still parked (a blocking read of stdin, a relay link) must not keep the process.
+    runtime.shutdown_background();
+    code
 }

@@ -151,8 +151,8 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
     transport.close();
     link.abort();
     pulse.abort();
-    drop(to_extension);
-    let _ = writer.await;
+    // Whatever is still queued has no reader now; give the writer a moment, no more.
+    let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
     Ok(())
 }
 

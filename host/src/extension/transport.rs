@@ -277,7 +277,10 @@ impl Transport for ExtensionTransport {
         let params = json!({ "tabId": tab, "method": method, "params": params });
         match self.call("debugger.send", params).await {
             Err(CdpError::Other(message)) if message.contains("No tab with") => Err(CdpError::TabGone(tab)),
-            Err(CdpError::Other(message)) if message.contains("not attached") => {
+            // "Debugger is not attached", or a command cut short: "Detached while handling".
+            Err(CdpError::Other(message))
+                if message.contains("not attached") || message.contains("Detached") =>
+            {
                 lock(&self.attached).remove(&tab);
                 Err(self.not_attached(tab))
             }

@@ -252,7 +252,7 @@ impl ExtensionBrowser {
         (cdp, session)
     }
 
-    /// The pids of `tether-host` processes Chromium started for the extension.
+    /// The pids of `tether-host` processes this Chromium started for the extension.
     pub fn host_pids(&self) -> Vec<i32> {
         let origin = format!("chrome-extension://{EXTENSION_ID}/");
         std::fs::read_dir("/proc")
@@ -263,7 +263,10 @@ impl ExtensionBrowser {
                 let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
                 let is_host =
                     args.first()?.ends_with(b"tether-host") && args.get(1) == Some(&origin.as_bytes());
-                is_host.then_some(pid)
+                // This browser's own hosts: other test binaries run browsers of their own.
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                let parent: i32 = stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()?;
+                (is_host && parent == self.chromium.pid()).then_some(pid)
             })
             .collect()
     }

@@ -1,0 +1,119 @@
+//! The user's kill switch and a host that dies, in extension mode. Both end every session of
+//! the browser, so they run one after the other on a browser of their own.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::json;
+use support::{ExtensionBrowser, JOIN_WITHIN};
+
+/// Starts a session on a page that never finishes loading and an action that waits for it;
+/// returns the waiting action, once the relay has sent it to the host.
+async fn stuck_action(
+    b: &'static ExtensionBrowser,
+    session: &str,
+) -> tokio::task::JoinHandle<serde_json::Value> {
+    let started = b
+        .ok(session, "session_start", json!({ "url": b.url("/never-loads") }))
+        .await;
+    let tab = started["tabId"].clone();
+    let session = session.to_owned();
+    let action = tokio::spawn(async move {
+        b.act(
+            &session,
+            "browser_wait_for_loaded",
+            json!({ "tabId": tab, "timeoutMs": 20_000 }),
+        )
+        .await
+    });
+    action
+}
+
+/// Waits (bounded) until the relay reports the session's action as running.
+async fn until_running(b: &ExtensionBrowser, session: &str) {
+    let state = async {
+        loop {
+            let state = b.get(&format!("/api/sessions/{session}")).await;
+            if state["status"] == "running" {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), state)
+        .await
+        .expect("the action never started");
+}
+
+#[test]
+fn stop_all_and_a_killed_host_end_running_actions_with_clear_errors() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let b: &'static ExtensionBrowser = Box::leak(Box::new(ExtensionBrowser::launch().await));
+
+        // The user presses "Stop all" while an action runs: it ends now, saying why.
+        let action = stuck_action(b, "stop-all").await;
+        until_running(b, "stop-all").await;
+        let (cdp, worker) = b.service_worker().await;
+        let stopped = cdp
+            .call(
+                Some(&worker),
+                "Runtime.evaluate",
+                json!({ "expression": "tetherStopAll()", "awaitPromise": true, "returnByValue": true }),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            stopped["result"]["value"].as_array().map(Vec::len),
+            Some(1),
+            "{stopped}"
+        );
+        let result = tokio::time::timeout(Duration::from_secs(10), action)
+            .await
+            .expect("the running action ended at once")
+            .unwrap();
+        assert_eq!(result["status"], "error");
+        let message = result["error"]["message"].as_str().unwrap();
+        assert!(message.contains("stopped_by_user"), "{result}");
+        // The session is over on the host: its tab is no longer the session's.
+        let after = b
+            .act("stop-all", "browser_xpath_scan", json!({ "tabId": 0 }))
+            .await;
+        assert_eq!(after["status"], "error");
+
+        // The host dies mid-action: CLIENT_OFFLINE, and Chromium starts a new host when the
+        // extension reconnects.
+        let action = stuck_action(b, "killed").await;
+        until_running(b, "killed").await;
+        let pids = b.host_pids();
+        assert_eq!(pids.len(), 1, "one host per browser: {pids:?}");
+        unsafe { libc::kill(pids[0], libc::SIGKILL) };
+        let result = tokio::time::timeout(Duration::from_secs(10), action)
+            .await
+            .expect("the relay answered as soon as the link dropped")
+            .unwrap();
+        assert_eq!(result["error"]["code"], "CLIENT_OFFLINE", "{result}");
+        let rejoined = tokio::time::timeout(JOIN_WITHIN, b.wait_for_extension_host())
+            .await
+            .expect("a new host joined");
+        assert_eq!(rejoined, b.client_id, "the same browser, by its stable clientId");
+        let new_pids = b.host_pids();
+        assert!(
+            new_pids.len() == 1 && new_pids != pids,
+            "{new_pids:?} after {pids:?}"
+        );
+        let started = b
+            .ok(
+                "after",
+                "session_start",
+                json!({ "url": b.url("/fixtures/form.html") }),
+            )
+            .await;
+        assert!(started["tabId"].as_i64().is_some());
+    });
+}
