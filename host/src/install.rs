@@ -130,9 +130,13 @@ pub fn install(args: InstallArgs) -> Result<Vec<PathBuf>> {
         client_id: None,
     };
     written.push(config.save()?);
-    let record = Record {
-        manifests: written.clone(),
-    };
+    // Installing again keeps what an earlier install wrote on the list, for uninstall.
+    let mut record = read_record();
+    for path in &written {
+        if !record.manifests.contains(path) {
+            record.manifests.push(path.clone());
+        }
+    }
     std::fs::write(config_dir().join(RECORD), serde_json::to_string_pretty(&record)?)?;
     Ok(written)
 }
@@ -140,10 +144,7 @@ pub fn install(args: InstallArgs) -> Result<Vec<PathBuf>> {
 /// Removes what install wrote; returns the files removed.
 pub fn uninstall() -> Result<Vec<PathBuf>> {
     let record_path = config_dir().join(RECORD);
-    let record: Record = match std::fs::read_to_string(&record_path) {
-        Ok(text) => serde_json::from_str(&text).unwrap_or_default(),
-        Err(_) => Record::default(),
-    };
+    let record = read_record();
     let mut removed = Vec::new();
     for path in record
         .manifests
@@ -156,6 +157,13 @@ pub fn uninstall() -> Result<Vec<PathBuf>> {
         }
     }
     Ok(removed)
+}
+
+fn read_record() -> Record {
+    std::fs::read_to_string(config_dir().join(RECORD))
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
 }
 
 fn remove(path: &Path) -> Result<bool> {

@@ -175,3 +175,64 @@ fn a_session_acts_only_on_its_own_tabs() {
         b.ok("ext-owner-a", "session_stop", json!({})).await;
     });
 }
+
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The next twin pushed to `ws` for which `check` holds; bounded.
+async fn next_twin_where(ws: &mut Ws, check: impl Fn(&Value) -> bool) -> Value {
+    use futures::StreamExt;
+    let wait = async {
+        while let Some(Ok(message)) = ws.next().await {
+            let envelope: Value = serde_json::from_str(message.to_text().unwrap()).unwrap();
+            if envelope["type"] == "twin_state_sync" && check(&envelope["payload"]) {
+                return envelope["payload"].clone();
+            }
+        }
+        panic!("the relay closed the connection");
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), wait)
+        .await
+        .expect("the twin followed")
+}
+
+fn shows(twin: &Value, tab: i64, url_end: &str) -> bool {
+    twin["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["tabId"] == tab && t["url"].as_str().unwrap().ends_with(url_end))
+}
+
+#[test]
+fn the_twin_follows_a_tab_opening_changing_and_closing() {
+    run(|b| async move {
+        use futures::SinkExt;
+        let url = format!("ws://{}/ws?token={}", b.relay, support::ORCHESTRATOR);
+        let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+        for (kind, payload) in [
+            ("relay.join", json!({ "role": "orchestrator" })),
+            ("subscribe", json!({ "clientId": b.client_id })),
+        ] {
+            let text = json!({ "v": "1", "type": kind, "id": kind, "payload": payload }).to_string();
+            ws.send(tokio_tungstenite::tungstenite::Message::Text(text.into()))
+                .await
+                .unwrap();
+        }
+        let s = "ext-twin";
+        let started = b
+            .ok(s, "session_start", json!({ "url": b.url("/fixtures/form.html") }))
+            .await;
+        let tab = started["tabId"].as_i64().unwrap();
+        next_twin_where(&mut ws, |twin| shows(twin, tab, "/fixtures/form.html")).await;
+        b.ok(s, "browser_debugger_attach", json!({ "tabId": tab })).await;
+        b.ok(
+            s,
+            "browser_navigate",
+            json!({ "tabId": tab, "url": b.url("/fixtures/article.html") }),
+        )
+        .await;
+        next_twin_where(&mut ws, |twin| shows(twin, tab, "/fixtures/article.html")).await;
+        b.ok(s, "session_stop", json!({})).await;
+        next_twin_where(&mut ws, |twin| !shows(twin, tab, "")).await;
+    });
+}
