@@ -1,5 +1,7 @@
-// Tab operations the host asks for. Session tabs open in the background (never active, never
-// focusing a window) inside a tab group; a tab a session tab opens joins its opener's group.
+// Tab operations the host asks for. A session tab opens in a window of its own that does not
+// take the focus, inside a tab group: the user's focused window and tab never change. Why a
+// window: Chrome paints only the active tab of a window, and a CDP screenshot of a tab behind
+// another waits for a frame that never comes. A tab a session tab opens joins its group.
 
 import { tabOf } from "./twin.js";
 
@@ -7,7 +9,8 @@ import { tabOf } from "./twin.js";
 const ourGroups = new Set();
 
 export async function createTab({ url, groupTitle }) {
-  const tab = await chrome.tabs.create({ url: url || "about:blank", active: false });
+  const window = await chrome.windows.create({ url: url || "about:blank", focused: false });
+  const tab = window.tabs[0];
   if (groupTitle) {
     const [existing] = await chrome.tabGroups.query({ title: groupTitle, windowId: tab.windowId });
     const groupId = await chrome.tabs.group(existing ? { groupId: existing.id, tabIds: [tab.id] } : { tabIds: [tab.id], createProperties: { windowId: tab.windowId } });

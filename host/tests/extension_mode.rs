@@ -52,6 +52,18 @@ fn the_catalog_runs_in_the_users_browser_in_a_background_group() {
             .unwrap();
         assert!(me["meta"]["browser"].as_str().unwrap().contains("Chrome"), "{me}");
 
+        // What the user is looking at, before: a window and its active tab.
+        let before = b.get(&format!("/api/twin/{}", b.client_id)).await;
+        let active_in = |twin: &Value, window: &Value| {
+            let tabs = twin["tabs"].as_array().unwrap().clone();
+            tabs.into_iter()
+                .find(|t| t["active"] == true && t["windowId"] == *window)
+                .map(|t| t["tabId"].clone())
+        };
+        let user_window = before["tabs"][0]["windowId"].clone();
+        let user_tab = active_in(&before, &user_window);
+        assert!(user_tab.is_some(), "{before}");
+
         let s = "ext-catalog";
         let started = b
             .ok(
@@ -64,7 +76,8 @@ fn the_catalog_runs_in_the_users_browser_in_a_background_group() {
         assert!(started["groupId"].as_i64().is_some(), "{started}");
         b.ok(s, "browser_wait_for_loaded", json!({ "tabId": tab })).await;
 
-        // In the twin: in its group titled as asked, and not the active tab.
+        // In the twin: in its group titled as asked, in the background: the user's window
+        // still shows the user's tab.
         let twin = b.get(&format!("/api/twin/{}", b.client_id)).await;
         let mine = twin["tabs"]
             .as_array()
@@ -72,7 +85,15 @@ fn the_catalog_runs_in_the_users_browser_in_a_background_group() {
             .iter()
             .find(|t| t["tabId"] == tab)
             .expect("the session tab in the twin");
-        assert_eq!(mine["active"], false, "the session tab stays in the background");
+        assert_eq!(
+            active_in(&twin, &user_window),
+            user_tab,
+            "the user's tab is still in front"
+        );
+        assert_ne!(
+            mine["windowId"], user_window,
+            "the session tab is not in the user's window"
+        );
         let group = twin["groups"]
             .as_array()
             .unwrap()

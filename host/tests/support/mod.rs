@@ -25,6 +25,8 @@ use tether_relay::session_log::SessionLog;
 use tether_relay::state::{AppState, Relay};
 use tokio_tungstenite::tungstenite::Message;
 
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
 pub const ORCHESTRATOR: &str = "ext-orchestrator-token";
 pub const HOST: &str = "ext-host-token";
 /// The extension's id, fixed by the public key in its manifest.
@@ -142,6 +144,7 @@ impl ExtensionBrowser {
             _dirs: dirs,
         };
         browser.client_id = browser.wait_for_extension_host().await;
+        browser.wait_for_twin().await;
         browser
     }
 
@@ -149,21 +152,49 @@ impl ExtensionBrowser {
         format!("http://{}{path}", self.fixtures)
     }
 
-    /// Waits until a host in extension mode is online; returns its clientId.
-    pub async fn wait_for_extension_host(&self) -> String {
+    /// An orchestrator's socket, subscribed to `filter` (`{}`: everything).
+    async fn subscribed(&self, filter: Value) -> Ws {
         let url = format!("ws://{}/ws?token={ORCHESTRATOR}", self.relay);
         let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
         let say = |kind: &str, payload: Value| {
-            Message::Text(
-                json!({ "v": "1", "type": kind, "id": kind, "payload": payload })
-                    .to_string()
-                    .into(),
-            )
+            let text = json!({ "v": "1", "type": kind, "id": kind, "payload": payload }).to_string();
+            Message::Text(text.into())
         };
         ws.send(say("relay.join", json!({ "role": "orchestrator" })))
             .await
             .unwrap();
-        ws.send(say("subscribe", json!({}))).await.unwrap();
+        ws.send(say("subscribe", filter)).await.unwrap();
+        ws
+    }
+
+    /// Waits until the browser has reported its tabs to the relay.
+    pub async fn wait_for_twin(&self) {
+        let mut ws = self.subscribed(json!({ "clientId": self.client_id })).await;
+        let wait = async {
+            while let Some(Ok(message)) = ws.next().await {
+                let Ok(envelope) = serde_json::from_str::<Value>(message.to_text().unwrap_or_default())
+                else {
+                    continue;
+                };
+                let kind = envelope["type"].as_str().unwrap_or_default();
+                if kind == "twin_state_sync" {
+                    return;
+                }
+                let twin = self.get(&format!("/api/twin/{}", self.client_id)).await;
+                if kind == "subscribed" && twin["version"].as_u64().is_some_and(|v| v > 0) {
+                    return;
+                }
+            }
+            panic!("the relay closed the connection");
+        };
+        tokio::time::timeout(JOIN_WITHIN, wait)
+            .await
+            .expect("the extension reported its tabs");
+    }
+
+    /// Waits until a host in extension mode is online; returns its clientId.
+    pub async fn wait_for_extension_host(&self) -> String {
+        let mut ws = self.subscribed(json!({})).await;
         let wait = async {
             while let Some(Ok(message)) = ws.next().await {
                 let Ok(envelope) = serde_json::from_str::<Value>(message.to_text().unwrap_or_default())

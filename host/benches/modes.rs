@@ -1,0 +1,170 @@
+//! The same actions in extension mode, in worker mode and as raw CDP, in one run on one
+//! browser: the extension-mode host (started by Chromium, CDP through chrome.debugger) and an
+//! in-process worker (CDP over the browser's WebSocket) both serve the same relay and are
+//! called the same way (`POST /api/browser/action`), alternating; raw CDP does the
+//! comparable work on a tab of its own. Prints medians and the ratios.
+//!
+//!     cargo bench -p tether-host --bench modes
+//!
+//! Figures go to docs/performance.md.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+use support::{ExtensionBrowser, HOST};
+use tether_host::cdp::connection::CdpConnection;
+use tether_host::worker::Worker;
+
+const RUNS: usize = 30;
+const WARMUP: usize = 3;
+
+fn median(mut samples: Vec<Duration>) -> f64 {
+    samples.sort();
+    samples[samples.len() / 2].as_secs_f64() * 1000.0
+}
+
+async fn timed<F: std::future::Future>(work: F) -> Duration {
+    let start = Instant::now();
+    work.await;
+    start.elapsed()
+}
+
+struct Raw {
+    cdp: CdpConnection,
+    session: String,
+}
+
+impl Raw {
+    async fn call(&self, method: &str, params: Value) -> Value {
+        self.cdp
+            .call(Some(&self.session), method, params)
+            .await
+            .expect(method)
+    }
+
+    async fn eval(&self, expression: &str) -> Value {
+        self.call(
+            "Runtime.evaluate",
+            json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
+        )
+        .await
+    }
+
+    /// What each action does, minus Tether: the same CDP work on its own tab.
+    async fn act(&self, action: &str) {
+        match action {
+            "browser_wait_for_loaded" => {
+                self.eval("document.readyState").await;
+            }
+            "browser_get_html" => {
+                self.eval("document.documentElement.outerHTML").await;
+            }
+            "browser_screenshot" => {
+                let shot = self
+                    .call("Page.captureScreenshot", json!({ "format": "png" }))
+                    .await;
+                let png = base64::engine::general_purpose::STANDARD
+                    .decode(shot["data"].as_str().unwrap())
+                    .unwrap();
+                std::hint::black_box(png);
+            }
+            other => panic!("no raw form of {other}"),
+        }
+    }
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let b: &'static ExtensionBrowser = Box::leak(Box::new(ExtensionBrowser::launch().await));
+        let worker = Worker {
+            browser_ws: b.chromium.ws_url().to_owned(),
+            relay: format!("ws://{}", b.relay),
+            token: HOST.into(),
+            client_id: "bench-worker".into(),
+            forbid_urls: Vec::new(),
+        };
+        tokio::spawn(worker.serve());
+        let page = b.url("/fixtures/article.html");
+        let act = |session: &'static str, client: String, action: &'static str, params: Value| async move {
+            let body = json!({ "sessionId": session, "clientId": client, "actionName": action, "params": params });
+            let result: Value = reqwest::Client::new()
+                .post(format!("http://{}/api/browser/action", b.relay))
+                .bearer_auth(support::ORCHESTRATOR)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(result["status"], "success", "{result}");
+            result["result"].clone()
+        };
+        // The worker joins in the background; its first session_start waits for it.
+        let worker_id = "bench-worker".to_owned();
+        let mut worker_tab = Value::Null;
+        for _ in 0..200 {
+            let body = json!({ "sessionId": "wrk", "clientId": worker_id, "actionName": "session_start", "params": { "url": page } });
+            let result: Value = reqwest::Client::new()
+                .post(format!("http://{}/api/browser/action", b.relay))
+                .bearer_auth(support::ORCHESTRATOR)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if result["status"] == "success" {
+                worker_tab = result["result"]["tabId"].clone();
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(worker_tab.is_i64(), "the worker never joined");
+        let ext_tab = act("ext", b.client_id.clone(), "session_start", json!({ "url": page })).await["tabId"].clone();
+
+        let cdp = CdpConnection::connect(b.chromium.ws_url()).await.unwrap();
+        let target = cdp
+            .call(None, "Target.createTarget", json!({ "url": page, "newWindow": true, "background": true }))
+            .await
+            .unwrap()["targetId"]
+            .clone();
+        let attached = cdp
+            .call(None, "Target.attachToTarget", json!({ "targetId": target, "flatten": true }))
+            .await
+            .unwrap();
+        let raw = Raw {
+            cdp,
+            session: attached["sessionId"].as_str().unwrap().to_owned(),
+        };
+
+        println!(
+            "{:<26} {:>9} {:>10} {:>9} {:>11} {:>11}",
+            "action (ms, p50)", "raw CDP", "worker", "extension", "ext/worker", "ext/raw"
+        );
+        for action in ["browser_wait_for_loaded", "browser_get_html", "browser_screenshot"] {
+            let (mut raw_t, mut worker_t, mut ext_t) = (Vec::new(), Vec::new(), Vec::new());
+            for run in 0..WARMUP + RUNS {
+                let r = timed(raw.act(action)).await;
+                let w = timed(act("wrk", worker_id.clone(), action, json!({ "tabId": worker_tab }))).await;
+                let e = timed(act("ext", b.client_id.clone(), action, json!({ "tabId": ext_tab }))).await;
+                if run >= WARMUP {
+                    raw_t.push(r);
+                    worker_t.push(w);
+                    ext_t.push(e);
+                }
+            }
+            let (r, w, e) = (median(raw_t), median(worker_t), median(ext_t));
+            println!("{action:<26} {r:>9.2} {w:>10.2} {e:>9.2} {:>10.2}x {:>10.2}x", e / w, e / r);
+        }
+    });
+}
