@@ -63,6 +63,10 @@ impl Raw {
             "browser_get_html" => {
                 self.eval("document.documentElement.outerHTML").await;
             }
+            "browser_xpath_scan" => {
+                let lib = include_str!("../src/js/tether.js");
+                self.eval(&format!("JSON.stringify(({lib})().scan({{}}))")).await;
+            }
             "browser_screenshot" => {
                 let shot = self
                     .call("Page.captureScreenshot", json!({ "format": "png" }))
@@ -151,7 +155,7 @@ fn main() {
             "{:<26} {:>9} {:>10} {:>9} {:>11} {:>11}",
             "action (ms, p50)", "raw CDP", "worker", "extension", "ext/worker", "ext/raw"
         );
-        for action in ["browser_wait_for_loaded", "browser_get_html", "browser_screenshot"] {
+        for action in ["browser_wait_for_loaded", "browser_xpath_scan", "browser_get_html", "browser_screenshot"] {
             let (mut raw_t, mut worker_t, mut ext_t) = (Vec::new(), Vec::new(), Vec::new());
             for run in 0..WARMUP + RUNS {
                 let r = timed(raw.act(action)).await;
