@@ -151,6 +151,19 @@ fn main() {
             session: attached["sessionId"].as_str().unwrap().to_owned(),
         };
 
+        // Where extension mode's time goes: chrome.debugger.sendCommand alone, timed inside the
+        // service worker (no native messaging), for a trivial command.
+        let (sw, sw_session) = b.service_worker().await;
+        let probe = format!(
+            "(async () => {{ const t0 = performance.now(); \
+             for (let i = 0; i < 50; i++) await chrome.debugger.sendCommand({{ tabId: {ext_tab} }}, 'Runtime.evaluate', {{ expression: '1' }}); \
+             return (performance.now() - t0) / 50; }})()"
+        );
+        let per_call = sw
+            .call(Some(&sw_session), "Runtime.evaluate", json!({ "expression": probe, "awaitPromise": true, "returnByValue": true }))
+            .await
+            .unwrap();
+        println!("chrome.debugger.sendCommand inside the service worker: {:.2} ms a call", per_call["result"]["value"].as_f64().unwrap_or(f64::NAN));
         println!(
             "{:<26} {:>9} {:>10} {:>9} {:>11} {:>11}",
             "action (ms, p50)", "raw CDP", "worker", "extension", "ext/worker", "ext/raw"
