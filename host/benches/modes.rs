@@ -98,42 +98,13 @@ fn main() {
         tokio::spawn(worker.serve());
         let page = b.url("/fixtures/article.html");
         let act = |session: &'static str, client: String, action: &'static str, params: Value| async move {
-            let body = json!({ "sessionId": session, "clientId": client, "actionName": action, "params": params });
-            let result: Value = reqwest::Client::new()
-                .post(format!("http://{}/api/browser/action", b.relay))
-                .bearer_auth(support::ORCHESTRATOR)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let result = b.act_on(session, Some(&client), action, params).await;
             assert_eq!(result["status"], "success", "{result}");
             result["result"].clone()
         };
-        // The worker joins in the background; its first session_start waits for it.
         let worker_id = "bench-worker".to_owned();
-        let mut worker_tab = Value::Null;
-        for _ in 0..200 {
-            let body = json!({ "sessionId": "wrk", "clientId": worker_id, "actionName": "session_start", "params": { "url": page } });
-            let result: Value = reqwest::Client::new()
-                .post(format!("http://{}/api/browser/action", b.relay))
-                .bearer_auth(support::ORCHESTRATOR)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if result["status"] == "success" {
-                worker_tab = result["result"]["tabId"].clone();
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(worker_tab.is_i64(), "the worker never joined");
+        b.wait_for_client(&worker_id).await;
+        let worker_tab = act("wrk", worker_id.clone(), "session_start", json!({ "url": page })).await["tabId"].clone();
         let ext_tab = act("ext", b.client_id.clone(), "session_start", json!({ "url": page })).await["tabId"].clone();
 
         let cdp = CdpConnection::connect(b.chromium.ws_url()).await.unwrap();

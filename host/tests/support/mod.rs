@@ -167,52 +167,53 @@ impl ExtensionBrowser {
         ws
     }
 
-    /// Waits until the browser has reported its tabs to the relay.
-    pub async fn wait_for_twin(&self) {
-        let mut ws = self.subscribed(json!({ "clientId": self.client_id })).await;
+    /// Waits (bounded) until `ready` gives an answer: asked once subscribed to `filter`, then
+    /// again after each event, so a change in between is never missed.
+    async fn wait_until<T, F, Fut>(&self, filter: Value, ready: F) -> T
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Option<T>>,
+    {
+        let mut ws = self.subscribed(filter).await;
         let wait = async {
-            while let Some(Ok(message)) = ws.next().await {
-                let Ok(envelope) = serde_json::from_str::<Value>(message.to_text().unwrap_or_default())
-                else {
-                    continue;
-                };
-                let kind = envelope["type"].as_str().unwrap_or_default();
-                if kind == "twin_state_sync" {
-                    return;
-                }
-                let twin = self.get(&format!("/api/twin/{}", self.client_id)).await;
-                if kind == "subscribed" && twin["version"].as_u64().is_some_and(|v| v > 0) {
-                    return;
+            while let Some(Ok(_)) = ws.next().await {
+                if let Some(answer) = ready().await {
+                    return answer;
                 }
             }
             panic!("the relay closed the connection");
         };
         tokio::time::timeout(JOIN_WITHIN, wait)
             .await
-            .expect("the extension reported its tabs");
+            .expect("the browser did not get there in time")
+    }
+
+    /// Waits until the browser has reported its tabs to the relay.
+    pub async fn wait_for_twin(&self) {
+        let filter = json!({ "clientId": self.client_id });
+        self.wait_until(filter, || async {
+            let twin = self.get(&format!("/api/twin/{}", self.client_id)).await;
+            twin["version"].as_u64().is_some_and(|v| v > 0).then_some(())
+        })
+        .await
     }
 
     /// Waits until a host in extension mode is online; returns its clientId.
     pub async fn wait_for_extension_host(&self) -> String {
-        let mut ws = self.subscribed(json!({})).await;
-        let wait = async {
-            while let Some(Ok(message)) = ws.next().await {
-                let Ok(envelope) = serde_json::from_str::<Value>(message.to_text().unwrap_or_default())
-                else {
-                    continue;
-                };
-                let kind = envelope["type"].as_str().unwrap_or_default();
-                if kind == "subscribed" || kind == "client.online" {
-                    if let Some(id) = self.online_extension_host().await {
-                        return id;
-                    }
-                }
-            }
-            panic!("the relay closed the connection");
-        };
-        tokio::time::timeout(JOIN_WITHIN, wait)
-            .await
-            .expect("the extension's host did not join the relay")
+        self.wait_until(json!({}), || self.online_extension_host()).await
+    }
+
+    /// Waits until the browser `client_id` is online.
+    pub async fn wait_for_client(&self, client_id: &str) {
+        self.wait_until(json!({}), || async {
+            let list = self.get("/api/extension/extension-list").await;
+            let clients = list["clients"].as_array().cloned().unwrap_or_default();
+            clients
+                .iter()
+                .any(|c| c["clientId"] == client_id && c["online"] == true)
+                .then_some(())
+        })
+        .await
     }
 
     async fn online_extension_host(&self) -> Option<String> {
@@ -239,7 +240,15 @@ impl ExtensionBrowser {
 
     /// `POST /api/browser/action`; the result payload.
     pub async fn act(&self, session: &str, action: &str, params: Value) -> Value {
-        let body = json!({ "sessionId": session, "actionName": action, "params": params });
+        self.act_on(session, None, action, params).await
+    }
+
+    /// The same, on a browser named by its clientId.
+    pub async fn act_on(&self, session: &str, client: Option<&str>, action: &str, params: Value) -> Value {
+        let mut body = json!({ "sessionId": session, "actionName": action, "params": params });
+        if let Some(client) = client {
+            body["clientId"] = json!(client);
+        }
         let response = reqwest::Client::new()
             .post(format!("http://{}/api/browser/action", self.relay))
             .bearer_auth(ORCHESTRATOR)
