@@ -59,6 +59,9 @@ pub struct RelayArgs {
     /// How long an artifact is kept, in seconds.
     #[arg(long, default_value_t = 24 * 3600, value_name = "SECONDS")]
     pub artifact_ttl_secs: u64,
+    /// On SIGTERM or Ctrl-C, how long running actions may finish before they are ended.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    pub shutdown_grace_ms: u64,
 }
 
 /// The relay's timing and queueing rules.
@@ -93,6 +96,10 @@ impl RelayArgs {
             queue_limit: self.queue_limit,
             ..Settings::default()
         }
+    }
+
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_millis(self.shutdown_grace_ms)
     }
 
     pub fn artifact_limits(&self) -> Limits {

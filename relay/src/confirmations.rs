@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use crate::scheduler::ActionRequest;
 use crate::session_log::Direction;
+use crate::shutdown::Phase;
 use crate::state::Relay;
 
 struct Asked {
@@ -57,19 +58,29 @@ impl Confirmations {
                 "summary": summary(&request.action_name, &request.params),
             }),
         );
-        match tokio::time::timeout_at(deadline, answered).await {
-            Ok(answer) => Ok(answer.unwrap_or(false)),
-            Err(_) => {
-                self.pending().remove(&request_id);
-                Err(ActionError::new(
-                    ErrorCode::ActionTimeout,
-                    format!(
-                        "no one answered confirmation {request_id} for {} before the action's deadline",
-                        request.action_name
-                    ),
-                ))
-            }
+        let timed_out = || {
+            ActionError::new(
+                ErrorCode::ActionTimeout,
+                format!(
+                    "no one answered confirmation {request_id} for {} before the action's deadline",
+                    request.action_name
+                ),
+            )
+        };
+        let outcome = tokio::select! {
+            answer = tokio::time::timeout_at(deadline, answered) => match answer {
+                Ok(answer) => Ok(answer.unwrap_or(false)),
+                Err(_) => Err(timed_out()),
+            },
+            _ = relay.shutdown.reached(Phase::Aborting) => Err(ActionError::new(
+                ErrorCode::Internal,
+                "the relay stopped while the action waited for a person's answer",
+            )),
+        };
+        if outcome.is_err() {
+            self.pending().remove(&request_id);
         }
+        outcome
     }
 
     /// A person's answer. `only_session` limits an observer to the session it watches.

@@ -14,6 +14,7 @@ use crate::host_link::Link;
 use crate::scheduler::ActionRequest;
 use crate::session_log::Direction;
 use crate::sessions::Activity;
+use crate::shutdown::Phase;
 use crate::state::Relay;
 
 /// Envelope ids of actions sent to hosts: unique for the relay's lifetime.
@@ -212,6 +213,15 @@ async fn exchange(
                         "browser {client_id} did not acknowledge {} within {} ms",
                         request.action_name,
                         relay.settings.ack_timeout.as_millis()
+                    ),
+                ));
+            }
+            _ = relay.shutdown.reached(Phase::Aborting) => {
+                break Err(ActionError::new(
+                    ErrorCode::Internal,
+                    format!(
+                        "the relay stopped before {} finished; it may or may not have happened",
+                        request.action_name
                     ),
                 ));
             }

@@ -23,6 +23,7 @@ pub mod scheduler;
 pub mod server;
 pub mod session_log;
 pub mod sessions;
+pub mod shutdown;
 pub mod state;
 pub mod twin;
 pub mod twin_md;

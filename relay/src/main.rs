@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tether_relay::artifacts::ArtifactStore;
 use tether_relay::config::{RelayArgs, Tokens};
@@ -52,7 +53,17 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
     let log = SessionLog::new(&args.data_dir)?;
     tracing::info!("session logs go to {}", args.data_dir.join("logs").display());
     let relay = Relay::new(args.settings(), tokens, artifacts, log);
-    serve(listener, AppState(Arc::new(relay)), stop_signal()).await?;
+    let relay = Arc::new(relay);
+    let stopping = relay.clone();
+    let grace = args.shutdown_grace();
+    let shutdown = async move {
+        stop_signal().await;
+        tracing::info!("stopping: refusing new actions, letting running ones finish ({grace:?} at most)");
+        stopping.shut_down(grace).await;
+    };
+    serve(listener, AppState(relay.clone()), shutdown).await?;
+    relay.shutdown.sockets_closed(Duration::from_secs(5)).await;
+    tracing::info!("stopped");
     Ok(())
 }
 

@@ -18,6 +18,7 @@ use tokio::sync::oneshot;
 use crate::outbox::Outbox;
 use crate::session_log::Direction;
 use crate::sessions::{Activity, Outcome, Session};
+use crate::shutdown::Phase;
 use crate::state::Relay;
 
 /// Where a result goes.
@@ -200,6 +201,10 @@ pub fn submit(relay: &Arc<Relay>, parsed: Result<ActionRequest, (ActionRequest, 
     relay
         .events
         .record(&session_id, Direction::In, "browser_action", request.logged());
+    if relay.shutdown.phase() >= Phase::Draining {
+        let result = request.failed(None, Utc::now(), stopping());
+        return finish_refused(relay, result, reply);
+    }
     let mut sessions = relay.sessions.lock();
     let session = sessions.entry(session_id.clone()).or_default();
     match session.outcome(&request.action_id) {
@@ -244,6 +249,13 @@ pub fn submit(relay: &Arc<Relay>, parsed: Result<ActionRequest, (ActionRequest, 
     }
 }
 
+fn stopping() -> ActionError {
+    ActionError::new(
+        ErrorCode::Internal,
+        "the relay is shutting down and did not run this action; send it again once the relay is back",
+    )
+}
+
 /// Hands out a result that was decided without running anything new.
 fn finish_refused(relay: &Relay, result: ActionResult, reply: Reply) {
     relay.metrics.finished(&result);
@@ -273,12 +285,19 @@ async fn drain(relay: Arc<Relay>, session_id: String) {
                 Some(job) => job,
                 None => {
                     session.busy = false;
+                    drop(sessions);
+                    relay.shutdown.idle.notify_waiters();
                     return;
                 }
             }
         };
         let Job { request, reply } = job;
-        let result = crate::dispatch::run(&relay, &request, || reply.ack(&request.action_id)).await;
+        // A stopping relay starts nothing new; queued actions still end in order.
+        let result = if relay.shutdown.phase() >= Phase::Draining {
+            request.failed(None, Utc::now(), stopping())
+        } else {
+            crate::dispatch::run(&relay, &request, || reply.ack(&request.action_id)).await
+        };
         finish(&relay, result, reply);
     }
 }

@@ -160,6 +160,11 @@ impl Sessions {
         self.lock().get(session_id).and_then(|s| s.client_id.clone())
     }
 
+    /// Sessions with an action running (or a runner about to end).
+    pub fn running(&self) -> usize {
+        self.lock().values().filter(|s| s.busy).count()
+    }
+
     /// Actions waiting behind a running one, over all sessions.
     pub fn queued(&self) -> usize {
         self.lock().values().map(|s| s.queue.len()).sum()

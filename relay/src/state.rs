@@ -3,6 +3,7 @@
 
 use std::ops::Deref;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tether_protocol::descriptors::{self, ActionDescriptor};
@@ -16,6 +17,7 @@ use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::session_log::{Direction, SessionLog};
 use crate::sessions::{Activity, Sessions};
+use crate::shutdown::{Phase, Shutdown};
 use crate::twin::Twins;
 
 pub struct Relay {
@@ -29,6 +31,7 @@ pub struct Relay {
     pub confirmations: Confirmations,
     pub artifacts: ArtifactStore,
     pub metrics: Metrics,
+    pub shutdown: Shutdown,
 }
 
 impl Relay {
@@ -44,6 +47,7 @@ impl Relay {
             confirmations: Confirmations::default(),
             artifacts,
             metrics: Metrics::default(),
+            shutdown: Shutdown::default(),
         }
     }
 
@@ -82,6 +86,31 @@ impl Relay {
         self.events
             .session(session_id, Direction::Internal, "session.state", state);
         Ok(bound)
+    }
+
+    /// Stops as `shutdown` describes: refuse new actions, let running ones finish within
+    /// `grace` (queued ones then end, in order, without running), end the rest, then let the
+    /// sockets close.
+    pub async fn shut_down(&self, grace: Duration) {
+        self.shutdown.enter(Phase::Draining);
+        if tokio::time::timeout(grace, self.idle()).await.is_err() {
+            tracing::warn!("actions still running after {grace:?}; ending them");
+            self.shutdown.enter(Phase::Aborting);
+            // Each ends at once now; the bound only guards against a bug.
+            let _ = tokio::time::timeout(Duration::from_secs(5), self.idle()).await;
+        }
+        self.shutdown.enter(Phase::Closed);
+    }
+
+    /// Resolves when no session has an action running.
+    async fn idle(&self) {
+        loop {
+            let woken = self.shutdown.idle.notified();
+            if self.sessions.running() == 0 {
+                return;
+            }
+            woken.await;
+        }
     }
 
     /// Publishes a browser's event to its subscribers and the sessions bound to it.

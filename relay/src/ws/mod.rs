@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 
 use crate::host_link::Link;
 use crate::outbox::{Outbox, Outgoing};
+use crate::shutdown::Phase;
 use crate::state::AppState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,8 +84,18 @@ pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<Str
         }
     });
 
+    let _counted = state.shutdown.socket();
     let mut peer: Option<Peer> = None;
-    while let Some(Ok(message)) = stream.next().await {
+    loop {
+        let message = tokio::select! {
+            message = stream.next() => message,
+            // Every result has been queued on this socket: close after them.
+            _ = state.shutdown.reached(Phase::Closed) => {
+                outbox.close();
+                break;
+            }
+        };
+        let Some(Ok(message)) = message else { break };
         let text = match message {
             Message::Text(text) => text,
             Message::Close(_) => break,

@@ -1,0 +1,167 @@
+//! SIGTERM on the real `tether-relay` binary: running actions get their grace period, then a
+//! result; queued ones end in order without running; the socket closes after the results; the
+//! session log has every result; the process exits 0.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::client::{closes, envelope, orchestrator, recv, send};
+use common::test_host::TestHost;
+use common::{HOST, ORCHESTRATOR};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+struct RelayProcess {
+    child: Child,
+    addr: String,
+    data: tempfile::TempDir,
+}
+
+impl RelayProcess {
+    async fn start(grace_ms: u64) -> Self {
+        let data = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tether-relay"))
+            .args([
+                "--listen",
+                &addr,
+                "--orchestrator-token",
+                ORCHESTRATOR,
+                "--host-token",
+                HOST,
+            ])
+            .args(["--shutdown-grace-ms", &grace_ms.to_string(), "--data-dir"])
+            .arg(data.path())
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        // Ready once it says where it listens; its log is then drained so it never blocks.
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let ready = async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if line.contains("listening on") {
+                    return;
+                }
+            }
+            panic!("the relay exited before listening");
+        };
+        tokio::time::timeout(Duration::from_secs(20), ready)
+            .await
+            .expect("the relay did not start");
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Self { child, addr, data }
+    }
+
+    fn terminate(&self) {
+        let pid = self.child.id().expect("running");
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits (bounded) for the process to exit; its exit code.
+    async fn exit_code(&mut self) -> Option<i32> {
+        let status = tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("the relay exited after SIGTERM")
+            .unwrap();
+        status.code()
+    }
+}
+
+fn click(id: &str) -> Value {
+    json!({ "sessionId": "stopping", "actionId": id, "actionName": "browser_click",
+            "params": { "tabId": 1, "xpath": "//a" } })
+}
+
+#[tokio::test]
+async fn sigterm_ends_every_action_with_a_result_then_closes() {
+    let mut relay = RelayProcess::start(300).await;
+    let mut host = TestHost::join(&relay.addr, "browser-1").await;
+    let mut orch = orchestrator(&relay.addr).await;
+    send(&mut orch, envelope("browser_action", "r1", click("running"))).await;
+    let running = host.next_action().await;
+    host.ack(&running).await;
+    let ack = recv(&mut orch).await;
+    assert_eq!(ack["type"], "browser_action.ack");
+    send(&mut orch, envelope("browser_action", "r2", click("queued"))).await;
+
+    relay.terminate();
+    // The host never answers: after the grace period the running action ends, then the
+    // queued one, in order, each with a result; then the relay closes the socket.
+    let first = recv(&mut orch).await;
+    let second = recv(&mut orch).await;
+    for (reply, id) in [(&first, "r1"), (&second, "r2")] {
+        assert_eq!(reply["type"], "browser_action.result", "{reply}");
+        assert_eq!(reply["replyTo"], id);
+        assert_eq!(reply["payload"]["error"]["code"], "INTERNAL", "{reply}");
+    }
+    assert!(first["payload"]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("stopped before"));
+    assert!(second["payload"]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("did not run"));
+    assert!(
+        closes(&mut orch).await,
+        "the relay closes the socket after the results"
+    );
+
+    assert_eq!(relay.exit_code().await, Some(0));
+    let log = std::fs::read_to_string(relay.data.path().join("logs/stopping.jsonl")).unwrap();
+    let results = log
+        .lines()
+        .filter(|l| l.contains("\"browser_action.result\""))
+        .count();
+    assert_eq!(results, 2, "both results are in the session log");
+}
+
+#[tokio::test]
+async fn a_stopping_relay_refuses_new_actions_with_a_result() {
+    let mut relay = RelayProcess::start(2_000).await;
+    let mut host = TestHost::join(&relay.addr, "browser-1").await;
+    let mut orch = orchestrator(&relay.addr).await;
+    send(&mut orch, envelope("browser_action", "r1", click("running"))).await;
+    let running = host.next_action().await;
+    host.ack(&running).await;
+    recv(&mut orch).await;
+    relay.terminate();
+    // While the running action has its grace period, a new one is answered at once.
+    let mut late = orchestrator_or_refused(&relay.addr).await;
+    if let Some(ws) = late.as_mut() {
+        send(ws, envelope("browser_action", "late", click("late"))).await;
+        let reply = recv(ws).await;
+        assert_eq!(reply["payload"]["error"]["code"], "INTERNAL", "{reply}");
+    }
+    // The running one still finishes normally within the grace period.
+    host.succeed(&running, json!({ "clicked": true })).await;
+    let done = recv(&mut orch).await;
+    assert_eq!(done["payload"]["status"], "success", "{done}");
+    assert_eq!(relay.exit_code().await, Some(0));
+}
+
+/// A new connection to a stopping relay: refused at the door, or joined.
+async fn orchestrator_or_refused(addr: &str) -> Option<common::client::Ws> {
+    match tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await {
+        Ok((mut ws, _)) => {
+            send(&mut ws, common::client::join("orchestrator", ORCHESTRATOR)).await;
+            (recv(&mut ws).await["type"] == "relay.joined").then_some(ws)
+        }
+        Err(_) => None,
+    }
+}
