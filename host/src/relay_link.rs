@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures::{SinkExt, StreamExt};
 use rand::Rng;
 use serde_json::{json, Value};
+use tether_protocol::envelope::MAX_ENVELOPE_BYTES;
 use tether_protocol::{Envelope, ErrorCode};
 use tokio::sync::{broadcast, mpsc};
 use tokio_tungstenite::tungstenite::Message;
@@ -175,9 +176,19 @@ fn handle(engine: &Arc<Engine>, outbox: &mpsc::UnboundedSender<Envelope>, envelo
             let params = p.get("params").cloned().unwrap_or_else(|| json!({}));
             let (engine, outbox) = (engine.clone(), outbox.clone());
             tokio::spawn(async move {
-                let result = engine
+                let mut result = engine
                     .execute_within(timeout, &action_id, &session_id, &action_name, params)
                     .await;
+                // The relay would refuse (and drop the link for) a bigger frame.
+                let size = serde_json::to_vec(&result).map_or(0, |v| v.len());
+                if size > MAX_ENVELOPE_BYTES - 4096 {
+                    result.status = tether_protocol::result::ResultStatus::Error;
+                    result.result = None;
+                    result.error = Some(tether_protocol::ActionError::new(
+                        ErrorCode::PayloadTooLarge,
+                        format!("the result is {size} bytes, over what the relay accepts; narrow the request (a scope, an xpath)"),
+                    ));
+                }
                 let reply = Envelope::new("browser_action.result", json!(result)).reply_to(envelope.id);
                 let _ = outbox.send(reply);
             });

@@ -6,6 +6,10 @@ use serde_json::Value;
 /// The protocol version every envelope carries.
 pub const PROTOCOL_VERSION: &str = "1";
 
+/// The largest envelope the relay reads by default (its `--max-message-bytes`); hosts keep
+/// their results under it. Anything bigger travels as an artifact.
+pub const MAX_ENVELOPE_BYTES: usize = 16 << 20;
+
 /// One relay WebSocket frame. Unknown fields are ignored, as the spec asks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -59,6 +59,9 @@ pub struct RelayArgs {
     /// How long an artifact is kept, in seconds.
     #[arg(long, default_value_t = 24 * 3600, value_name = "SECONDS")]
     pub artifact_ttl_secs: u64,
+    /// The largest WebSocket message or HTTP request body accepted, in bytes.
+    #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
+    pub max_message_bytes: usize,
     /// On SIGTERM or Ctrl-C, how long running actions may finish before they are ended.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub shutdown_grace_ms: u64,
@@ -73,6 +76,9 @@ pub struct Settings {
     pub queue_limit: usize,
     /// How often an idle event stream says it is alive.
     pub heartbeat: Duration,
+    /// The largest WebSocket message or HTTP body the relay reads; a larger one is refused
+    /// with `PAYLOAD_TOO_LARGE` before it is buffered. Big outputs travel as artifacts.
+    pub max_message_bytes: usize,
 }
 
 impl Default for Settings {
@@ -83,6 +89,7 @@ impl Default for Settings {
             action_timeout: Duration::from_secs(30),
             queue_limit: 64,
             heartbeat: Duration::from_secs(15),
+            max_message_bytes: tether_protocol::envelope::MAX_ENVELOPE_BYTES,
         }
     }
 }
@@ -94,6 +101,7 @@ impl RelayArgs {
             ack_timeout: Duration::from_millis(self.ack_timeout_ms),
             action_timeout: Duration::from_millis(self.action_timeout_ms),
             queue_limit: self.queue_limit,
+            max_message_bytes: self.max_message_bytes,
             ..Settings::default()
         }
     }

@@ -46,7 +46,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/actions", get(actions_json))
         .route("/api/actions.md", get(actions_md))
         .route("/api/extension/extension-list", get(extension_list))
-        .route("/api/browser/action", post(actions::browser_action))
+        .route(
+            "/api/browser/action",
+            post(actions::browser_action).layer(DefaultBodyLimit::max(state.settings.max_message_bytes)),
+        )
         .route("/api/sessions/{session_id}", get(sessions::get))
         .route("/api/sessions/{session_id}/bind", post(sessions::bind))
         .route("/api/sessions/{session_id}/events", get(sessions::events))
@@ -104,9 +107,12 @@ async fn websocket(
     }
     // Most peers are idle hosts: small socket buffers keep a thousand of them cheap (the
     // default 128 KiB each way cost ~140 KiB per host); large frames still pass, in chunks.
+    let cap = state.settings.max_message_bytes;
     upgrade
         .read_buffer_size(SOCKET_BUFFER)
         .write_buffer_size(SOCKET_BUFFER)
+        .max_message_size(cap)
+        .max_frame_size(cap)
         .on_upgrade(move |socket| ws::serve(socket, state, token))
 }
 

@@ -216,3 +216,25 @@ async fn a_second_join_with_the_same_client_id_replaces_the_first() {
         "the replacement is online, not marked off by the old one's close"
     );
 }
+
+#[tokio::test]
+async fn an_oversize_message_is_refused_with_payload_too_large() {
+    let settings = tether_relay::config::Settings {
+        max_message_bytes: 64 * 1024,
+        ..Default::default()
+    };
+    let (addr, _) = common::start(settings, Limits::default()).await;
+    let addr = addr.to_string();
+    let mut ws = connect(&addr).await;
+    send(&mut ws, join("orchestrator", ORCHESTRATOR)).await;
+    recv(&mut ws).await;
+    let big = "x".repeat(100 * 1024);
+    let envelope = json!({ "v": "1", "type": "browser_action", "id": "big", "payload": { "sessionId": "s", "actionName": "browser_type", "params": { "tabId": 1, "xpath": "//input", "text": big } } });
+    ws.send(Message::Text(envelope.to_string().into())).await.unwrap();
+    let error = recv(&mut ws).await;
+    assert_eq!(error["payload"]["code"], "PAYLOAD_TOO_LARGE", "{error}");
+    assert!(closes(&mut ws).await);
+
+    let (status, body) = common::client::post_action(&addr, ORCHESTRATOR, envelope["payload"].clone()).await;
+    assert_eq!((status, body["code"].as_str()), (413, Some("PAYLOAD_TOO_LARGE")));
+}

@@ -3,6 +3,7 @@
 //! a body that is not such a payload.
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -15,7 +16,28 @@ use crate::auth::Orchestrator;
 use crate::scheduler::{self, Reply};
 use crate::state::AppState;
 
-pub async fn browser_action(_: Orchestrator, State(state): State<AppState>, body: Bytes) -> Response {
+pub async fn browser_action(
+    _: Orchestrator,
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            let error = ActionError::new(
+                ErrorCode::PayloadTooLarge,
+                format!(
+                    "the request is over {} bytes; send big inputs as an artifact",
+                    state.settings.max_message_bytes
+                ),
+            );
+            return (StatusCode::PAYLOAD_TOO_LARGE, Json(error)).into_response();
+        }
+        Err(rejection) => {
+            let error = ActionError::new(ErrorCode::InvalidMessage, rejection.body_text());
+            return (rejection.status(), Json(error)).into_response();
+        }
+    };
     let payload: Value = match serde_json::from_slice(&body) {
         Ok(payload) => payload,
         Err(e) => {

@@ -7,14 +7,15 @@ mod host;
 mod join;
 mod orchestrator;
 
-use axum::extract::ws::{Message, WebSocket};
+use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket};
+use futures::stream::SplitSink;
 use futures::{SinkExt, StreamExt};
 use tether_protocol::envelope::PROTOCOL_VERSION;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::task::JoinHandle;
 
 use crate::host_link::Link;
-use crate::outbox::{Outbox, Outgoing};
+use crate::outbox::{Inbox, Outbox, Outgoing};
 use crate::shutdown::Phase;
 use crate::state::AppState;
 
@@ -61,28 +62,9 @@ pub struct Peer {
 /// Serves one connection until it closes. `upgrade_token` is a token given on the upgrade
 /// request (already checked to be valid there).
 pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<String>) {
-    let (mut sink, mut stream) = socket.split();
-    let (outbox, mut queue) = Outbox::new();
-    let writer = tokio::spawn(async move {
-        while let Some(out) = queue.recv().await {
-            let frame = match out {
-                Outgoing::Frame(envelope) => match serde_json::to_string(&envelope) {
-                    Ok(text) => Message::Text(text.into()),
-                    Err(e) => {
-                        tracing::error!("cannot encode an envelope: {e}");
-                        continue;
-                    }
-                },
-                Outgoing::Close => {
-                    let _ = sink.send(Message::Close(None)).await;
-                    break;
-                }
-            };
-            if sink.send(frame).await.is_err() {
-                break;
-            }
-        }
-    });
+    let (sink, mut stream) = socket.split();
+    let (outbox, inbox) = Outbox::new();
+    let writer = tokio::spawn(write(sink, inbox));
 
     let _counted = state.shutdown.socket();
     let mut peer: Option<Peer> = None;
@@ -95,7 +77,25 @@ pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<Str
                 break;
             }
         };
-        let Some(Ok(message)) = message else { break };
+        let message = match message {
+            Some(Ok(message)) => message,
+            Some(Err(e)) => {
+                // tungstenite refuses an oversize frame from its header, before reading it.
+                if e.to_string().contains("Space limit exceeded") {
+                    let error = ActionError::new(
+                        ErrorCode::PayloadTooLarge,
+                        format!(
+                            "a message is over {} bytes; big outputs go to PUT /artifacts: {e}",
+                            state.settings.max_message_bytes
+                        ),
+                    );
+                    outbox.error(None, error);
+                    outbox.close();
+                }
+                break;
+            }
+            None => break,
+        };
         let text = match message {
             Message::Text(text) => text,
             Message::Close(_) => break,
@@ -127,6 +127,36 @@ pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<Str
     }
     drop(outbox);
     let _ = writer.await;
+}
+
+/// Drains the outbox onto the socket until the connection ends.
+async fn write(mut sink: SplitSink<WebSocket, Message>, mut inbox: Inbox) {
+    loop {
+        let out = tokio::select! {
+            out = inbox.queue.recv() => out,
+            _ = inbox.overflow.notified() => {
+                let frame = CloseFrame { code: close_code::POLICY, reason: "too far behind: read faster".into() };
+                let _ = sink.send(Message::Close(Some(frame))).await;
+                return;
+            }
+        };
+        let frame = match out {
+            Some(Outgoing::Frame(envelope)) => match serde_json::to_string(&envelope) {
+                Ok(text) => Message::Text(text.into()),
+                Err(e) => {
+                    tracing::error!("cannot encode an envelope: {e}");
+                    continue;
+                }
+            },
+            Some(Outgoing::Close) | None => {
+                let _ = sink.send(Message::Close(None)).await;
+                return;
+            }
+        };
+        if sink.send(frame).await.is_err() {
+            return;
+        }
+    }
 }
 
 /// Parses one text frame; answers `INVALID_MESSAGE` for anything that is not an envelope of

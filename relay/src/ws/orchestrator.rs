@@ -184,7 +184,12 @@ fn subscribe(
     let (relay, out) = (state.clone(), outbox.clone());
     peer.subscriptions.push(tokio::spawn(async move {
         while let Some(event) = subscription.next(&relay.events).await {
-            if !out.send(Envelope::new(event.kind.clone(), (*event.payload).clone())) {
+            // Waiting for room makes a slow subscriber fall behind the broadcast, which it
+            // then catches up on from the log: the relay holds no more for it.
+            if !out
+                .send_when_room(Envelope::new(event.kind.clone(), (*event.payload).clone()))
+                .await
+            {
                 break;
             }
         }
