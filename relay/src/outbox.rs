@@ -10,14 +10,19 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tether_protocol::{ActionError, Envelope};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
 
 /// How many frames may wait for one peer.
 pub const CAPACITY: usize = 4096;
+/// How many of a peer's actions may await their results at once. Each takes at most two
+/// frames (ack, result), so replies alone never fill the outbox; past this the relay stops
+/// reading the peer's socket until results go out, and TCP slows the sender down.
+pub const ACTIONS_IN_FLIGHT: usize = CAPACITY / 2;
 
 #[derive(Debug)]
 pub enum Outgoing {
-    Frame(Envelope),
+    /// A frame, and the action slot it gives back once it is on the socket.
+    Frame(Envelope, Option<OwnedSemaphorePermit>),
     Close,
 }
 
@@ -26,6 +31,8 @@ pub struct Outbox {
     queue: mpsc::Sender<Outgoing>,
     /// Rung when the peer fell too far behind: the writer closes the connection.
     overflow: Arc<Notify>,
+    /// One per action of this peer awaiting its result.
+    in_flight: Arc<Semaphore>,
 }
 
 /// The writer's end.
@@ -42,12 +49,34 @@ impl Outbox {
             queue: rx,
             overflow: overflow.clone(),
         };
-        (Self { queue, overflow }, inbox)
+        let in_flight = Arc::new(Semaphore::new(ACTIONS_IN_FLIGHT));
+        (
+            Self {
+                queue,
+                overflow,
+                in_flight,
+            },
+            inbox,
+        )
+    }
+
+    /// Room for one more action of this peer; waits while it has too many awaiting results.
+    pub async fn action_slot(&self) -> OwnedSemaphorePermit {
+        self.in_flight
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the semaphore is never closed")
     }
 
     /// Queues a frame without waiting. False once the connection is gone or too far behind.
     pub fn send(&self, envelope: Envelope) -> bool {
-        match self.queue.try_send(Outgoing::Frame(envelope)) {
+        self.send_releasing(envelope, None)
+    }
+
+    /// Queues a frame that gives an action slot back once written: an action's result.
+    pub fn send_releasing(&self, envelope: Envelope, slot: Option<OwnedSemaphorePermit>) -> bool {
+        match self.queue.try_send(Outgoing::Frame(envelope, slot)) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
                 tracing::warn!("a peer is {CAPACITY} frames behind; disconnecting it");
@@ -61,7 +90,7 @@ impl Outbox {
     /// Queues a frame, waiting for room: for senders that can fall behind and catch up (event
     /// subscriptions). False once the connection is gone.
     pub async fn send_when_room(&self, envelope: Envelope) -> bool {
-        self.queue.send(Outgoing::Frame(envelope)).await.is_ok()
+        self.queue.send(Outgoing::Frame(envelope, None)).await.is_ok()
     }
 
     /// Queues `kind` with `payload` as the reply to the request `reply_to`.

@@ -12,8 +12,8 @@ use std::time::Duration;
 use chrono::Utc;
 use serde_json::{json, Value};
 use tether_protocol::result::ActionHeader;
-use tether_protocol::{ActionCall, ActionError, ActionResult, ErrorCode};
-use tokio::sync::oneshot;
+use tether_protocol::{ActionCall, ActionError, ActionResult, Envelope, ErrorCode};
+use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
 use crate::outbox::Outbox;
 use crate::session_log::Direction;
@@ -25,16 +25,21 @@ use crate::state::Relay;
 pub enum Reply {
     /// An HTTP request waiting for it.
     Channel(oneshot::Sender<ActionResult>),
-    /// A WebSocket orchestrator: an ack, then the result, each in reply to its request.
+    /// A WebSocket orchestrator: an ack, then the result, each in reply to its request. The
+    /// slot is the action's share of the peer's outbox, given back with the result.
     Socket {
         outbox: Outbox,
         request_id: Option<String>,
+        slot: OwnedSemaphorePermit,
     },
 }
 
 impl Reply {
     fn ack(&self, action_id: &str) {
-        if let Self::Socket { outbox, request_id } = self {
+        if let Self::Socket {
+            outbox, request_id, ..
+        } = self
+        {
             outbox.reply(
                 request_id.clone(),
                 "browser_action.ack",
@@ -48,8 +53,13 @@ impl Reply {
             Self::Channel(tx) => {
                 let _ = tx.send(result);
             }
-            Self::Socket { outbox, request_id } => {
-                outbox.reply(request_id, "browser_action.result", json!(result));
+            Self::Socket {
+                outbox,
+                request_id,
+                slot,
+            } => {
+                let envelope = Envelope::new("browser_action.result", json!(result)).reply_to(request_id);
+                outbox.send_releasing(envelope, Some(slot));
             }
         }
     }

@@ -116,7 +116,7 @@ pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<Str
             Some(p) => match p.role {
                 JoinRole::Host => host::handle(&state, &outbox, p, envelope),
                 JoinRole::Orchestrator | JoinRole::Observer => {
-                    orchestrator::handle(&state, &outbox, p, envelope)
+                    orchestrator::handle(&state, &outbox, p, envelope).await
                 }
             },
         }
@@ -140,9 +140,10 @@ async fn write(mut sink: SplitSink<WebSocket, Message>, mut inbox: Inbox) {
                 return;
             }
         };
-        let frame = match out {
-            Some(Outgoing::Frame(envelope)) => match serde_json::to_string(&envelope) {
-                Ok(text) => Message::Text(text.into()),
+        // An action's slot is given back only once its result is on the socket.
+        let (frame, _slot) = match out {
+            Some(Outgoing::Frame(envelope, slot)) => match serde_json::to_string(&envelope) {
+                Ok(text) => (Message::Text(text.into()), slot),
                 Err(e) => {
                     tracing::error!("cannot encode an envelope: {e}");
                     continue;

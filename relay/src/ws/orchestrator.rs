@@ -10,8 +10,9 @@ use crate::events::Filter;
 use crate::outbox::Outbox;
 use crate::scheduler::{self, Reply};
 use crate::state::AppState;
+use tokio::sync::OwnedSemaphorePermit;
 
-pub fn handle(state: &AppState, outbox: &Outbox, peer: &mut Peer, envelope: Envelope) {
+pub async fn handle(state: &AppState, outbox: &Outbox, peer: &mut Peer, envelope: Envelope) {
     let observer = peer.role == JoinRole::Observer;
     let result = match envelope.kind.as_str() {
         "subscribe" => {
@@ -36,7 +37,12 @@ pub fn handle(state: &AppState, outbox: &Outbox, peer: &mut Peer, envelope: Enve
         "extension.list" => Ok(("extension.list.result", state.clients())),
         "catalog.get" => Ok(("catalog", json!({ "actions": state.catalog }))),
         "session.bind" => bind(state, &envelope.payload),
-        "browser_action" => return action(state, outbox, envelope),
+        "browser_action" => {
+            // Waiting here stops reading this socket: a peer far ahead of its results is
+            // slowed down rather than buffered for.
+            let slot = outbox.action_slot().await;
+            return action(state, outbox, envelope, slot);
+        }
         "browser_action.ack" | "browser_action.result" | "full_state_sync" | "tab_event" => {
             return forbidden(outbox, peer, envelope, "is a host's message");
         }
@@ -56,12 +62,13 @@ pub fn handle(state: &AppState, outbox: &Outbox, peer: &mut Peer, envelope: Enve
 
 type Answer = Result<(&'static str, Value), ActionError>;
 
-fn action(state: &AppState, outbox: &Outbox, envelope: Envelope) {
+fn action(state: &AppState, outbox: &Outbox, envelope: Envelope, slot: OwnedSemaphorePermit) {
     match scheduler::parse(&envelope.payload) {
         Ok(parsed) => {
             let reply = Reply::Socket {
                 outbox: outbox.clone(),
                 request_id: envelope.id,
+                slot,
             };
             scheduler::submit(state, parsed, reply);
         }
