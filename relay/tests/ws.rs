@@ -238,3 +238,52 @@ async fn an_oversize_message_is_refused_with_payload_too_large() {
     let (status, body) = common::client::post_action(&addr, ORCHESTRATOR, envelope["payload"].clone()).await;
     assert_eq!((status, body["code"].as_str()), (413, Some("PAYLOAD_TOO_LARGE")));
 }
+
+#[tokio::test]
+async fn each_role_is_refused_the_other_roles_messages() {
+    let addr = relay().await;
+    let mut host = joined_host(&addr, "browser-1").await;
+    for kind in [
+        "extension.list",
+        "session.bind",
+        "browser_action",
+        "catalog.get",
+        "twin.get",
+        "subscribe",
+        "session.get",
+        "browser_task.confirm",
+    ] {
+        send(
+            &mut host,
+            json!({ "v": "1", "type": kind, "id": "x", "payload": {} }),
+        )
+        .await;
+        let reply = recv(&mut host).await;
+        assert_eq!(
+            reply["payload"]["code"], "FORBIDDEN",
+            "a host sending {kind}: {reply}"
+        );
+    }
+    let mut orch = connect(&addr).await;
+    send(&mut orch, join("orchestrator", ORCHESTRATOR)).await;
+    recv(&mut orch).await;
+    for kind in [
+        "browser_action.ack",
+        "browser_action.result",
+        "full_state_sync",
+        "tab_event",
+    ] {
+        send(
+            &mut orch,
+            json!({ "v": "1", "type": kind, "id": "x", "replyTo": "d1", "payload": {} }),
+        )
+        .await;
+        let reply = recv(&mut orch).await;
+        assert_eq!(
+            reply["payload"]["code"], "FORBIDDEN",
+            "an orchestrator sending {kind}: {reply}"
+        );
+    }
+    // Both connections are still usable afterwards.
+    assert_eq!(list(&mut orch).await.len(), 1);
+}

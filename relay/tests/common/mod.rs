@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod client;
+pub mod process;
 pub mod test_host;
 
 use std::net::SocketAddr;

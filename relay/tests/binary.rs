@@ -1,86 +1,15 @@
-//! SIGTERM on the real `tether-relay` binary: running actions get their grace period, then a
+//! The real `tether-relay` binary. SIGTERM: running actions get their grace period, then a
 //! result; queued ones end in order without running; the socket closes after the results; the
-//! session log has every result; the process exits 0.
+//! session log has every result; the process exits 0. And it listens on loopback unless told
+//! otherwise, warning when exposed without TLS.
 
 mod common;
 
-use std::process::Stdio;
-use std::time::Duration;
-
 use common::client::{closes, envelope, orchestrator, recv, send};
+use common::process::RelayProcess;
 use common::test_host::TestHost;
-use common::{HOST, ORCHESTRATOR};
+use common::ORCHESTRATOR;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
-
-struct RelayProcess {
-    child: Child,
-    addr: String,
-    data: tempfile::TempDir,
-}
-
-impl RelayProcess {
-    async fn start(grace_ms: u64) -> Self {
-        let data = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tether-relay"))
-            .args([
-                "--listen",
-                &addr,
-                "--orchestrator-token",
-                ORCHESTRATOR,
-                "--host-token",
-                HOST,
-            ])
-            .args(["--shutdown-grace-ms", &grace_ms.to_string(), "--data-dir"])
-            .arg(data.path())
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        // Ready once it says where it listens; its log is then drained so it never blocks.
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let ready = async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                if line.contains("listening on") {
-                    return;
-                }
-            }
-            panic!("the relay exited before listening");
-        };
-        tokio::time::timeout(Duration::from_secs(20), ready)
-            .await
-            .expect("the relay did not start");
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Self { child, addr, data }
-    }
-
-    fn terminate(&self) {
-        let pid = self.child.id().expect("running");
-        let status = std::process::Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    /// Waits (bounded) for the process to exit; its exit code.
-    async fn exit_code(&mut self) -> Option<i32> {
-        let status = tokio::time::timeout(Duration::from_secs(20), self.child.wait())
-            .await
-            .expect("the relay exited after SIGTERM")
-            .unwrap();
-        status.code()
-    }
-}
 
 fn click(id: &str) -> Value {
     json!({ "sessionId": "stopping", "actionId": id, "actionName": "browser_click",
@@ -89,7 +18,7 @@ fn click(id: &str) -> Value {
 
 #[tokio::test]
 async fn sigterm_ends_every_action_with_a_result_then_closes() {
-    let mut relay = RelayProcess::start(300).await;
+    let mut relay = RelayProcess::start(&["--shutdown-grace-ms", "300"]).await;
     let mut host = TestHost::join(&relay.addr, "browser-1").await;
     let mut orch = orchestrator(&relay.addr).await;
     send(&mut orch, envelope("browser_action", "r1", click("running"))).await;
@@ -133,7 +62,7 @@ async fn sigterm_ends_every_action_with_a_result_then_closes() {
 
 #[tokio::test]
 async fn a_stopping_relay_refuses_new_actions_with_a_result() {
-    let mut relay = RelayProcess::start(2_000).await;
+    let mut relay = RelayProcess::start(&["--shutdown-grace-ms", "2000"]).await;
     let mut host = TestHost::join(&relay.addr, "browser-1").await;
     let mut orch = orchestrator(&relay.addr).await;
     send(&mut orch, envelope("browser_action", "r1", click("running"))).await;
@@ -164,4 +93,20 @@ async fn orchestrator_or_refused(addr: &str) -> Option<common::client::Ws> {
         }
         Err(_) => None,
     }
+}
+
+#[tokio::test]
+async fn the_relay_listens_on_loopback_and_warns_when_exposed_without_tls() {
+    let local = RelayProcess::start(&[]).await;
+    assert!(
+        !local.startup_log.iter().any(|l| l.contains("without TLS")),
+        "{:?}",
+        local.startup_log
+    );
+    let exposed = RelayProcess::start_on("0.0.0.0", &[]).await;
+    assert!(
+        exposed.startup_log.iter().any(|l| l.contains("without TLS")),
+        "{:?}",
+        exposed.startup_log
+    );
 }
