@@ -113,6 +113,12 @@ impl Chromium {
         })
     }
 
+    /// Resolves when the browser process has exited (closed, crashed or killed).
+    pub async fn exited(&self) {
+        let mut exited = self.exited.clone();
+        let _ = exited.wait_for(|exited| *exited).await;
+    }
+
     /// The browser endpoint, `ws://127.0.0.1:<port>/devtools/browser/<id>`.
     pub fn ws_url(&self) -> &str {
         &self.ws_url

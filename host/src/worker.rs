@@ -100,8 +100,17 @@ async fn run(args: WorkerArgs) -> Result<()> {
         client_id,
         forbid_urls: args.forbid_urls,
     };
+    // A worker without its browser can serve nothing: it stops, so whatever supervises it can
+    // start it again (the relay has already failed its running actions).
+    let browser_gone = async {
+        match &chromium {
+            Some(chromium) => chromium.exited().await,
+            None => std::future::pending().await,
+        }
+    };
     let outcome = tokio::select! {
         outcome = worker.serve() => outcome,
+        _ = browser_gone => Err(anyhow::anyhow!("Chromium exited (crashed or killed); stopping")),
         _ = tokio::signal::ctrl_c() => Ok(()),
     };
     if let Some(chromium) = chromium {

@@ -25,7 +25,7 @@ use tether_relay::session_log::SessionLog;
 use tether_relay::state::{AppState, Relay};
 use tokio_tungstenite::tungstenite::Message;
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+pub type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 pub const ORCHESTRATOR: &str = "ext-orchestrator-token";
 pub const HOST: &str = "ext-host-token";
@@ -65,7 +65,7 @@ async fn stall() -> Response {
     ([(header::CONTENT_TYPE, "image/png")], Vec::<u8>::new()).into_response()
 }
 
-async fn serve_fixtures() -> SocketAddr {
+pub async fn serve_fixtures() -> SocketAddr {
     let app = Router::new()
         .route("/fixtures/{name}", get(fixture))
         .route("/control-ui/{name}", get(fixture))
@@ -80,7 +80,7 @@ async fn serve_fixtures() -> SocketAddr {
     addr
 }
 
-async fn start_relay(data: &Path) -> SocketAddr {
+pub async fn start_relay(data: &Path) -> SocketAddr {
     let tokens = Tokens {
         orchestrator: ORCHESTRATOR.into(),
         host: HOST.into(),

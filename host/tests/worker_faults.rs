@@ -1,0 +1,145 @@
+//! A worker whose Chromium crashes mid-action: the action ends with an error result at once,
+//! and the worker stops with a message saying why (so a supervisor can start it again).
+
+mod support;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use support::{serve_fixtures, start_relay, HOST, ORCHESTRATOR};
+use tokio::io::AsyncReadExt;
+use tokio_tungstenite::tungstenite::Message;
+
+async fn post(relay: &str, body: Value) -> Value {
+    reqwest::Client::new()
+        .post(format!("http://{relay}/api/browser/action"))
+        .bearer_auth(ORCHESTRATOR)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// Waits (bounded) for `client.online` of `client_id`, subscribed before the worker starts.
+async fn online(mut ws: support::Ws, client_id: &str) {
+    let wait = async {
+        while let Some(Ok(message)) = ws.next().await {
+            let envelope: Value = serde_json::from_str(message.to_text().unwrap()).unwrap();
+            if envelope["type"] == "client.online" && envelope["payload"]["clientId"] == client_id {
+                return;
+            }
+        }
+        panic!("the relay closed the connection");
+    };
+    tokio::time::timeout(Duration::from_secs(60), wait)
+        .await
+        .expect("the worker joined");
+}
+
+/// Chromium processes whose parent is `pid`.
+fn browser_children(pid: u32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| {
+            let child: i32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
+            let parent: u32 = stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()?;
+            let name = std::fs::read_to_string(format!("/proc/{child}/comm")).ok()?;
+            (parent == pid && name.trim().starts_with("chrom")).then_some(child)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chromium_crash_ends_the_running_action_and_stops_the_worker() {
+    let dirs = tempfile::tempdir().unwrap();
+    let relay = start_relay(&dirs.path().join("relay")).await.to_string();
+    let fixtures = serve_fixtures().await;
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{relay}/ws?token={ORCHESTRATOR}"))
+        .await
+        .unwrap();
+    for (kind, payload) in [
+        ("relay.join", json!({ "role": "orchestrator" })),
+        ("subscribe", json!({})),
+    ] {
+        let text = json!({ "v": "1", "type": kind, "id": kind, "payload": payload }).to_string();
+        ws.send(Message::Text(text.into())).await.unwrap();
+    }
+    let mut worker = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether-host"))
+        .args(["worker", "--relay", &format!("ws://{relay}"), "--token", HOST])
+        .args(["--client-id", "crashing", "--headless"])
+        .env("XDG_CONFIG_HOME", dirs.path().join("config"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    online(ws, "crashing").await;
+
+    let start = json!({ "sessionId": "crash", "actionName": "session_start",
+                        "params": { "url": format!("http://{fixtures}/never-loads") } });
+    let started = post(&relay, start).await;
+    let tab = started["result"]["tabId"].clone();
+    let waiting = {
+        let relay = relay.clone();
+        tokio::spawn(async move {
+            let wait = json!({ "sessionId": "crash", "actionName": "browser_wait_for_loaded",
+                               "params": { "tabId": tab, "timeoutMs": 20_000 } });
+            post(&relay, wait).await
+        })
+    };
+    // The action is running once the relay says so (bounded).
+    let running = async {
+        loop {
+            let state: Value = reqwest::Client::new()
+                .get(format!("http://{relay}/api/sessions/crash"))
+                .bearer_auth(ORCHESTRATOR)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if state["status"] == "running" {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), running)
+        .await
+        .expect("the wait started");
+
+    let browsers = browser_children(worker.id().unwrap());
+    assert_eq!(browsers.len(), 1, "the worker's own Chromium: {browsers:?}");
+    unsafe { libc::kill(browsers[0], libc::SIGKILL) };
+
+    let result = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the running action ended at once")
+        .unwrap();
+    assert_eq!(result["status"], "error", "{result}");
+    assert!(
+        ["CDP_ERROR", "CLIENT_OFFLINE"].contains(&result["error"]["code"].as_str().unwrap()),
+        "{result}"
+    );
+    let status = tokio::time::timeout(Duration::from_secs(20), worker.wait())
+        .await
+        .expect("the worker stops without its browser")
+        .unwrap();
+    assert_eq!(status.code(), Some(2));
+    let mut stderr = String::new();
+    worker
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .await
+        .unwrap();
+    assert!(stderr.contains("Chromium exited"), "{stderr}");
+}
