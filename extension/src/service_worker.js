@@ -79,6 +79,11 @@ chrome.runtime.onMessage.addListener((message, _sender, reply) => {
   return false;
 });
 
+// Chrome starts a service worker for the events it listens to: these bring the port up when
+// the browser starts and after the extension is installed, updated or reloaded.
+chrome.runtime.onStartup.addListener(() => host.connect());
+chrome.runtime.onInstalled.addListener(() => host.connect());
+
 twin.watch((payload) => host.send({ type: "tab_event", payload }));
 bridge.watch((event) => host.send(event));
 tabOps.groupPopups();

@@ -1,4 +1,5 @@
-//! The user's kill switch and a host that dies, in extension mode. Both end every session of
+//! The user's kill switch, a host that dies and a service worker that restarts, in extension
+//! mode. Both end every session of
 //! the browser, so they run one after the other on a browser of their own.
 
 mod support;
@@ -115,5 +116,42 @@ fn stop_all_and_a_killed_host_end_running_actions_with_clear_errors() {
             )
             .await;
         assert!(started["tabId"].as_i64().is_some());
+
+        // The extension's service worker restarts (an update, Chrome reclaiming it): the
+        // port closes, the host leaves, and the new worker brings a new host back.
+        let before = b.host_pids();
+        let (cdp, _) = b.service_worker().await;
+        let worker_target = b.service_worker_target(&cdp).await;
+        cdp.call(None, "Target.closeTarget", json!({ "targetId": worker_target }))
+            .await
+            .expect("stop the service worker");
+        let gone = async {
+            while b.host_pids() == before {
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(JOIN_WITHIN, gone)
+            .await
+            .expect("the old host left with its port");
+        // Chrome starts the worker again for the next event it listens to: a new tab.
+        cdp.call(
+            None,
+            "Target.createTarget",
+            json!({ "url": "about:blank", "background": true }),
+        )
+        .await
+        .unwrap();
+        let rejoined = tokio::time::timeout(JOIN_WITHIN, b.wait_for_extension_host())
+            .await
+            .expect("a new host joined after the restart");
+        assert_eq!(rejoined, b.client_id);
+        let again = b
+            .ok(
+                "after-restart",
+                "session_start",
+                json!({ "url": b.url("/fixtures/form.html") }),
+            )
+            .await;
+        assert!(again["tabId"].as_i64().is_some());
     });
 }

@@ -266,12 +266,11 @@ impl ExtensionBrowser {
         result["result"].clone()
     }
 
-    /// A CDP session on the extension's service worker, as DevTools would open one.
-    pub async fn service_worker(&self) -> (CdpConnection, String) {
-        let cdp = CdpConnection::connect(self.chromium.ws_url()).await.unwrap();
+    /// The extension's service worker target.
+    pub async fn service_worker_target(&self, cdp: &CdpConnection) -> Value {
         let targets = cdp.call(None, "Target.getTargets", json!({})).await.unwrap();
         let prefix = format!("chrome-extension://{EXTENSION_ID}/");
-        let target = targets["targetInfos"]
+        targets["targetInfos"]
             .as_array()
             .unwrap()
             .iter()
@@ -279,7 +278,13 @@ impl ExtensionBrowser {
                 t["type"] == "service_worker" && t["url"].as_str().unwrap_or_default().starts_with(&prefix)
             })
             .expect("the extension's service worker")["targetId"]
-            .clone();
+            .clone()
+    }
+
+    /// A CDP session on the extension's service worker, as DevTools would open one.
+    pub async fn service_worker(&self) -> (CdpConnection, String) {
+        let cdp = CdpConnection::connect(self.chromium.ws_url()).await.unwrap();
+        let target = self.service_worker_target(&cdp).await;
         let attached = cdp
             .call(
                 None,
