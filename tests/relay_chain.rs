@@ -19,6 +19,7 @@ fn start_worker(harness: &Harness, relay: &TestRelay, client_id: &str) -> tokio:
         token: HOST.into(),
         client_id: client_id.into(),
         forbid_urls: Vec::new(),
+        ca_file: None,
     };
     tokio::spawn(async move {
         let outcome = worker.serve().await;
@@ -200,6 +201,7 @@ fn a_worker_with_a_wrong_token_stops_and_says_why() {
                 token: token.into(),
                 client_id: "refused-worker".into(),
                 forbid_urls: Vec::new(),
+                ca_file: None,
             };
             let outcome = tokio::time::timeout(JOIN_WITHIN, worker.serve())
                 .await

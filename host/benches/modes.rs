@@ -94,6 +94,7 @@ fn main() {
             token: HOST.into(),
             client_id: "bench-worker".into(),
             forbid_urls: Vec::new(),
+            ca_file: None,
         };
         tokio::spawn(worker.serve());
         let page = b.url("/fixtures/article.html");

@@ -5,6 +5,7 @@
 //! artifact store.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use rand::RngCore;
@@ -79,10 +80,17 @@ pub struct RelaySink {
 }
 
 impl RelaySink {
-    /// `relay` is the relay's base URL (`http://host:port`).
-    pub fn new(relay: &str, token: &str) -> Self {
+    /// `relay` is the relay's base URL (`http://host:port` or `https://...`).
+    pub fn new(relay: &str, token: &str, tls: &Arc<rustls::ClientConfig>) -> Self {
+        let http = reqwest::Client::builder()
+            .use_preconfigured_tls((**tls).clone())
+            .build()
+            .unwrap_or_else(|e| {
+                tracing::warn!("cannot build an HTTP client with the TLS settings ({e}); using the defaults");
+                reqwest::Client::new()
+            });
         Self {
-            http: reqwest::Client::new(),
+            http,
             upload_url: format!("{}/artifacts", relay.trim_end_matches('/')),
             token: token.to_owned(),
         }

@@ -19,6 +19,9 @@ pub struct HostConfig {
     /// Page patterns refused like the control UI, besides the relay's own pages.
     #[serde(default)]
     pub forbid_urls: Vec<String>,
+    /// PEM certificates of a CA to trust for a `wss://` relay, besides the web's roots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<PathBuf>,
     /// This browser's id; generated into `client-id` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,

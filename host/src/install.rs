@@ -45,6 +45,9 @@ pub struct InstallArgs {
     /// A page pattern to refuse like the control UI (Chrome match pattern); repeatable.
     #[arg(long = "forbid-url", value_name = "PATTERN")]
     pub forbid_urls: Vec<String>,
+    /// PEM certificates of a CA to trust for a wss:// relay, besides the web's roots.
+    #[arg(long)]
+    pub ca_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -127,6 +130,7 @@ pub fn install(args: InstallArgs) -> Result<Vec<PathBuf>> {
         token: args.token,
         allowed_origins: origins,
         forbid_urls: args.forbid_urls,
+        ca_file: args.ca_file,
         client_id: None,
     };
     written.push(config.save()?);

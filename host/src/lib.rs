@@ -18,6 +18,7 @@ pub mod page;
 pub mod policy;
 pub mod relay_link;
 pub mod sessions;
+pub mod tls;
 pub mod twin_report;
 pub mod worker;
 

@@ -32,6 +32,8 @@ pub struct LinkOptions {
     pub twin: Arc<dyn TwinSource>,
     /// Told whether the host is joined to the relay, each time that changes.
     pub on_link: Option<Arc<dyn Fn(bool) + Send + Sync>>,
+    /// For a `wss://` relay.
+    pub tls: Arc<rustls::ClientConfig>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -89,7 +91,13 @@ pub async fn run(options: LinkOptions, engine: Arc<Engine>) -> LinkError {
 
 async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
     // Without Nagle: each frame is small and someone waits for it.
-    let connecting = tokio_tungstenite::connect_async_with_config(options.ws_url.as_str(), None, true);
+    let connector = tokio_tungstenite::Connector::Rustls(options.tls.clone());
+    let connecting = tokio_tungstenite::connect_async_tls_with_config(
+        options.ws_url.as_str(),
+        None,
+        true,
+        Some(connector),
+    );
     let (ws, _) = match connecting.await {
         Ok(connected) => connected,
         Err(e) => return Ended::BeforeJoin(e.to_string()),

@@ -48,6 +48,9 @@ pub struct WorkerArgs {
     /// relay's own pages are always refused.
     #[arg(long = "forbid-url", value_name = "PATTERN")]
     pub forbid_urls: Vec<String>,
+    /// PEM certificates of a CA to trust for a wss:// relay, besides the web's roots.
+    #[arg(long)]
+    pub ca_file: Option<PathBuf>,
 }
 
 fn parse_size(text: &str) -> Result<(u32, u32), String> {
@@ -99,6 +102,7 @@ async fn run(args: WorkerArgs) -> Result<()> {
         token: args.token,
         client_id,
         forbid_urls: args.forbid_urls,
+        ca_file: args.ca_file,
     };
     // A worker without its browser can serve nothing: it stops, so whatever supervises it can
     // start it again (the relay has already failed its running actions).
@@ -129,6 +133,8 @@ pub struct Worker {
     pub client_id: String,
     /// Control-UI patterns to refuse besides the relay's own pages.
     pub forbid_urls: Vec<String>,
+    /// A CA to trust for a `wss://` relay, besides the web's roots.
+    pub ca_file: Option<PathBuf>,
 }
 
 impl Worker {
@@ -148,7 +154,8 @@ impl Worker {
             .unwrap_or_default();
         let transport: Arc<dyn Transport> = Arc::new(transport);
         let twin = TransportTwin::new(transport.clone());
-        let sink = RelaySink::new(&http_base, &self.token);
+        let tls = crate::tls::client_config(self.ca_file.as_deref())?;
+        let sink = RelaySink::new(&http_base, &self.token, &tls);
         let engine = Arc::new(Engine::new(
             transport,
             Arc::new(sink),
@@ -163,6 +170,7 @@ impl Worker {
             meta: meta(&version, "worker"),
             twin,
             on_link: None,
+            tls,
         };
         Err(relay_link::run(options, engine).await.into())
     }

@@ -6,11 +6,9 @@ mod support;
 use std::process::Stdio;
 use std::time::Duration;
 
-use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use support::{serve_fixtures, start_relay, HOST, ORCHESTRATOR};
+use support::{client_online, serve_fixtures, start_relay, subscribed_to_all, HOST, ORCHESTRATOR};
 use tokio::io::AsyncReadExt;
-use tokio_tungstenite::tungstenite::Message;
 
 async fn post(relay: &str, body: Value) -> Value {
     reqwest::Client::new()
@@ -23,22 +21,6 @@ async fn post(relay: &str, body: Value) -> Value {
         .json()
         .await
         .unwrap()
-}
-
-/// Waits (bounded) for `client.online` of `client_id`, subscribed before the worker starts.
-async fn online(mut ws: support::Ws, client_id: &str) {
-    let wait = async {
-        while let Some(Ok(message)) = ws.next().await {
-            let envelope: Value = serde_json::from_str(message.to_text().unwrap()).unwrap();
-            if envelope["type"] == "client.online" && envelope["payload"]["clientId"] == client_id {
-                return;
-            }
-        }
-        panic!("the relay closed the connection");
-    };
-    tokio::time::timeout(Duration::from_secs(60), wait)
-        .await
-        .expect("the worker joined");
 }
 
 /// Chromium processes whose parent is `pid`.
@@ -60,16 +42,7 @@ async fn a_chromium_crash_ends_the_running_action_and_stops_the_worker() {
     let dirs = tempfile::tempdir().unwrap();
     let relay = start_relay(&dirs.path().join("relay")).await.to_string();
     let fixtures = serve_fixtures().await;
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{relay}/ws?token={ORCHESTRATOR}"))
-        .await
-        .unwrap();
-    for (kind, payload) in [
-        ("relay.join", json!({ "role": "orchestrator" })),
-        ("subscribe", json!({})),
-    ] {
-        let text = json!({ "v": "1", "type": kind, "id": kind, "payload": payload }).to_string();
-        ws.send(Message::Text(text.into())).await.unwrap();
-    }
+    let ws = subscribed_to_all(&relay).await;
     let mut worker = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether-host"))
         .args(["worker", "--relay", &format!("ws://{relay}"), "--token", HOST])
         .args(["--client-id", "crashing", "--headless"])
@@ -79,7 +52,7 @@ async fn a_chromium_crash_ends_the_running_action_and_stops_the_worker() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    online(ws, "crashing").await;
+    client_online(ws, "crashing").await;
 
     let start = json!({ "sessionId": "crash", "actionName": "session_start",
                         "params": { "url": format!("http://{fixtures}/never-loads") } });

@@ -116,11 +116,16 @@ async fn websocket(
         .on_upgrade(move |socket| ws::serve(socket, state, token))
 }
 
-/// The relay's URL as the caller reached it, for links it hands back.
+/// The relay's URL as the caller reached it, for links it hands back. Behind a TLS proxy
+/// that says so (`X-Forwarded-Proto: https`), the links are https too.
 pub fn base_url(headers: &HeaderMap) -> String {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("127.0.0.1:17800");
-    format!("http://{host}")
+    let scheme = match headers.get("x-forwarded-proto").and_then(|v| v.to_str().ok()) {
+        Some("https") => "https",
+        _ => "http",
+    };
+    format!("{scheme}://{host}")
 }

@@ -60,6 +60,7 @@ fn main() {
             token: HOST.into(),
             client_id: "bench-worker".into(),
             forbid_urls: Vec::new(),
+            ca_file: None,
         };
         tokio::spawn(worker.serve());
         relay.wait_online("bench-worker", Duration::from_secs(20)).await;

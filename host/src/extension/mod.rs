@@ -108,7 +108,8 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
     let mut patterns = config.forbid_urls.clone();
     patterns.push(format!("{http_base}/*"));
     let policy = Policy::new(&patterns).map_err(anyhow::Error::msg)?;
-    let sink = RelaySink::new(&http_base, &config.token);
+    let tls = crate::tls::client_config(config.ca_file.as_deref())?;
+    let sink = RelaySink::new(&http_base, &config.token, &tls);
     let engine = Arc::new(Engine::new(
         transport.clone(),
         Arc::new(sink),
@@ -136,6 +137,7 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
         meta: crate::worker::meta(&json!({ "product": product }), "extension"),
         twin: twin.clone(),
         on_link: Some(on_link),
+        tls,
     };
     let link = tokio::spawn(relay_link::run(options, engine.clone()));
     let pulse = tokio::spawn(status.clone().every(STATUS_EVERY));

@@ -99,6 +99,37 @@ pub async fn start_relay(data: &Path) -> SocketAddr {
     addr
 }
 
+/// An orchestrator's socket on `relay`, subscribed to every event.
+pub async fn subscribed_to_all(relay: &str) -> Ws {
+    let url = format!("ws://{relay}/ws?token={ORCHESTRATOR}");
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    for (kind, payload) in [
+        ("relay.join", json!({ "role": "orchestrator" })),
+        ("subscribe", json!({})),
+    ] {
+        let text = json!({ "v": "1", "type": kind, "id": kind, "payload": payload }).to_string();
+        ws.send(Message::Text(text.into())).await.unwrap();
+    }
+    ws
+}
+
+/// Waits (bounded) for `client.online` of `client_id` on a socket subscribed before the host
+/// could have joined.
+pub async fn client_online(mut ws: Ws, client_id: &str) {
+    let wait = async {
+        while let Some(Ok(message)) = ws.next().await {
+            let envelope: Value = serde_json::from_str(message.to_text().unwrap()).unwrap();
+            if envelope["type"] == "client.online" && envelope["payload"]["clientId"] == client_id {
+                return;
+            }
+        }
+        panic!("the relay closed the connection");
+    };
+    tokio::time::timeout(Duration::from_secs(60), wait)
+        .await
+        .expect("the host joined the relay");
+}
+
 impl ExtensionBrowser {
     pub async fn launch() -> Self {
         let dirs = tempfile::tempdir().unwrap();
