@@ -211,3 +211,37 @@ fn a_worker_with_a_wrong_token_stops_and_says_why() {
         }
     });
 }
+
+#[test]
+fn a_full_artifact_store_fails_artifact_actions_clearly_and_the_relay_serves_on() {
+    run(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let limits = tether_relay::artifacts::Limits {
+            max_store_bytes: 1,
+            ..Default::default()
+        };
+        let relay = TestRelay::start_with(data.path(), None, limits);
+        let worker = start_worker(h, &relay, "full-store");
+        relay.wait_online("full-store", JOIN_WITHIN).await;
+        let started = relay
+            .ok(
+                "full",
+                "session_start",
+                json!({ "url": h.url("/fixtures/form.html") }),
+            )
+            .await;
+        let tab = started["tabId"].clone();
+        let shot = relay
+            .act("full", "browser_screenshot", json!({ "tabId": tab }))
+            .await;
+        assert_eq!(shot["status"], "error");
+        let message = shot["error"]["message"].as_str().unwrap();
+        assert!(message.contains("artifact store is full"), "{shot}");
+        // Everything that needs no storage goes on.
+        relay
+            .ok("full", "browser_xpath_scan", json!({ "tabId": tab }))
+            .await;
+        relay.ok("full", "session_stop", json!({})).await;
+        worker.abort();
+    });
+}

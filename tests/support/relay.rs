@@ -28,6 +28,11 @@ pub struct TestRelay {
 impl TestRelay {
     /// Starts a relay on `addr` (a free port when `None`) keeping its data in `data`.
     pub fn start(data: &Path, addr: Option<SocketAddr>) -> Self {
+        Self::start_with(data, addr, Limits::default())
+    }
+
+    /// The same, with artifact store limits of its own.
+    pub fn start_with(data: &Path, addr: Option<SocketAddr>, limits: Limits) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -37,7 +42,7 @@ impl TestRelay {
             orchestrator: ORCHESTRATOR.into(),
             host: HOST.into(),
         };
-        let artifacts = ArtifactStore::open(data, Limits::default()).expect("artifact store");
+        let artifacts = ArtifactStore::open(data, limits).expect("artifact store");
         let log = SessionLog::new(data).expect("session log");
         let relay = Relay::new(Settings::default(), tokens, artifacts, log);
         let want = addr.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap());

@@ -67,6 +67,14 @@ pub async fn upload(
             ErrorCode::Internal,
             e.to_string(),
         ),
+        Err(StoreError::Io(e)) if e.kind() == std::io::ErrorKind::StorageFull => {
+            tracing::error!("artifact upload failed: the disk is full: {e}");
+            error(
+                StatusCode::INSUFFICIENT_STORAGE,
+                ErrorCode::Internal,
+                format!("the relay's disk is full; the artifact was not stored ({e})"),
+            )
+        }
         Err(e) => {
             tracing::error!("artifact upload failed: {e}");
             error(
