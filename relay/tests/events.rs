@@ -462,3 +462,49 @@ async fn the_session_log_holds_each_envelope_of_the_session_in_order() {
     assert_eq!(lines[4]["direction"], "out");
     assert_eq!(lines[4]["payload"], result["payload"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_that_stops_reading_loses_nothing_and_costs_nothing_extra() {
+    const ACTIONS: usize = 3000;
+    let settings = Settings {
+        queue_limit: ACTIONS,
+        ..Settings::default()
+    };
+    let (addr, _) = start(settings, Limits::default()).await;
+    let addr = addr.to_string();
+    let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
+    // A stream that is opened, then not read while far more events happen than the relay
+    // keeps in memory for subscribers (4096): it falls behind and must catch up from the log.
+    let mut stream = SseStream::open(&addr, "slow", None).await;
+    let mut orch = orchestrator(&addr).await;
+    for i in 0..ACTIONS {
+        let mut action = click("slow");
+        action["actionId"] = json!(format!("a{i}"));
+        send(&mut orch, envelope("browser_action", &format!("r{i}"), action)).await;
+    }
+    let mut done = 0;
+    while done < ACTIONS {
+        if recv(&mut orch).await["type"] == "browser_action.result" {
+            done += 1;
+        }
+    }
+    // Now read: every result, in order, each event once.
+    let mut last_id = None;
+    let mut results = Vec::new();
+    while results.len() < ACTIONS {
+        let (kind, id, event) = stream.next().await.expect("the stream goes on");
+        if let Some(id) = id {
+            assert!(
+                last_id.is_none_or(|last| id > last),
+                "event {id} after {last_id:?}"
+            );
+            last_id = Some(id);
+        }
+        if kind == "browser_action.result" {
+            assert_eq!(event["data"]["status"], "success", "{event}");
+            results.push(event["data"]["actionId"].as_str().unwrap().to_owned());
+        }
+    }
+    let expected: Vec<String> = (0..ACTIONS).map(|i| format!("a{i}")).collect();
+    assert_eq!(results, expected);
+}

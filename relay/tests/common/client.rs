@@ -16,7 +16,8 @@ pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 pub const FRAME_WAIT: Duration = Duration::from_secs(20);
 
 pub async fn connect(addr: &str) -> Ws {
-    tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+    // Without Nagle, as real peers should: each frame is small and someone waits for it.
+    tokio_tungstenite::connect_async_with_config(format!("ws://{addr}/ws"), None, true)
         .await
         .unwrap()
         .0
