@@ -115,12 +115,28 @@ async fn run(args: WorkerArgs) -> Result<()> {
     let outcome = tokio::select! {
         outcome = worker.serve() => outcome,
         _ = browser_gone => Err(anyhow::anyhow!("Chromium exited (crashed or killed); stopping")),
-        _ = tokio::signal::ctrl_c() => Ok(()),
+        _ = stop_signal() => Ok(()),
     };
     if let Some(chromium) = chromium {
         chromium.close().await;
     }
     outcome
+}
+
+/// Ctrl-C, or SIGTERM from a service manager: the worker closes the Chromium it launched.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// A worker's wiring: which browser, which relay, who it is.

@@ -116,3 +116,32 @@ async fn a_chromium_crash_ends_the_running_action_and_stops_the_worker() {
         .unwrap();
     assert!(stderr.contains("Chromium exited"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_the_worker_and_the_chromium_it_launched() {
+    let dirs = tempfile::tempdir().unwrap();
+    let relay = start_relay(&dirs.path().join("relay")).await.to_string();
+    let events = subscribed_to_all(&relay).await;
+    let mut worker = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether-host"))
+        .args(["worker", "--relay", &format!("ws://{relay}"), "--token", HOST])
+        .args(["--client-id", "terminated", "--headless"])
+        .env("XDG_CONFIG_HOME", dirs.path().join("config"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    client_online(events, "terminated").await;
+    let browsers = browser_children(worker.id().unwrap());
+    assert_eq!(browsers.len(), 1, "{browsers:?}");
+    unsafe { libc::kill(worker.id().unwrap() as i32, libc::SIGTERM) };
+    let status = tokio::time::timeout(Duration::from_secs(20), worker.wait())
+        .await
+        .expect("the worker stops on SIGTERM")
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        !std::path::Path::new(&format!("/proc/{}", browsers[0])).exists(),
+        "the worker closed its Chromium"
+    );
+}
