@@ -4,10 +4,12 @@
 
 use std::time::Duration;
 
+use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tether_host::worker::Worker;
 use tether_tests::relay::{TestRelay, HOST};
 use tether_tests::{run, Harness};
+use tokio_tungstenite::tungstenite::Message;
 
 /// Generous bound for a host to (re)join: its backoff starts at 250 ms and doubles.
 const JOIN_WITHIN: Duration = Duration::from_secs(20);
@@ -25,6 +27,24 @@ fn start_worker(harness: &Harness, relay: &TestRelay, client_id: &str) -> tokio:
         let outcome = worker.serve().await;
         panic!("the worker stopped: {outcome:?}");
     })
+}
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// An orchestrator joined over `/ws`.
+async fn orchestrator_socket(addr: std::net::SocketAddr) -> Socket {
+    let url = format!("ws://{addr}/ws?token={}", tether_tests::relay::ORCHESTRATOR);
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let join = json!({ "v": "1", "type": "relay.join", "id": "j", "payload": { "role": "orchestrator" } });
+    ws.send(Message::Text(join.to_string().into())).await.unwrap();
+    let Some(Ok(Message::Text(text))) = ws.next().await else {
+        panic!("no relay.joined")
+    };
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap()["type"],
+        "relay.joined"
+    );
+    ws
 }
 
 /// Downloads an artifact by the URL a result carries, with no token: (content type, bytes).
@@ -162,11 +182,33 @@ fn a_worker_rejoins_a_restarted_relay_and_serves_it() {
             .await;
         relay.ok("before", "session_stop", json!({})).await;
         assert!(started["tabId"].as_i64().is_some());
+        // An orchestrator on a socket sees the relay go, and dials it again.
+        let mut orchestrator = orchestrator_socket(relay.addr).await;
         relay.kill().await;
+        let gone = async { while let Some(Ok(_)) = orchestrator.next().await {} };
+        tokio::time::timeout(JOIN_WITHIN, gone)
+            .await
+            .expect("the socket closed with the relay");
 
         let relay = TestRelay::start(data.path(), Some(addr));
+        let mut orchestrator = orchestrator_socket(relay.addr).await;
         relay.wait_online("restart-worker", JOIN_WITHIN).await;
         relay.wait_twin("restart-worker", JOIN_WITHIN).await;
+        let envelope = json!({ "v": "1", "type": "extension.list", "id": "l", "payload": {} });
+        orchestrator
+            .send(Message::Text(envelope.to_string().into()))
+            .await
+            .unwrap();
+        let reply = loop {
+            let Some(Ok(Message::Text(text))) = orchestrator.next().await else {
+                panic!("closed")
+            };
+            let reply: Value = serde_json::from_str(&text).unwrap();
+            if reply["replyTo"] == "l" {
+                break reply;
+            }
+        };
+        assert_eq!(reply["payload"]["clients"][0]["online"], true, "{reply}");
         // The twin came back with the join, and actions run again.
         let twin = relay.get("/api/twin/restart-worker").await;
         assert!(!twin["tabs"].as_array().unwrap().is_empty(), "{twin}");
