@@ -82,16 +82,20 @@ impl Events {
 
     /// Logs an envelope of a session that is not an event (a request, an ack).
     pub fn record(&self, session: &str, direction: Direction, kind: &str, payload: Value) {
-        self.append(session, direction, kind, payload);
+        if let Err(e) = self.log.append(session, direction, kind, &payload) {
+            tracing::error!(session, kind, "cannot write the session log: {e}");
+        }
     }
 
     /// Logs a session event and hands it to its subscribers.
     pub fn session(&self, session: &str, direction: Direction, kind: &str, payload: Value) {
-        self.publish_session(session, direction, kind, payload, false);
+        self.publish_session(session, direction, kind, Arc::new(payload), false);
     }
 
     /// Publishes a browser's event, and copies it into each session bound to it.
     pub fn client(&self, client: &str, kind: &str, payload: Value, sessions: &[String]) {
+        // One payload, shared by the browser's event and every session's copy.
+        let payload = Arc::new(payload);
         for session in sessions {
             self.publish_session(session, Direction::Out, kind, payload.clone(), true);
         }
@@ -99,14 +103,20 @@ impl Events {
             scope: Scope::Client(client.to_owned()),
             index: None,
             kind: kind.to_owned(),
-            payload: Arc::new(payload),
+            payload,
             timestamp_ms: Utc::now().timestamp_millis(),
             copy: false,
         }));
     }
 
-    fn publish_session(&self, session: &str, direction: Direction, kind: &str, payload: Value, copy: bool) {
-        let payload = Arc::new(payload);
+    fn publish_session(
+        &self,
+        session: &str,
+        direction: Direction,
+        kind: &str,
+        payload: Arc<Value>,
+        copy: bool,
+    ) {
         let event = |index| {
             Arc::new(Event {
                 scope: Scope::Session(session.to_owned()),
@@ -125,12 +135,6 @@ impl Events {
             // A full disk must not stop the browser work; the gap shows in the indexes.
             tracing::error!(session, kind, "cannot write the session log: {e}");
             let _ = self.live.send(event(None));
-        }
-    }
-
-    fn append(&self, session: &str, direction: Direction, kind: &str, payload: Value) {
-        if let Err(e) = self.log.append(session, direction, kind, &payload) {
-            tracing::error!(session, kind, "cannot write the session log: {e}");
         }
     }
 

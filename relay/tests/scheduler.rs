@@ -400,15 +400,7 @@ async fn the_only_host_online_is_bound_automatically() {
         (body["status"].as_str(), body["clientId"].as_str()),
         (Some("success"), Some("solo"))
     );
-    let list: Value = reqwest::Client::new()
-        .get(format!("http://{addr}/api/extension/extension-list"))
-        .bearer_auth(ORCHESTRATOR)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list = common::client::get_json(&addr, "/api/extension/extension-list").await;
     assert_eq!(list["clients"][0]["sessions"], json!(["auto"]));
 }
 

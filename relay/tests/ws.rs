@@ -163,15 +163,7 @@ async fn hosts_appear_in_the_extension_list_and_go_offline_when_they_leave() {
     assert!(clients[0]["lastSeen"].as_str().unwrap().ends_with('Z'));
 
     // The same list over HTTP.
-    let http: Value = reqwest::Client::new()
-        .get(format!("http://{addr}/api/extension/extension-list"))
-        .bearer_auth(ORCHESTRATOR)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let http = common::client::get_json(&addr, "/api/extension/extension-list").await;
     assert_eq!(http["clients"][0]["clientId"], "browser-1");
 
     // A host may not use an orchestrator's messages; its connection stays.

@@ -125,3 +125,16 @@ pub async fn post_action(addr: &str, token: &str, body: Value) -> (u16, Value) {
     let status = response.status().as_u16();
     (status, response.json().await.unwrap())
 }
+
+/// A GET with the orchestrator's token, as JSON.
+pub async fn get_json(addr: &str, path: &str) -> Value {
+    reqwest::Client::new()
+        .get(format!("http://{addr}{path}"))
+        .bearer_auth(ORCHESTRATOR)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
