@@ -6,8 +6,8 @@ mod support;
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
-use support::{client_online, serve_fixtures, start_relay, subscribed_to_all, HOST, ORCHESTRATOR};
+use serde_json::json;
+use support::{client_online, get_json, post_action, serve_fixtures, start_relay, subscribed_to_all, HOST};
 use tether_host::chromium::{Chromium, LaunchOptions};
 use tether_host::worker::Worker;
 use tokio::net::TcpListener;
@@ -52,19 +52,6 @@ async fn tls_proxy(upstream: std::net::SocketAddr) -> (u16, String) {
     (port, pem)
 }
 
-async fn post(relay: &str, body: Value) -> Value {
-    reqwest::Client::new()
-        .post(format!("http://{relay}/api/browser/action"))
-        .bearer_auth(ORCHESTRATOR)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
     let dirs = tempfile::tempdir().unwrap();
@@ -102,9 +89,9 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
     client_online(events, "over-tls").await;
     let start = json!({ "sessionId": "tls", "clientId": "over-tls", "actionName": "session_start",
                         "params": { "url": format!("http://{fixtures}/fixtures/form.html") } });
-    let started = post(&relay, start).await;
+    let started = post_action(&relay, start).await;
     assert_eq!(started["status"], "success", "{started}");
-    let html = post(
+    let html = post_action(
         &relay,
         json!({ "sessionId": "tls", "actionName": "browser_get_html", "params": { "tabId": started["result"]["tabId"] } }),
     )
@@ -115,15 +102,7 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
     );
     assert!(html["result"]["url"].as_str().unwrap().starts_with("http"));
 
-    let list: Value = reqwest::Client::new()
-        .get(format!("http://{relay}/api/extension/extension-list"))
-        .bearer_auth(ORCHESTRATOR)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list = get_json(&relay, "/api/extension/extension-list").await;
     let clients: Vec<&str> = list["clients"]
         .as_array()
         .unwrap()

@@ -6,22 +6,9 @@ mod support;
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{json, Value};
-use support::{client_online, serve_fixtures, start_relay, subscribed_to_all, HOST, ORCHESTRATOR};
+use serde_json::json;
+use support::{client_online, get_json, post_action, serve_fixtures, start_relay, subscribed_to_all, HOST};
 use tokio::io::AsyncReadExt;
-
-async fn post(relay: &str, body: Value) -> Value {
-    reqwest::Client::new()
-        .post(format!("http://{relay}/api/browser/action"))
-        .bearer_auth(ORCHESTRATOR)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
 
 /// Chromium processes whose parent is `pid`.
 fn browser_children(pid: u32) -> Vec<i32> {
@@ -56,28 +43,20 @@ async fn a_chromium_crash_ends_the_running_action_and_stops_the_worker() {
 
     let start = json!({ "sessionId": "crash", "actionName": "session_start",
                         "params": { "url": format!("http://{fixtures}/never-loads") } });
-    let started = post(&relay, start).await;
+    let started = post_action(&relay, start).await;
     let tab = started["result"]["tabId"].clone();
     let waiting = {
         let relay = relay.clone();
         tokio::spawn(async move {
             let wait = json!({ "sessionId": "crash", "actionName": "browser_wait_for_loaded",
                                "params": { "tabId": tab, "timeoutMs": 20_000 } });
-            post(&relay, wait).await
+            post_action(&relay, wait).await
         })
     };
     // The action is running once the relay says so (bounded).
     let running = async {
         loop {
-            let state: Value = reqwest::Client::new()
-                .get(format!("http://{relay}/api/sessions/crash"))
-                .bearer_auth(ORCHESTRATOR)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let state = get_json(&relay, "/api/sessions/crash").await;
             if state["status"] == "running" {
                 return;
             }

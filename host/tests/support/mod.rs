@@ -99,6 +99,32 @@ pub async fn start_relay(data: &Path) -> SocketAddr {
     addr
 }
 
+/// `POST /api/browser/action` on `relay` with the orchestrator's token; the result payload.
+pub async fn post_action(relay: &str, body: Value) -> Value {
+    let response = reqwest::Client::new()
+        .post(format!("http://{relay}/api/browser/action"))
+        .bearer_auth(ORCHESTRATOR)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    response.json().await.unwrap()
+}
+
+/// A GET on `relay` with the orchestrator's token, as JSON.
+pub async fn get_json(relay: &str, path: &str) -> Value {
+    reqwest::Client::new()
+        .get(format!("http://{relay}{path}"))
+        .bearer_auth(ORCHESTRATOR)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// An orchestrator's socket on `relay`, subscribed to every event.
 pub async fn subscribed_to_all(relay: &str) -> Ws {
     let url = format!("ws://{relay}/ws?token={ORCHESTRATOR}");
@@ -258,15 +284,7 @@ impl ExtensionBrowser {
     }
 
     pub async fn get(&self, path: &str) -> Value {
-        reqwest::Client::new()
-            .get(format!("http://{}{path}", self.relay))
-            .bearer_auth(ORCHESTRATOR)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        get_json(&self.relay.to_string(), path).await
     }
 
     /// `POST /api/browser/action`; the result payload.
@@ -280,15 +298,7 @@ impl ExtensionBrowser {
         if let Some(client) = client {
             body["clientId"] = json!(client);
         }
-        let response = reqwest::Client::new()
-            .post(format!("http://{}/api/browser/action", self.relay))
-            .bearer_auth(ORCHESTRATOR)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), 200);
-        response.json().await.unwrap()
+        post_action(&self.relay.to_string(), body).await
     }
 
     pub async fn ok(&self, session: &str, action: &str, params: Value) -> Value {
