@@ -309,7 +309,7 @@ fn a_pool_of_real_workers_serves_many_sessions_without_losing_or_reordering() {
                     let session = format!("pool-session-{s}");
                     let body = json!({ "sessionId": session, "clientId": format!("pool-{}", s % 2),
                                        "actionName": "session_start", "params": { "url": url } });
-                    let started = post(&relay, body).await;
+                    let started = relay.post(body).await;
                     assert_eq!(started["status"], "success", "{started}");
                     let tab = started["result"]["tabId"].clone();
                     // Sent all at once: the relay queues them and runs them in order.
@@ -319,7 +319,7 @@ fn a_pool_of_real_workers_serves_many_sessions_without_losing_or_reordering() {
                             let body = json!({ "sessionId": session, "actionId": format!("{n}"),
                                                "actionName": if n % 2 == 0 { "browser_xpath_scan" } else { "browser_wait_for_loaded" },
                                                "params": { "tabId": tab } });
-                            tokio::spawn(async move { post(&relay, body).await })
+                            tokio::spawn(async move { relay.post(body).await })
                         })
                         .collect();
                     for action in actions {
@@ -357,18 +357,4 @@ fn a_pool_of_real_workers_serves_many_sessions_without_losing_or_reordering() {
             worker.abort();
         }
     });
-}
-
-/// `POST /api/browser/action` with a full payload; the result.
-async fn post(relay: &TestRelay, body: Value) -> Value {
-    reqwest::Client::new()
-        .post(relay.http("/api/browser/action"))
-        .bearer_auth(tether_tests::relay::ORCHESTRATOR)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }

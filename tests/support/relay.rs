@@ -77,7 +77,12 @@ impl TestRelay {
 
     /// `POST /api/browser/action`; the result payload.
     pub async fn act(&self, session: &str, action: &str, params: Value) -> Value {
-        let body = json!({ "sessionId": session, "actionName": action, "params": params });
+        self.post(json!({ "sessionId": session, "actionName": action, "params": params }))
+            .await
+    }
+
+    /// `POST /api/browser/action` with a whole payload (a clientId, an actionId...).
+    pub async fn post(&self, body: Value) -> Value {
         let response = reqwest::Client::new()
             .post(self.http("/api/browser/action"))
             .bearer_auth(ORCHESTRATOR)
