@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use rand::RngCore;
-use tether_protocol::catalog::ArtifactRef;
+use tether_protocol::actions::ArtifactRef;
 use tether_protocol::ActionError;
 
 #[async_trait]

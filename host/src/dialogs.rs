@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use tether_protocol::catalog::{Dialog, TabId};
+use tether_protocol::actions::{Dialog, TabId};
 use tokio::sync::broadcast;
 
 use crate::cdp::{BrowserEvent, Transport};
@@ -28,7 +28,7 @@ impl DialogLog {
 pub async fn watch(
     transport: Arc<dyn Transport>,
     tab: TabId,
-    log: Arc<DialogLog>,
+    log: &DialogLog,
     mut events: broadcast::Receiver<BrowserEvent>,
 ) {
     loop {

@@ -1,23 +1,20 @@
 //! The action engine: checks that a call may touch its tab, prepares the tab once, dispatches
 //! to `actions::<name>`, and turns whatever happened into exactly one result.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use serde_json::{json, Value};
-use tether_protocol::catalog::TabId;
+use serde_json::Value;
+use tether_protocol::actions::TabId;
 use tether_protocol::result::ActionHeader;
 use tether_protocol::{ActionCall, ActionError, ActionOutcome, ActionResult, ErrorCode};
 
-use crate::actions;
+use crate::actions::{self, Context, Session};
 use crate::artifacts::ArtifactSink;
 use crate::cdp::{TabInfo, Transport};
-use crate::dialogs::{self, DialogLog};
-use crate::page::{Page, HOOKS_JS};
 use crate::policy::Policy;
-use crate::sessions::Sessions;
+use crate::tabs::Tabs;
 
 /// How far up an opener chain a new tab is traced back to a session tab.
 const MAX_OPENER_DEPTH: usize = 8;
@@ -27,9 +24,7 @@ pub struct Engine {
     artifacts: Arc<dyn ArtifactSink>,
     policy: Policy,
     client_id: String,
-    sessions: Mutex<Sessions>,
-    /// Tabs prepared since their last attach, with the dialogs they showed.
-    prepared: Arc<Mutex<HashMap<TabId, Arc<DialogLog>>>>,
+    tabs: Tabs,
 }
 
 impl Engine {
@@ -40,12 +35,11 @@ impl Engine {
         client_id: impl Into<String>,
     ) -> Self {
         Self {
+            tabs: Tabs::new(transport.clone()),
             transport,
             artifacts,
             policy,
             client_id: client_id.into(),
-            sessions: Mutex::default(),
-            prepared: Arc::default(),
         }
     }
 
@@ -63,14 +57,11 @@ impl Engine {
 
     /// The tabs a session owns, in the order they joined.
     pub fn session_tabs(&self, session_id: &str) -> Vec<TabId> {
-        self.sessions()
-            .get(session_id)
-            .map(|s| s.tabs.clone())
-            .unwrap_or_default()
+        self.session(session_id).tabs()
     }
 
-    pub(crate) fn sessions(&self) -> std::sync::MutexGuard<'_, Sessions> {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    fn session<'a>(&'a self, id: &'a str) -> Session<'a> {
+        Session { id, tabs: &self.tabs }
     }
 
     /// Parses and runs one `browser_action` within `timeout`, timing it into a result payload.
@@ -103,33 +94,21 @@ impl Engine {
         ActionResult::new(header, started, Utc::now(), outcome)
     }
 
-    /// Runs one parsed action for a session.
+    /// Runs one parsed action for a session: a tab action only on a tab of the session, once
+    /// the tab is prepared; the dialogs the tab showed meanwhile go into the result.
     pub async fn run(&self, session_id: &str, call: ActionCall) -> ActionOutcome {
-        let tab = match call {
-            ActionCall::SessionStart(p) => return actions::session_start::run(self, session_id, p).await,
-            ActionCall::SessionStop(p) => return actions::session_stop::run(self, session_id, p).await,
-            ref other => other
-                .tab_id()
-                .ok_or_else(|| ActionError::internal("tab action without a tab"))?,
+        let cx = Context {
+            transport: &self.transport,
+            artifacts: self.artifacts.as_ref(),
+            policy: &self.policy,
+            session: self.session(session_id),
+        };
+        let Some(tab) = call.tab_id() else {
+            return actions::dispatch(&cx, call).await;
         };
         self.session_tab(session_id, tab).await?;
-        let dialogs = self.prepare(tab).await?;
-        let page = Page::new(self, tab);
-        let outcome = match call {
-            ActionCall::BrowserDebuggerAttach(_) => Ok(json!({ "attached": true })),
-            ActionCall::BrowserNavigate(p) => actions::browser_navigate::run(&page, p).await,
-            ActionCall::BrowserWaitForLoaded(p) => actions::browser_wait_for_loaded::run(&page, p).await,
-            ActionCall::BrowserScreenshot(p) => actions::browser_screenshot::run(&page, p).await,
-            ActionCall::BrowserReadabilityExtract(_) => {
-                actions::browser_readability_extract::run(&page).await
-            }
-            ActionCall::BrowserXpathScan(p) => actions::browser_xpath_scan::run(&page, p).await,
-            ActionCall::BrowserClick(p) => actions::browser_click::run(&page, session_id, p).await,
-            ActionCall::BrowserType(p) => actions::browser_type::run(&page, p).await,
-            ActionCall::BrowserGetHtml(p) => actions::browser_get_html::run(&page, p).await,
-            ActionCall::SessionStart(_) | ActionCall::SessionStop(_) => unreachable!("handled above"),
-        };
-        let outcome = match outcome {
+        let state = self.tabs.prepare(tab).await?;
+        let outcome = match actions::dispatch(&cx, call).await {
             Err(e) if e.code != ErrorCode::TabNotFound && !self.tab_exists(tab).await => {
                 Err(ActionError::new(
                     ErrorCode::TabNotFound,
@@ -138,10 +117,10 @@ impl Engine {
             }
             other => other,
         };
-        let shown = dialogs.take();
+        let shown = state.dialogs.take();
         match outcome {
             Ok(Value::Object(mut result)) if !shown.is_empty() => {
-                result.insert("dialogs".into(), json!(shown));
+                result.insert("dialogs".into(), encode_dialogs(shown)?);
                 Ok(Value::Object(result))
             }
             other => other,
@@ -152,7 +131,7 @@ impl Engine {
     /// which case it joins), and is not a page Tether refuses to touch.
     pub(crate) async fn session_tab(&self, session_id: &str, tab: TabId) -> Result<TabInfo, ActionError> {
         let info = self.live_tab(tab).await?;
-        let owner = self.sessions().owner_of(tab).map(str::to_owned);
+        let owner = self.tabs.owners().owner_of(tab).map(str::to_owned);
         match owner.as_deref() {
             Some(owner) if owner == session_id => {}
             Some(_) => return Err(not_in_session(tab, session_id)),
@@ -160,7 +139,7 @@ impl Engine {
                 if !self.opened_by_session(session_id, &info).await {
                     return Err(not_in_session(tab, session_id));
                 }
-                self.sessions().join(session_id, tab);
+                self.tabs.owners().join(session_id, tab);
             }
         }
         if let Some(why) = self.policy.refusal(&info.url) {
@@ -173,7 +152,7 @@ impl Engine {
         match self.transport.tab(tab).await? {
             Some(info) => Ok(info),
             None => {
-                self.forget(tab);
+                self.tabs.forget(tab);
                 Err(ActionError::new(
                     ErrorCode::TabNotFound,
                     format!("tab {tab} does not exist (it may have been closed)"),
@@ -185,7 +164,7 @@ impl Engine {
     async fn tab_exists(&self, tab: TabId) -> bool {
         let exists = !matches!(self.transport.tab(tab).await, Ok(None));
         if !exists {
-            self.forget(tab);
+            self.tabs.forget(tab);
         }
         exists
     }
@@ -194,7 +173,7 @@ impl Engine {
         let mut opener = info.opener_tab_id;
         for _ in 0..MAX_OPENER_DEPTH {
             let Some(tab) = opener else { return false };
-            if self.sessions().owner_of(tab) == Some(session_id) {
+            if self.tabs.owners().owner_of(tab) == Some(session_id) {
                 return true;
             }
             opener = match self.transport.tab(tab).await {
@@ -205,55 +184,11 @@ impl Engine {
         false
     }
 
-    /// Attaches the debugger and readies the tab for actions, once per attach.
-    pub(crate) async fn prepare(&self, tab: TabId) -> Result<Arc<DialogLog>, ActionError> {
-        let attached = self.transport.is_attached(tab);
-        if attached {
-            if let Some(log) = self.prepared.lock().unwrap_or_else(|p| p.into_inner()).get(&tab) {
-                return Ok(log.clone());
-            }
-        }
-        let events = self.transport.events();
-        self.transport.attach(tab).await?;
-        let page = Page::new(self, tab);
-        page.cdp("Page.enable", json!({})).await?;
-        page.cdp("Page.setLifecycleEventsEnabled", json!({ "enabled": true }))
-            .await?;
-        page.cdp(
-            "Page.addScriptToEvaluateOnNewDocument",
-            json!({ "source": HOOKS_JS, "runImmediately": true }),
-        )
-        .await?;
-        // A background tab reports itself unfocused; pages that wait for focus would stall.
-        page.cdp("Emulation.setFocusEmulationEnabled", json!({ "enabled": true }))
-            .await?;
-
-        let log = Arc::new(DialogLog::default());
-        self.prepared
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(tab, log.clone());
-        let prepared = self.prepared.clone();
-        let transport = self.transport.clone();
-        let watcher_log = log.clone();
-        tokio::spawn(async move {
-            dialogs::watch(transport, tab, watcher_log.clone(), events).await;
-            // Only its own entry: a re-attach may already have prepared the tab anew.
-            let mut prepared = prepared.lock().unwrap_or_else(|p| p.into_inner());
-            if prepared
-                .get(&tab)
-                .is_some_and(|log| Arc::ptr_eq(log, &watcher_log))
-            {
-                prepared.remove(&tab);
-            }
-        });
-        Ok(log)
-    }
-
     /// Every session with its tabs, for the extension's popup.
     pub fn session_list(&self) -> Vec<(String, Vec<TabId>)> {
         let mut list: Vec<(String, Vec<TabId>)> = self
-            .sessions()
+            .tabs
+            .owners()
             .all()
             .map(|(id, s)| (id.to_owned(), s.tabs.clone()))
             .collect();
@@ -266,21 +201,12 @@ impl Engine {
         let ids: Vec<String> = self.session_list().into_iter().map(|(id, _)| id).collect();
         for id in &ids {
             // The guard must be gone before forget() takes the lock again.
-            let ended = self.sessions().end(id);
+            let ended = self.tabs.owners().end(id);
             for tab in ended.map(|s| s.tabs).unwrap_or_default() {
-                self.forget(tab);
+                self.tabs.forget(tab);
             }
         }
         ids
-    }
-
-    /// Forgets a tab that closed or left its session.
-    pub(crate) fn forget(&self, tab: TabId) {
-        self.sessions().leave(tab);
-        self.prepared
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&tab);
     }
 }
 
@@ -289,4 +215,8 @@ fn not_in_session(tab: TabId, session_id: &str) -> ActionError {
         ErrorCode::TabNotInSession,
         format!("tab {tab} is not a tab of session {session_id:?}; act on the tab session_start returned, or on tabs it opened"),
     )
+}
+
+fn encode_dialogs(shown: Vec<tether_protocol::actions::Dialog>) -> Result<Value, ActionError> {
+    serde_json::to_value(shown).map_err(|e| ActionError::internal(format!("cannot encode dialogs: {e}")))
 }

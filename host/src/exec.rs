@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use serde_json::Value;
-use tether_protocol::catalog::TabId;
+use tether_protocol::actions::TabId;
 use tether_protocol::ActionName;
 
 use crate::artifacts::LocalDirSink;

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use tether_protocol::catalog::TabId;
+use tether_protocol::actions::TabId;
 
 #[derive(Debug, Default)]
 pub struct Session {

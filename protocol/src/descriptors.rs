@@ -1,15 +1,18 @@
 //! Self-describing actions (PROTOCOL.md §3, ActionDescriptor): what each action does, its
-//! params and its result, for orchestrators and for the LLM agents behind them. Tests hold
-//! these to the params types of `catalog`, so a param cannot be renamed in one and not the
-//! other.
+//! params and its result, for orchestrators and for the LLM agents behind them.
+//!
+//! A descriptor is built from the JSON Schemas of the action's `Params` and `Output` types
+//! (schemars reads serde's attributes and the fields' doc comments), so it names exactly the
+//! fields serde reads and writes, with their defaults; only the action's label, category and
+//! description are written by hand, in its `ABOUT`.
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 
-use crate::catalog::ActionName;
-
+/// Where an action sits in the catalog, for people and agents browsing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Category {
@@ -17,6 +20,14 @@ pub enum Category {
     Page,
     Interact,
     Extract,
+}
+
+/// What an action says about itself in its descriptor, beside its params and result.
+#[derive(Debug, Clone, Copy)]
+pub struct About {
+    pub label: &'static str,
+    pub category: Category,
+    pub description: &'static str,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,248 +62,145 @@ pub struct ActionDescriptor {
     pub result: BTreeMap<String, FieldDescriptor>,
 }
 
-/// Every action's descriptor, in catalog order.
-pub fn catalog() -> Vec<ActionDescriptor> {
-    ActionName::ALL.iter().map(|name| name.descriptor()).collect()
-}
-
-struct Field(&'static str, FieldDescriptor);
-
-fn field(name: &'static str, kind: FieldType, description: &str) -> Field {
-    Field(
-        name,
-        FieldDescriptor {
-            kind,
-            description: description.to_owned(),
-            required: None,
-            default: None,
-        },
-    )
-}
-
-impl Field {
-    fn required(mut self) -> Self {
-        self.1.required = Some(true);
-        self
-    }
-
-    fn default(mut self, value: Value) -> Self {
-        self.1.default = Some(value);
-        self
+impl FieldType {
+    /// Whether a JSON value is of this type.
+    pub fn admits(self, value: &Value) -> bool {
+        match self {
+            FieldType::String => value.is_string(),
+            FieldType::Number => value.is_number(),
+            FieldType::Boolean => value.is_boolean(),
+            FieldType::Object => value.is_object(),
+            FieldType::Array => value.is_array(),
+        }
     }
 }
 
-use FieldType::{Array, Boolean, Number, String as Text};
-
-fn tab() -> Field {
-    field(
-        "tabId",
-        Number,
-        "The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.",
-    )
-    .required()
+impl ActionDescriptor {
+    /// Checks a result against what this descriptor promises: only described fields, each of
+    /// its type, and every required one present. Tests hold every result they see to it.
+    pub fn check_result(&self, result: &Value) -> Result<(), String> {
+        let name = &self.name;
+        let object = result
+            .as_object()
+            .ok_or_else(|| format!("{name}'s result is not an object: {result}"))?;
+        for (key, value) in object {
+            let field = self
+                .result
+                .get(key)
+                .ok_or_else(|| format!("{name}'s result has the undescribed field {key:?}"))?;
+            if !field.kind.admits(value) {
+                return Err(format!(
+                    "{name}'s result field {key:?} is not a {:?}: {value}",
+                    field.kind
+                ));
+            }
+        }
+        match self
+            .result
+            .iter()
+            .find(|(key, field)| field.required == Some(true) && !object.contains_key(*key))
+        {
+            Some((key, _)) => Err(format!("{name}'s result lacks the required field {key:?}")),
+            None => Ok(()),
+        }
+    }
 }
 
-fn xpath(what: &str) -> Field {
-    field(
-        "xpath",
-        Text,
-        &format!("{what}, as browser_xpath_scan returns it (or any XPath)."),
-    )
-    .required()
-}
+/// What the host adds to the result of every action on a tab (see `dialogs` in PROTOCOL.md §4).
+const DIALOGS: &str = "JavaScript dialogs that opened during the action, each { type, message }, with how they were answered (alert and beforeunload accepted, confirm and prompt dismissed). Absent when none opened.";
 
-fn artifact() -> [Field; 2] {
-    [
-        field("artifactId", Text, "The stored artifact's id."),
-        field(
-            "url",
-            Text,
-            "Where to fetch the artifact; presigned, so it can be handed on as it is.",
-        ),
-    ]
-}
-
-fn describe(
-    name: ActionName,
-    label: &str,
-    category: Category,
-    description: &str,
-    params: impl IntoIterator<Item = Field>,
-    result: impl IntoIterator<Item = Field>,
-) -> ActionDescriptor {
+/// The descriptor of the action `name` whose params and result are `P` and `O`.
+pub fn describe<P: JsonSchema, O: JsonSchema>(name: &str, about: About) -> ActionDescriptor {
+    let params = fields(&schemars::schema_for!(P).to_value());
+    let mut result = fields(&schemars::schema_for!(O).to_value());
+    if params.contains_key("tabId") {
+        result.insert(
+            "dialogs".into(),
+            FieldDescriptor {
+                kind: FieldType::Array,
+                description: DIALOGS.into(),
+                required: None,
+                default: None,
+            },
+        );
+    }
     ActionDescriptor {
-        name: name.as_str().to_owned(),
-        label: label.to_owned(),
-        category,
-        description: description.to_owned(),
-        params: by_name(params),
-        result: by_name(result),
+        name: name.to_owned(),
+        label: about.label.to_owned(),
+        category: about.category,
+        description: about.description.to_owned(),
+        params,
+        result,
     }
 }
 
-fn by_name(fields: impl IntoIterator<Item = Field>) -> BTreeMap<String, FieldDescriptor> {
-    fields
-        .into_iter()
-        .map(|Field(name, d)| (name.to_owned(), d))
+/// The top-level properties of an object schema, as descriptor fields.
+fn fields(schema: &Value) -> BTreeMap<String, FieldDescriptor> {
+    let empty = Map::new();
+    let properties = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let defs = schema.get("$defs").unwrap_or(&Value::Null);
+    properties
+        .iter()
+        .map(|(name, property)| {
+            let field = FieldDescriptor {
+                kind: field_type(property, defs),
+                description: property
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                required: required.contains(&name.as_str()).then_some(true),
+                default: property.get("default").filter(|d| !d.is_null()).cloned(),
+            };
+            (name.clone(), field)
+        })
         .collect()
 }
 
-impl ActionName {
-    pub fn descriptor(self) -> ActionDescriptor {
-        use Category::*;
-        match self {
-            Self::SessionStart => describe(
-                self,
-                "Start session",
-                Session,
-                "Opens the session's tab in the background (the user's tab keeps the focus), in a tab group where the browser has groups, and navigates it. Returns once the navigation committed; call browser_wait_for_loaded before reading the page.",
-                [
-                    field("url", Text, "The page to open; about:blank when absent."),
-                    field("reuseExistingTab", Boolean, "Reuse the session's tab if it is still open, instead of opening another.").default(json!(false)),
-                    field("groupTitle", Text, "Title of the tab group the session's tabs go in."),
-                ],
-                [
-                    field("tabId", Number, "The session's tab: pass it to every other action.").required(),
-                    field("windowId", Number, "The tab's window (-1 when the browser names none).").required(),
-                    field("groupId", Number, "The tab group, where the browser has groups."),
-                    field("url", Text, "The URL the tab shows.").required(),
-                    field("title", Text, "The page title, when it already has one."),
-                ],
-            ),
-            Self::SessionStop => describe(
-                self,
-                "Stop session",
-                Session,
-                "Ends the session: closes its tabs, or with closeTab false leaves them open and detached for a later session_start with reuseExistingTab.",
-                [field("closeTab", Boolean, "Close the session's tabs.").default(json!(true))],
-                [field("stopped", Boolean, "Always true.").required()],
-            ),
-            Self::BrowserDebuggerAttach => describe(
-                self,
-                "Attach debugger",
-                Session,
-                "Attaches the debugger to a session tab (actions attach on their own; use this to reattach explicitly).",
-                [tab()],
-                [field("attached", Boolean, "Always true.").required()],
-            ),
-            Self::BrowserNavigate => describe(
-                self,
-                "Navigate",
-                Page,
-                "Loads a URL in the tab and waits for its load event. An HTTP error page is a success carrying httpStatus; only a navigation that fails (refused, DNS, aborted) is NAVIGATION_FAILED.",
-                [
-                    tab(),
-                    field("url", Text, "An absolute URL.").required(),
-                    field("timeoutMs", Number, "How long to wait for the load event; past it the result says status \"loading\".").default(json!(20000)),
-                ],
-                [
-                    field("url", Text, "The URL the tab shows.").required(),
-                    field("title", Text, "The page title."),
-                    field("status", Text, "\"complete\", or \"loading\" when the load event had not come within timeoutMs.").required(),
-                    field("httpStatus", Number, "The HTTP status of the page's response."),
-                ],
-            ),
-            Self::BrowserWaitForLoaded => describe(
-                self,
-                "Wait for page load",
-                Page,
-                "Waits until the page finished loading (document.readyState complete, load event fired). Past timeoutMs: ACTION_TIMEOUT.",
-                [tab(), field("timeoutMs", Number, "How long to wait.").default(json!(10000))],
-                [field("status", Text, "Always \"complete\".").required()],
-            ),
-            Self::BrowserScreenshot => describe(
-                self,
-                "Screenshot",
-                Extract,
-                "Captures the visible part of the page (or all of it), without scrollbars, and stores it as an artifact.",
-                [
-                    tab(),
-                    field("fullPage", Boolean, "Capture the whole page, not just the viewport.").default(json!(false)),
-                    field("format", Text, "\"png\" or \"jpeg\".").default(json!("png")),
-                    field("quality", Number, "JPEG quality, 0-100 (jpeg only).").default(json!(80)),
-                    field("maxWidth", Number, "Scale the image down to at most this many pixels wide; full size when absent."),
-                ],
-                artifact().into_iter().map(Field::required).chain([
-                    field("width", Number, "Width of the returned image in pixels.").required(),
-                    field("height", Number, "Height of the returned image in pixels.").required(),
-                    field("format", Text, "\"png\" or \"jpeg\".").required(),
-                    field("bytes", Number, "Size of the image in bytes.").required(),
-                ]),
-            ),
-            Self::BrowserReadabilityExtract => describe(
-                self,
-                "Extract article",
-                Extract,
-                "Finds the page's main content as Mozilla Readability would, in the live DOM, and returns it as plain text and Markdown, without navigation, sidebars, ads or footers.",
-                [tab()],
-                [
-                    field("title", Text, "The article's title."),
-                    field("text", Text, "The article as plain text, one line per block, blank lines between paragraphs; its first 256 KiB when longer.").required(),
-                    field("markdown", Text, "The article as Markdown."),
-                    field("byline", Text, "The author line."),
-                    field("excerpt", Text, "A short summary."),
-                    field("artifactId", Text, "When text is over 256 KiB: the whole text as a text/plain artifact."),
-                    field("url", Text, "Where to fetch that artifact."),
-                ],
-            ),
-            Self::BrowserXpathScan => describe(
-                self,
-                "Scan interactive elements",
-                Extract,
-                "Lists what a person could interact with (links, buttons, inputs, selects, textareas, contenteditable, clickable elements, interactive ARIA roles), rendered ones only, in document order, each with an XPath that browser_click and browser_type accept. Same-origin iframes and open shadow roots are included.",
-                [tab(), field("scope", Text, "\"viewport\" (what is on screen) or \"document\" (the whole page).").default(json!("viewport"))],
-                [field(
-                    "elements",
-                    Array,
-                    "Each { xpath, tag, text?, bbox? {x,y,w,h} in CSS pixels of the viewport, role?, name?, attributes?, occluded? (true when something covers its centre) }.",
-                )
-                .required()],
-            ),
-            Self::BrowserClick => describe(
-                self,
-                "Click",
-                Interact,
-                "Scrolls the element into view and clicks it with real mouse events. If something covers it, nothing is clicked: ELEMENT_NOT_INTERACTABLE says what, with details.coveredBy.",
-                [tab(), xpath("The element to click")],
-                [
-                    field("clicked", Boolean, "Always true.").required(),
-                    field("openedTabIds", Array, "Tabs the click opened (they join the session).").required(),
-                ],
-            ),
-            Self::BrowserType => describe(
-                self,
-                "Type text",
-                Interact,
-                "Focuses an input, textarea or contenteditable element and types text with real input events, so the page's own handlers see it.",
-                [
-                    tab(),
-                    xpath("The field to type into"),
-                    field("text", Text, "The text to type.").required(),
-                    field("submit", Boolean, "Press Enter afterwards.").default(json!(false)),
-                    field("clear", Boolean, "Replace the field's content (true) or append at its end (false).").default(json!(true)),
-                ],
-                [field("typed", Boolean, "Always true.").required()],
-            ),
-            Self::BrowserGetHtml => describe(
-                self,
-                "Get HTML",
-                Extract,
-                "Stores the live DOM's HTML (the whole document, or one element's outerHTML) as a text/html artifact.",
-                [tab(), field("xpath", Text, "One element instead of the whole document.")],
-                artifact()
-                    .into_iter()
-                    .map(Field::required)
-                    .chain([field("bytes", Number, "Size of the HTML in bytes.").required()]),
-            ),
-        }
+/// The descriptor type of a property: `Option`'s `null` is left out, `$ref`s are followed,
+/// and integers are numbers.
+fn field_type(property: &Value, defs: &Value) -> FieldType {
+    if let Some(name) = property
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.rsplit('/').next())
+    {
+        return field_type(defs.get(name).unwrap_or(&Value::Null), defs);
+    }
+    let named = match property.get("type") {
+        Some(Value::String(kind)) => Some(kind.as_str()),
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).find(|k| *k != "null"),
+        _ => None,
+    };
+    match named {
+        Some("string") => FieldType::String,
+        Some("integer" | "number") => FieldType::Number,
+        Some("boolean") => FieldType::Boolean,
+        Some("array") => FieldType::Array,
+        Some("object") => FieldType::Object,
+        // `anyOf` / `oneOf` (an Option of a struct): the first variant that is not null.
+        _ => ["anyOf", "oneOf"]
+            .iter()
+            .filter_map(|key| property.get(key).and_then(Value::as_array))
+            .flatten()
+            .find(|v| v.get("type").and_then(Value::as_str) != Some("null"))
+            .map_or(FieldType::Object, |v| field_type(v, defs)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::ActionCall;
+    use crate::actions::{catalog, ActionCall, ActionName};
+    use serde_json::json;
 
     fn sample(kind: FieldType) -> Value {
         match kind {
@@ -309,10 +217,40 @@ mod tests {
     }
 
     #[test]
+    fn a_result_is_checked_against_its_descriptor() {
+        let stop = ActionName::SessionStop.descriptor();
+        assert_eq!(stop.check_result(&json!({ "stopped": true })), Ok(()));
+        let errors = [
+            stop.check_result(&json!({})),
+            stop.check_result(&json!({ "stopped": "yes" })),
+            stop.check_result(&json!({ "stopped": true, "extra": 1 })),
+            stop.check_result(&json!([])),
+        ];
+        for error in errors {
+            assert!(error.is_err_and(|e| e.starts_with("session_stop")));
+        }
+    }
+
+    #[test]
     fn every_action_is_described_once_in_catalog_order() {
-        let names: Vec<String> = catalog().into_iter().map(|d| d.name).collect();
+        let names: Vec<&str> = catalog().iter().map(|d| d.name.as_str()).collect();
         let expected: Vec<&str> = ActionName::ALL.iter().map(|a| a.as_str()).collect();
         assert_eq!(names, expected);
+    }
+
+    #[test]
+    fn every_action_and_field_is_explained() {
+        for d in catalog() {
+            assert!(!d.label.is_empty() && !d.description.is_empty(), "{}", d.name);
+            for (name, field) in d.params.iter().chain(&d.result) {
+                assert!(
+                    !field.description.is_empty(),
+                    "{}.{name} has no description",
+                    d.name
+                );
+            }
+            assert!(!d.result.is_empty(), "{} describes no result", d.name);
+        }
     }
 
     #[test]
@@ -344,8 +282,7 @@ mod tests {
             }
             // And every field of the params type is described.
             if let Ok(call) = parsed {
-                let fields = call.params_json();
-                for key in fields.as_object().unwrap().keys() {
+                for key in call.params_json().as_object().unwrap().keys() {
                     assert!(d.params.contains_key(key), "{}.{key} is not described", d.name);
                 }
             }
@@ -358,11 +295,33 @@ mod tests {
         assert_eq!(click["category"], "interact");
         assert_eq!(click["params"]["xpath"]["type"], "string");
         assert_eq!(click["params"]["xpath"]["required"], true);
+        assert_eq!(click["params"]["tabId"]["type"], "number");
+        assert_eq!(click["result"]["openedTabIds"]["type"], "array");
         let start = serde_json::to_value(ActionName::SessionStart.descriptor()).unwrap();
         assert!(
             start["params"]["url"].get("required").is_none(),
             "absent means false"
         );
+        assert!(
+            start["params"]["url"].get("default").is_none(),
+            "no null defaults"
+        );
         assert_eq!(start["params"]["reuseExistingTab"]["default"], false);
+        assert!(
+            start["result"].get("dialogs").is_none(),
+            "session_start has no tab yet"
+        );
+        let shot = serde_json::to_value(ActionName::BrowserScreenshot.descriptor()).unwrap();
+        assert_eq!(shot["params"]["format"]["type"], "string", "enums are strings");
+        assert_eq!(shot["params"]["format"]["default"], "png");
+        assert_eq!(
+            shot["params"]["quality"]["default"], 80,
+            "host-side defaults are described"
+        );
+        assert_eq!(shot["result"]["width"]["required"], true);
+        assert_eq!(shot["result"]["dialogs"]["type"], "array");
+        let navigate = serde_json::to_value(ActionName::BrowserNavigate.descriptor()).unwrap();
+        assert_eq!(navigate["params"]["timeoutMs"]["default"], 20000);
+        assert!(navigate["result"]["title"].get("required").is_none());
     }
 }

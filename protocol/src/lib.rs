@@ -3,14 +3,14 @@
 //!
 //! The normative text is `shared/spec/PROTOCOL.md`; names and codes here follow it exactly.
 
-pub mod catalog;
+pub mod actions;
 pub mod descriptors;
 pub mod envelope;
 pub mod error;
 pub mod framing;
 pub mod result;
 
-pub use catalog::{ActionCall, ActionName};
+pub use actions::{ActionCall, ActionName};
 pub use envelope::Envelope;
 pub use error::{ActionError, ErrorCode};
 pub use result::{ActionOutcome, ActionResult};

@@ -69,7 +69,7 @@ async fn actions_json(_: Orchestrator, State(state): State<AppState>) -> impl In
 
 async fn actions_md(_: Orchestrator, State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
     // The reader's own way to this relay, for ready-to-run curl lines.
-    let body = catalog_md::render(&state.catalog, &base_url(&headers));
+    let body = catalog_md::render(state.catalog, &base_url(&headers));
     ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body)
 }
 

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tether_protocol::descriptors::{self, ActionDescriptor};
+use tether_protocol::actions;
+use tether_protocol::descriptors::ActionDescriptor;
 use tether_protocol::{ActionError, ErrorCode};
 
 use crate::artifacts::ArtifactStore;
@@ -23,7 +24,7 @@ use crate::twin::Twins;
 pub struct Relay {
     pub settings: Settings,
     pub tokens: Tokens,
-    pub catalog: Vec<ActionDescriptor>,
+    pub catalog: &'static [ActionDescriptor],
     pub registry: Registry,
     pub sessions: Sessions,
     pub twins: Twins,
@@ -39,7 +40,7 @@ impl Relay {
         Self {
             settings,
             tokens,
-            catalog: descriptors::catalog(),
+            catalog: actions::catalog(),
             registry: Registry::default(),
             sessions: Sessions::default(),
             twins: Twins::default(),

@@ -17,9 +17,9 @@ use tether_host::cdp::Transport;
 use tether_host::chromium::{Chromium, LaunchOptions};
 use tether_host::policy::Policy;
 use tether_host::Engine;
-use tether_protocol::catalog::TabId;
+use tether_protocol::actions::TabId;
 use tether_protocol::result::ResultStatus;
-use tether_protocol::{ActionError, ActionResult, ErrorCode};
+use tether_protocol::{ActionError, ActionName, ActionResult, ErrorCode};
 use tokio::runtime::Runtime;
 use tokio::sync::OnceCell;
 
@@ -131,7 +131,8 @@ impl Harness {
             .await
     }
 
-    /// Runs one action that must succeed, returning its `result`.
+    /// Runs one action that must succeed, returning its `result`, which must be what the
+    /// action's descriptor promises.
     pub async fn ok(&self, session: &str, action: &str, params: Value) -> Value {
         let result = self.act(session, action, params.clone()).await;
         assert_eq!(
@@ -140,7 +141,12 @@ impl Harness {
             "{action} {params} failed: {:?}",
             result.error
         );
-        result.result.expect("a successful result carries `result`")
+        let result = result.result.expect("a successful result carries `result`");
+        let name: ActionName = action.parse().expect("a catalog action");
+        if let Err(e) = name.descriptor().check_result(&result) {
+            panic!("{e}");
+        }
+        result
     }
 
     /// Runs one action that must fail, returning its error.

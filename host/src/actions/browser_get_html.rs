@@ -1,24 +1,25 @@
 //! `browser_get_html`: the live DOM serialised (the whole document with its doctype, or one
 //! element's outerHTML), stored as a text/html artifact.
 
-use serde_json::{json, Value};
-use tether_protocol::catalog::{GetHtmlParams, HtmlResult};
-use tether_protocol::{ActionError, ActionOutcome};
+use tether_protocol::actions::browser_get_html::{Output, Params};
+use tether_protocol::ActionError;
 
-use crate::page::Page;
+use super::Context;
+use crate::library::Html;
 
-pub async fn run(page: &Page<'_>, p: GetHtmlParams) -> ActionOutcome {
-    let found = page.lib("html", json!({ "xpath": p.xpath })).await?;
-    let html = found
-        .get("html")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ActionError::internal("the page library returned no HTML"))?
-        .to_owned();
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    let page = cx.page(p.tab_id);
+    let html = page
+        .call(&Html {
+            xpath: p.xpath.as_deref(),
+        })
+        .await?
+        .html;
     let bytes = html.len() as u64;
     let stored = page.store(html.into_bytes(), "text/html; charset=utf-8").await?;
-    Ok(json!(HtmlResult {
+    Ok(Output {
         artifact_id: stored.artifact_id,
         url: stored.url,
         bytes,
-    }))
+    })
 }

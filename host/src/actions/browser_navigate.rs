@@ -4,15 +4,15 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::{json, Value};
-use tether_protocol::catalog::{NavigateParams, NavigateResult};
-use tether_protocol::{ActionError, ActionOutcome, ErrorCode};
+use tether_protocol::actions::browser_navigate::{LoadStatus, Output, Params, DEFAULT_TIMEOUT_MS};
+use tether_protocol::{ActionError, ErrorCode};
 
+use super::Context;
 use crate::page::{deadline, Page};
 
-/// Default bound on the wait for the load event; below the relay's 30 s action timeout, so a
-/// slow page is reported as `"loading"` rather than lost to `ACTION_TIMEOUT`.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+const DEFAULT_TIMEOUT: Duration = Duration::from_millis(DEFAULT_TIMEOUT_MS);
 
 /// Chromium's answer when a server sends an HTTP error with an empty body: the navigation
 /// committed (to Chromium's own error page), so it is not a navigation failure.
@@ -32,13 +32,14 @@ const PAGE_STATE: &str = r"(() => {
   return { url: location.href, title: document.title, status, errorPage };
 })()";
 
-pub async fn run(page: &Page<'_>, p: NavigateParams) -> ActionOutcome {
-    if let Some(why) = page.engine().policy().refusal(&p.url) {
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    if let Some(why) = cx.policy.refusal(&p.url) {
         return Err(ActionError::new(ErrorCode::ForbiddenTarget, why));
     }
+    let page = cx.page(p.tab_id);
     let until = deadline(p.timeout_ms, DEFAULT_TIMEOUT);
     let mut events = page.events();
-    let loader = commit(page, &p.url).await?;
+    let loader = commit(&page, &p.url).await?;
     // A same-document navigation (a #fragment) has no load to wait for.
     let mut loaded = loader.is_none();
     while !loaded {
@@ -49,13 +50,17 @@ pub async fn run(page: &Page<'_>, p: NavigateParams) -> ActionOutcome {
             && params.get("name").and_then(Value::as_str) == Some("load")
             && params.get("loaderId").and_then(Value::as_str) == loader.as_deref();
     }
-    let state = state(page, &p.url).await;
-    Ok(json!(NavigateResult {
+    let state = state(&page, &p.url).await;
+    Ok(Output {
         url: state.url,
         title: state.title,
-        status: if loaded { "complete" } else { "loading" }.into(),
+        status: if loaded {
+            LoadStatus::Complete
+        } else {
+            LoadStatus::Loading
+        },
         http_status: state.http_status,
-    }))
+    })
 }
 
 /// Starts a navigation and returns once it committed, with its loader id (`None` for a
@@ -79,27 +84,35 @@ pub struct PageState {
     pub http_status: Option<u16>,
 }
 
+/// What `PAGE_STATE` answers.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Here {
+    url: String,
+    title: String,
+    status: Option<u16>,
+    error_page: bool,
+}
+
 /// The page's URL, title and HTTP status. On Chromium's error page the URL is the one the
 /// navigation asked for (`requested`), not `chrome-error://`. While the page cannot answer
 /// (mid-navigation), the browser's tab list stands in.
 pub async fn state(page: &Page<'_>, requested: &str) -> PageState {
-    if let Ok(here) = page.evaluate(PAGE_STATE).await {
-        let text = |key: &str| here.get(key).and_then(Value::as_str).map(str::to_owned);
-        let error_page = here.get("errorPage").and_then(Value::as_bool).unwrap_or(false);
+    let answer = page.evaluate(PAGE_STATE).await;
+    if let Ok(here) = answer
+        .and_then(|v| serde_json::from_value::<Here>(v).map_err(|e| ActionError::internal(e.to_string())))
+    {
         return PageState {
-            url: if error_page {
+            url: if here.error_page {
                 requested.to_owned()
             } else {
-                text("url").unwrap_or_default()
+                here.url
             },
-            title: text("title").filter(|t| !t.is_empty()),
-            http_status: here
-                .get("status")
-                .and_then(Value::as_u64)
-                .and_then(|s| u16::try_from(s).ok()),
+            title: Some(here.title).filter(|t| !t.is_empty()),
+            http_status: here.status,
         };
     }
-    let known = page.engine().transport().tab(page.tab).await.ok().flatten();
+    let known = page.cx().transport.tab(page.tab).await.ok().flatten();
     PageState {
         url: known
             .as_ref()

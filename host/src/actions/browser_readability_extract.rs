@@ -3,27 +3,27 @@
 //! Text over 256 KiB goes whole to an artifact; `text` keeps its first 256 KiB.
 
 use dom_smoothie::{Config, Readability, TextMode};
-use serde_json::{json, Value};
-use tether_protocol::catalog::ReadabilityResult;
-use tether_protocol::{ActionError, ActionOutcome};
+use serde::Deserialize;
+use tether_protocol::actions::browser_readability_extract::{Output, Params, INLINE_TEXT_LIMIT};
+use tether_protocol::ActionError;
 
-use crate::page::Page;
-
-pub const INLINE_TEXT_LIMIT: usize = 256 * 1024;
+use super::Context;
 
 const SNAPSHOT: &str =
     "({ html: document.documentElement.outerHTML, url: location.href, title: document.title })";
 
-pub async fn run(page: &Page<'_>) -> ActionOutcome {
-    let snapshot = page.evaluate(SNAPSHOT).await?;
-    let field = |key: &str| {
-        snapshot
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let (html, url, title) = (field("html"), field("url"), field("title"));
+/// What `SNAPSHOT` answers.
+#[derive(Deserialize)]
+struct Snapshot {
+    html: String,
+    url: String,
+    title: String,
+}
+
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    let page = cx.page(p.tab_id);
+    let Snapshot { html, url, title } = serde_json::from_value(page.evaluate(SNAPSHOT).await?)
+        .map_err(|e| ActionError::internal(format!("the page's HTML came back in an unknown shape: {e}")))?;
     // dom_smoothie's document is not Send: parse on a blocking thread, return plain strings.
     let mut result = tokio::task::spawn_blocking(move || extract(html, &url, title))
         .await
@@ -38,11 +38,11 @@ pub async fn run(page: &Page<'_>) -> ActionOutcome {
         result.artifact_id = Some(stored.artifact_id);
         result.url = Some(stored.url);
     }
-    Ok(json!(result))
+    Ok(result)
 }
 
 /// Runs readability over a page's HTML; a page with no article falls back to its body text.
-pub fn extract(html: String, url: &str, page_title: String) -> ReadabilityResult {
+pub fn extract(html: String, url: &str, page_title: String) -> Output {
     let config = Config {
         text_mode: TextMode::Formatted,
         ..Config::default()
@@ -58,7 +58,7 @@ pub fn extract(html: String, url: &str, page_title: String) -> ReadabilityResult
             let markdown = dom_query::Document::from(article.content.as_ref())
                 .md(None)
                 .to_string();
-            ReadabilityResult {
+            Output {
                 title: non_empty(Some(article.title)).or_else(|| non_empty(Some(page_title))),
                 text: article.text_content.trim().to_owned(),
                 markdown: non_empty(Some(markdown)),
@@ -73,7 +73,7 @@ pub fn extract(html: String, url: &str, page_title: String) -> ReadabilityResult
             let document = dom_query::Document::from(html.as_str());
             let body = document.select("body");
             let markdown = body.nodes().first().map(|node| node.md(None).to_string());
-            ReadabilityResult {
+            Output {
                 title: non_empty(Some(page_title)),
                 text: body.formatted_text().trim().to_owned(),
                 markdown: non_empty(markdown),

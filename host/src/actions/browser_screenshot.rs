@@ -8,12 +8,12 @@ use std::io::Cursor;
 use base64::Engine as _;
 use image::{ImageFormat as Codec, ImageReader};
 use serde_json::{json, Value};
-use tether_protocol::catalog::{ImageFormat, ScreenshotParams, ScreenshotResult};
-use tether_protocol::{ActionError, ActionOutcome};
+use tether_protocol::actions::browser_screenshot::{Output, Params, DEFAULT_JPEG_QUALITY};
+use tether_protocol::actions::ImageFormat;
+use tether_protocol::ActionError;
 
+use super::Context;
 use crate::page::Page;
-
-const DEFAULT_JPEG_QUALITY: u8 = 80;
 
 /// What to capture, in CSS pixels, and how many device pixels make one.
 struct Region {
@@ -24,7 +24,8 @@ struct Region {
     dpr: f64,
 }
 
-pub async fn run(page: &Page<'_>, p: ScreenshotParams) -> ActionOutcome {
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    let page = &cx.page(p.tab_id);
     let region = measure(page, p.full_page).await?;
     let scale = match p.max_width {
         // Aimed a hair under the target: Chromium rounds the scaled size up, and a pixel over
@@ -57,14 +58,14 @@ pub async fn run(page: &Page<'_>, p: ScreenshotParams) -> ActionOutcome {
     }
     let size = bytes.len() as u64;
     let stored = page.store(bytes, p.format.content_type()).await?;
-    Ok(json!(ScreenshotResult {
+    Ok(Output {
         artifact_id: stored.artifact_id,
         url: stored.url,
         width: w,
         height: h,
         format: p.format,
         bytes: size,
-    }))
+    })
 }
 
 async fn measure(page: &Page<'_>, full_page: bool) -> Result<Region, ActionError> {

@@ -2,19 +2,25 @@
 //! listeners see real input events (React's value tracker, contenteditable editors). `clear`
 //! (the default) replaces the content; `submit` presses Enter.
 
-use serde_json::{json, Value};
-use tether_protocol::catalog::TypeParams;
-use tether_protocol::ActionOutcome;
+use serde_json::json;
+use tether_protocol::actions::browser_type::{Output, Params};
+use tether_protocol::ActionError;
 
+use super::Context;
+use crate::library::FocusForTyping;
 use crate::page::Page;
 
-pub async fn run(page: &Page<'_>, p: TypeParams) -> ActionOutcome {
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    let page = cx.page(p.tab_id);
+    let page = &page;
     let focused = page
-        .lib("focusForTyping", json!({ "xpath": p.xpath, "clear": p.clear }))
+        .call(&FocusForTyping {
+            xpath: &p.xpath,
+            clear: p.clear,
+        })
         .await?;
-    let had_text = focused.get("hadText").and_then(Value::as_bool).unwrap_or(false);
     if p.text.is_empty() {
-        if p.clear && had_text {
+        if p.clear && focused.had_text {
             // Inserting nothing would leave the selection; delete it like a person would.
             press(page, "Delete", "Delete", 46, None).await?;
         }
@@ -25,7 +31,7 @@ pub async fn run(page: &Page<'_>, p: TypeParams) -> ActionOutcome {
     if p.submit {
         press(page, "Enter", "Enter", 13, Some("\r")).await?;
     }
-    Ok(json!({ "typed": true }))
+    Ok(Output { typed: true })
 }
 
 /// One key press: down (with the text it types, if any), then up.
@@ -35,7 +41,7 @@ async fn press(
     code: &str,
     key_code: u32,
     text: Option<&str>,
-) -> Result<(), tether_protocol::ActionError> {
+) -> Result<(), ActionError> {
     let mut down = json!({
         "type": if text.is_some() { "keyDown" } else { "rawKeyDown" },
         "key": key, "code": code, "windowsVirtualKeyCode": key_code,

@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-use tether_protocol::catalog::WaitForLoadedParams;
-use tether_protocol::{ActionError, ActionOutcome, ErrorCode};
+use tether_protocol::actions::browser_wait_for_loaded::{Loaded, Output, Params, DEFAULT_TIMEOUT_MS};
+use tether_protocol::{ActionError, ErrorCode};
 
-use crate::page::{deadline, Page};
+use super::Context;
+use crate::page::deadline;
 
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_TIMEOUT: Duration = Duration::from_millis(DEFAULT_TIMEOUT_MS);
 
 /// Resolves in the page on its load event; no polling of the page.
 const LOADED: &str = "document.readyState === 'complete' || \
@@ -19,16 +19,19 @@ const LOADED: &str = "document.readyState === 'complete' || \
 /// context the promise lived in).
 const RETRY_PAUSE: Duration = Duration::from_millis(20);
 
-pub async fn run(page: &Page<'_>, p: WaitForLoadedParams) -> ActionOutcome {
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    let page = cx.page(p.tab_id);
     let until = deadline(p.timeout_ms, DEFAULT_TIMEOUT);
     loop {
         match tokio::time::timeout_at(until, page.evaluate(LOADED)).await {
-            Ok(Ok(_)) => return Ok(json!({ "status": "complete" })),
+            Ok(Ok(_)) => {
+                return Ok(Output {
+                    status: Loaded::Complete,
+                })
+            }
             // Only a live, attached tab can have been replaced by a navigation; otherwise the
             // error is the answer.
-            Ok(Err(e))
-                if e.code == ErrorCode::CdpError && page.engine().transport().is_attached(page.tab) =>
-            {
+            Ok(Err(e)) if e.code == ErrorCode::CdpError && cx.transport.is_attached(page.tab) => {
                 tracing::debug!(
                     tab = page.tab,
                     "page changed while waiting for load: {}",

@@ -2,12 +2,12 @@
 //! each with the XPath that `browser_click` and `browser_type` accept. The walk runs in the
 //! page (`js/tether.js`, `scan`) so it costs one round trip however large the page.
 
-use serde_json::json;
-use tether_protocol::catalog::XpathScanParams;
-use tether_protocol::ActionOutcome;
+use tether_protocol::actions::browser_xpath_scan::{Output, Params};
+use tether_protocol::ActionError;
 
-use crate::page::Page;
+use super::Context;
+use crate::library::Scan;
 
-pub async fn run(page: &Page<'_>, p: XpathScanParams) -> ActionOutcome {
-    page.lib("scan", json!({ "scope": p.scope })).await
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    cx.page(p.tab_id).call(&Scan { scope: p.scope }).await
 }

@@ -1,6 +1,13 @@
-//! The browser-action catalog, one module per action, named as on the wire.
+//! The browser-action catalog, one module per action, named as on the wire: each is
+//! `run(cx, params) -> Output` over the types its `tether_protocol::actions::<name>` twin
+//! defines. The dispatch below is generated from the protocol's one table (`with_catalog!`),
+//! so an action the table lists and this folder lacks does not compile.
+//!
+//! An action sees a narrow [`Context`]: the browser (`Transport`), the artifact sink, the
+//! policy, and a handle on its own session's tabs; never the engine.
 
 pub mod browser_click;
+pub mod browser_debugger_attach;
 pub mod browser_get_html;
 pub mod browser_navigate;
 pub mod browser_readability_extract;
@@ -10,3 +17,98 @@ pub mod browser_wait_for_loaded;
 pub mod browser_xpath_scan;
 pub mod session_start;
 pub mod session_stop;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+use tether_protocol::actions::TabId;
+use tether_protocol::{ActionCall, ActionError};
+
+use crate::artifacts::ArtifactSink;
+use crate::cdp::Transport;
+use crate::page::Page;
+use crate::policy::Policy;
+use crate::tabs::{TabState, Tabs};
+
+/// What an action runs with.
+pub struct Context<'a> {
+    pub transport: &'a Arc<dyn Transport>,
+    pub artifacts: &'a dyn ArtifactSink,
+    pub policy: &'a Policy,
+    pub session: Session<'a>,
+}
+
+impl<'a> Context<'a> {
+    /// A tab of the session, as actions act on it.
+    pub fn page(&'a self, tab: TabId) -> Page<'a> {
+        Page::new(self, tab)
+    }
+}
+
+/// The session an action runs for, and the tabs it owns.
+pub struct Session<'a> {
+    pub id: &'a str,
+    pub(crate) tabs: &'a Tabs,
+}
+
+impl Session<'_> {
+    /// Its tabs, in the order they joined.
+    pub fn tabs(&self) -> Vec<TabId> {
+        self.tabs
+            .owners()
+            .get(self.id)
+            .map(|s| s.tabs.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn join(&self, tab: TabId) {
+        self.tabs.owners().join(self.id, tab);
+    }
+
+    pub fn group_title(&self) -> Option<String> {
+        self.tabs
+            .owners()
+            .get(self.id)
+            .and_then(|s| s.group_title.clone())
+    }
+
+    pub fn set_group_title(&self, title: Option<String>) {
+        self.tabs.owners().set_group_title(self.id, title);
+    }
+
+    /// Ends the session here: its tabs are no longer its.
+    pub fn end(&self) {
+        self.tabs.owners().end(self.id);
+    }
+
+    pub async fn prepare(&self, tab: TabId) -> Result<Arc<TabState>, ActionError> {
+        self.tabs.prepare(tab).await
+    }
+
+    pub fn tab_state(&self, tab: TabId) -> Arc<TabState> {
+        self.tabs.state(tab)
+    }
+
+    /// Forgets a tab that closed or left.
+    pub fn forget(&self, tab: TabId) {
+        self.tabs.forget(tab);
+    }
+}
+
+macro_rules! define_dispatch {
+    ($($variant:ident $module:ident),+ $(,)?) => {
+        /// Runs one parsed action; its typed output becomes the result's JSON.
+        pub async fn dispatch(cx: &Context<'_>, call: ActionCall) -> Result<Value, ActionError> {
+            match call {
+                $(ActionCall::$variant(params) => encode($module::run(cx, params).await?),)+
+            }
+        }
+    };
+}
+
+tether_protocol::with_catalog!(define_dispatch);
+
+fn encode(output: impl Serialize) -> Result<Value, ActionError> {
+    serde_json::to_value(output).map_err(|e| ActionError::internal(format!("cannot encode a result: {e}")))
+}

@@ -2,36 +2,29 @@
 //! the debugger leaves them and they stay the session's, for a later `session_start` with
 //! `reuseExistingTab`.
 
-use serde_json::json;
-use tether_protocol::catalog::SessionStopParams;
-use tether_protocol::ActionOutcome;
+use tether_protocol::actions::session_stop::{Output, Params};
+use tether_protocol::ActionError;
 
+use super::Context;
 use crate::cdp::CdpError;
-use crate::engine::Engine;
 
-pub async fn run(engine: &Engine, session_id: &str, p: SessionStopParams) -> ActionOutcome {
-    let tabs = engine
-        .sessions()
-        .get(session_id)
-        .map(|s| s.tabs.clone())
-        .unwrap_or_default();
-    let transport = engine.transport();
-    for tab in tabs {
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    for tab in cx.session.tabs() {
         let done = if p.close_tab {
-            transport.close_tab(tab).await
+            cx.transport.close_tab(tab).await
         } else {
-            transport.detach(tab).await
+            cx.transport.detach(tab).await
         };
         match done {
             Ok(()) | Err(CdpError::TabGone(_)) => {}
-            Err(e) => tracing::warn!(tab, session_id, "while stopping the session: {e}"),
+            Err(e) => tracing::warn!(tab, session_id = cx.session.id, "while stopping the session: {e}"),
         }
         if p.close_tab {
-            engine.forget(tab);
+            cx.session.forget(tab);
         }
     }
     if p.close_tab {
-        engine.sessions().end(session_id);
+        cx.session.end();
     }
-    Ok(json!({ "stopped": true }))
+    Ok(Output { stopped: true })
 }

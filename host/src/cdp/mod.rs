@@ -8,7 +8,7 @@ pub mod worker;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use tether_protocol::catalog::TabId;
+use tether_protocol::actions::TabId;
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::sync::broadcast;
 

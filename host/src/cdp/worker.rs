@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use tether_protocol::catalog::TabId;
+use tether_protocol::actions::TabId;
 use tokio::sync::broadcast;
 
 use super::connection::{CdpConnection, RawEvent};

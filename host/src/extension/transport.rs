@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use tether_protocol::catalog::TabId;
+use tether_protocol::actions::TabId;
 use tether_protocol::framing::HOST_TO_BROWSER_MAX;
 use tokio::sync::{broadcast, mpsc, oneshot};
 

@@ -1,0 +1,77 @@
+//! Typed calls into the in-page library (`js/tether.js`): one struct per library function
+//! with the arguments it takes and the reply it answers with. Arguments travel as CDP call
+//! arguments (`Runtime.callFunctionOn`), never spliced into source, and a reply that does not
+//! have its type's shape is an `INTERNAL` error, never a silent default.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use tether_protocol::actions::browser_xpath_scan::{self, ScanScope};
+
+/// One function of the library: its name there, and the type of its answer.
+pub trait LibraryCall: Serialize {
+    const FUNCTION: &'static str;
+    type Reply: DeserializeOwned;
+}
+
+/// Scrolls an element into view and finds the point a click would press, checking that the
+/// element and nothing covering it is there.
+#[derive(Serialize)]
+pub struct ClickPoint<'a> {
+    pub xpath: &'a str,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl LibraryCall for ClickPoint<'_> {
+    const FUNCTION: &'static str = "clickPoint";
+    type Reply = Point;
+}
+
+/// Focuses a text field and selects its content (`clear`) or puts the caret at its end.
+#[derive(Serialize)]
+pub struct FocusForTyping<'a> {
+    pub xpath: &'a str,
+    pub clear: bool,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Focused {
+    pub had_text: bool,
+}
+
+impl LibraryCall for FocusForTyping<'_> {
+    const FUNCTION: &'static str = "focusForTyping";
+    type Reply = Focused;
+}
+
+/// The document's HTML with its doctype, or one element's outerHTML.
+#[derive(Serialize)]
+pub struct Html<'a> {
+    pub xpath: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct HtmlText {
+    pub html: String,
+}
+
+impl LibraryCall for Html<'_> {
+    const FUNCTION: &'static str = "html";
+    type Reply = HtmlText;
+}
+
+/// What a person could interact with, in document order.
+#[derive(Serialize)]
+pub struct Scan {
+    pub scope: ScanScope,
+}
+
+impl LibraryCall for Scan {
+    const FUNCTION: &'static str = "scan";
+    type Reply = browser_xpath_scan::Output;
+}

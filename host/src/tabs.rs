@@ -1,0 +1,106 @@
+//! The tabs the host drives: which session owns each (`sessions`), and what each prepared tab
+//! keeps until the debugger leaves it (the dialogs it showed, the in-page library's handle).
+//! Preparing a tab (once per attach) is here too, since it creates that state.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::json;
+use tether_protocol::actions::TabId;
+use tether_protocol::ActionError;
+
+use crate::cdp::Transport;
+use crate::dialogs::{self, DialogLog};
+use crate::sessions::Sessions;
+
+/// Installed before page scripts run (see `js/hooks.js`).
+pub const HOOKS_JS: &str = include_str!("js/hooks.js");
+
+/// What the host keeps for one prepared tab.
+#[derive(Default)]
+pub struct TabState {
+    pub dialogs: DialogLog,
+    /// The `Runtime` object id of the in-page library in the tab's current document.
+    library: Mutex<Option<String>>,
+}
+
+impl TabState {
+    pub fn library(&self) -> Option<String> {
+        self.library.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn set_library(&self, object_id: Option<String>) {
+        *self.library.lock().unwrap_or_else(|p| p.into_inner()) = object_id;
+    }
+}
+
+type Prepared = Arc<Mutex<HashMap<TabId, Arc<TabState>>>>;
+
+pub struct Tabs {
+    transport: Arc<dyn Transport>,
+    owners: Mutex<Sessions>,
+    prepared: Prepared,
+}
+
+impl Tabs {
+    pub fn new(transport: Arc<dyn Transport>) -> Self {
+        Self {
+            transport,
+            owners: Mutex::default(),
+            prepared: Arc::default(),
+        }
+    }
+
+    pub fn owners(&self) -> MutexGuard<'_, Sessions> {
+        self.owners.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn prepared(&self) -> MutexGuard<'_, HashMap<TabId, Arc<TabState>>> {
+        self.prepared.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The state of a prepared tab (a fresh one for a tab that is not prepared).
+    pub fn state(&self, tab: TabId) -> Arc<TabState> {
+        self.prepared().get(&tab).cloned().unwrap_or_default()
+    }
+
+    /// Attaches the debugger and readies the tab for actions, once per attach.
+    pub async fn prepare(&self, tab: TabId) -> Result<Arc<TabState>, ActionError> {
+        if self.transport.is_attached(tab) {
+            if let Some(state) = self.prepared().get(&tab) {
+                return Ok(state.clone());
+            }
+        }
+        let events = self.transport.events();
+        self.transport.attach(tab).await?;
+        let send = |method: &'static str, params| self.transport.send(tab, method, params);
+        send("Page.enable", json!({})).await?;
+        send("Page.setLifecycleEventsEnabled", json!({ "enabled": true })).await?;
+        send(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": HOOKS_JS, "runImmediately": true }),
+        )
+        .await?;
+        // A background tab reports itself unfocused; pages that wait for focus would stall.
+        send("Emulation.setFocusEmulationEnabled", json!({ "enabled": true })).await?;
+
+        let state = Arc::new(TabState::default());
+        self.prepared().insert(tab, state.clone());
+        let (prepared, transport, watched) = (self.prepared.clone(), self.transport.clone(), state.clone());
+        tokio::spawn(async move {
+            dialogs::watch(transport, tab, &watched.dialogs, events).await;
+            // Only its own entry: a re-attach may already have prepared the tab anew.
+            let mut prepared = prepared.lock().unwrap_or_else(|p| p.into_inner());
+            if prepared.get(&tab).is_some_and(|s| Arc::ptr_eq(s, &watched)) {
+                prepared.remove(&tab);
+            }
+        });
+        Ok(state)
+    }
+
+    /// Forgets a tab that closed or left its session.
+    pub fn forget(&self, tab: TabId) {
+        self.owners().leave(tab);
+        self.prepared().remove(&tab);
+    }
+}

@@ -1,0 +1,41 @@
+//! `browser_click`: presses an element with real mouse events, once nothing covers it.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::fields::{check_xpath, TabId};
+use super::{About, ActionParams, Category};
+
+pub const ABOUT: About = About {
+    label: "Click",
+    category: Category::Interact,
+    description: "Scrolls the element into view and clicks it with real mouse events. If something covers it, nothing is clicked: ELEMENT_NOT_INTERACTABLE says what, with details.coveredBy.",
+};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Params {
+    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+    pub tab_id: TabId,
+    /// The element to click, as browser_xpath_scan returns it (or any XPath).
+    pub xpath: String,
+}
+
+impl ActionParams for Params {
+    fn tab_id(&self) -> Option<TabId> {
+        Some(self.tab_id)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        check_xpath(&self.xpath)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    /// Always true.
+    pub clicked: bool,
+    /// Tabs the click opened (they join the session).
+    pub opened_tab_ids: Vec<TabId>,
+}

@@ -1,0 +1,45 @@
+//! `browser_get_html`: the live DOM's HTML, stored as an artifact.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::fields::{check_xpath, TabId};
+use super::{About, ActionParams, Category};
+
+pub const ABOUT: About = About {
+    label: "Get HTML",
+    category: Category::Extract,
+    description:
+        "Stores the live DOM's HTML (the whole document, or one element's outerHTML) as a text/html artifact.",
+};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Params {
+    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+    pub tab_id: TabId,
+    /// One element instead of the whole document.
+    #[serde(default)]
+    pub xpath: Option<String>,
+}
+
+impl ActionParams for Params {
+    fn tab_id(&self) -> Option<TabId> {
+        Some(self.tab_id)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.xpath.as_deref().map_or(Ok(()), check_xpath)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    /// The stored artifact's id.
+    pub artifact_id: String,
+    /// Where to fetch the artifact; presigned, so it can be handed on as it is.
+    pub url: String,
+    /// Size of the HTML in bytes.
+    pub bytes: u64,
+}

@@ -1,0 +1,64 @@
+//! `browser_navigate`: loads a URL in the tab and waits for its load event.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::fields::{check_timeout, check_url, TabId};
+use super::{About, ActionParams, Category};
+
+pub const ABOUT: About = About {
+    label: "Navigate",
+    category: Category::Page,
+    description: "Loads a URL in the tab and waits for its load event. An HTTP error page is a success carrying httpStatus; only a navigation that fails (refused, DNS, aborted) is NAVIGATION_FAILED.",
+};
+
+/// The wait for the load event when `timeoutMs` is absent: below the relay's 30 s action
+/// timeout, so a slow page is reported as `"loading"` rather than lost to `ACTION_TIMEOUT`.
+pub const DEFAULT_TIMEOUT_MS: u64 = 20_000;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Params {
+    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+    pub tab_id: TabId,
+    /// An absolute URL.
+    pub url: String,
+    /// How long to wait for the load event; past it the result says status "loading".
+    #[serde(default)]
+    #[schemars(extend("default" = DEFAULT_TIMEOUT_MS))]
+    pub timeout_ms: Option<u64>,
+}
+
+impl ActionParams for Params {
+    fn tab_id(&self) -> Option<TabId> {
+        Some(self.tab_id)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        check_url(&self.url)?;
+        check_timeout(self.timeout_ms)
+    }
+}
+
+/// Whether the load event came within the wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadStatus {
+    Complete,
+    Loading,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    /// The URL the tab shows.
+    pub url: String,
+    /// The page title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// "complete", or "loading" when the load event had not come within timeoutMs.
+    pub status: LoadStatus,
+    /// The HTTP status of the page's response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
+}

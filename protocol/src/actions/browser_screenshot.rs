@@ -1,0 +1,74 @@
+//! `browser_screenshot`: the viewport or the whole page, stored as an image artifact.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::fields::{ImageFormat, TabId};
+use super::{About, ActionParams, Category};
+
+pub const ABOUT: About = About {
+    label: "Screenshot",
+    category: Category::Extract,
+    description: "Captures the visible part of the page (or all of it), without scrollbars, and stores it as an artifact.",
+};
+
+/// JPEG quality when `quality` is absent.
+pub const DEFAULT_JPEG_QUALITY: u8 = 80;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Params {
+    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+    pub tab_id: TabId,
+    /// Capture the whole page, not just the viewport.
+    #[serde(default)]
+    pub full_page: bool,
+    /// "png" or "jpeg".
+    #[serde(default)]
+    pub format: ImageFormat,
+    /// JPEG quality, 0-100 (jpeg only).
+    #[serde(default)]
+    #[schemars(extend("default" = DEFAULT_JPEG_QUALITY))]
+    pub quality: Option<u8>,
+    /// Scale the image down to at most this many pixels wide; full size when absent.
+    #[serde(default)]
+    pub max_width: Option<u32>,
+}
+
+impl ActionParams for Params {
+    fn tab_id(&self) -> Option<TabId> {
+        Some(self.tab_id)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if let Some(q) = self.quality {
+            if q > 100 {
+                return Err(format!("quality must be 0-100, got {q}"));
+            }
+            if self.format != ImageFormat::Jpeg {
+                return Err("quality applies to format \"jpeg\" only".into());
+            }
+        }
+        match self.max_width {
+            Some(0) => Err("maxWidth must be at least 1".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    /// The stored artifact's id.
+    pub artifact_id: String,
+    /// Where to fetch the artifact; presigned, so it can be handed on as it is.
+    pub url: String,
+    /// Width of the returned image in pixels.
+    pub width: u32,
+    /// Height of the returned image in pixels.
+    pub height: u32,
+    /// "png" or "jpeg".
+    pub format: ImageFormat,
+    /// Size of the image in bytes.
+    pub bytes: u64,
+}

@@ -1,0 +1,47 @@
+//! `browser_type`: types text into a field with real input events.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::fields::{check_xpath, default_true, TabId};
+use super::{About, ActionParams, Category};
+
+pub const ABOUT: About = About {
+    label: "Type text",
+    category: Category::Interact,
+    description: "Focuses an input, textarea or contenteditable element and types text with real input events, so the page's own handlers see it.",
+};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Params {
+    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+    pub tab_id: TabId,
+    /// The field to type into, as browser_xpath_scan returns it (or any XPath).
+    pub xpath: String,
+    /// The text to type.
+    pub text: String,
+    /// Press Enter afterwards.
+    #[serde(default)]
+    pub submit: bool,
+    /// Replace the field's content (true) or append at its end (false).
+    #[serde(default = "default_true")]
+    pub clear: bool,
+}
+
+impl ActionParams for Params {
+    fn tab_id(&self) -> Option<TabId> {
+        Some(self.tab_id)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        check_xpath(&self.xpath)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    /// Always true.
+    pub typed: bool,
+}

@@ -1,0 +1,96 @@
+//! Pieces that several actions' params and results share: tab ids, artifact references, image
+//! formats, the dialogs an action answered, and the checks that serde's types cannot express.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A browser tab, as Chrome numbers it (`chrome.tabs`), or as the worker numbers CDP targets.
+pub type TabId = i64;
+
+/// Upper bound on any `timeoutMs` in params; longer waits belong to the orchestrator.
+pub const MAX_TIMEOUT_MS: u64 = 10 * 60 * 1000;
+
+/// A stored blob (screenshot, HTML, long text), referenced instead of inlined.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactRef {
+    pub artifact_id: String,
+    pub url: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageFormat {
+    #[default]
+    Png,
+    Jpeg,
+}
+
+impl ImageFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Png => "png",
+            Self::Jpeg => "jpeg",
+        }
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Self::Png => "image/png",
+            Self::Jpeg => "image/jpeg",
+        }
+    }
+}
+
+/// A box in CSS pixels, relative to the viewport.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BBox {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+}
+
+/// A JavaScript dialog the host answered during an action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Dialog {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub message: String,
+}
+
+pub(crate) fn default_true() -> bool {
+    true
+}
+
+pub(crate) fn check_url(url: &str) -> Result<(), String> {
+    // The scheme check is deliberately light: the browser is the judge of what loads.
+    match url.split_once(':') {
+        Some((scheme, _))
+            if !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+        {
+            Ok(())
+        }
+        _ => Err(format!(
+            "url must be absolute, with a scheme such as https://, got {url:?}"
+        )),
+    }
+}
+
+pub(crate) fn check_timeout(timeout_ms: Option<u64>) -> Result<(), String> {
+    match timeout_ms {
+        Some(0) => Err("timeoutMs must be at least 1".into()),
+        Some(t) if t > MAX_TIMEOUT_MS => Err(format!("timeoutMs must be at most {MAX_TIMEOUT_MS}, got {t}")),
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn check_xpath(xpath: &str) -> Result<(), String> {
+    if xpath.trim().is_empty() {
+        return Err("xpath must not be empty; take one from browser_xpath_scan".into());
+    }
+    Ok(())
+}

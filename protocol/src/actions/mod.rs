@@ -1,0 +1,289 @@
+//! The browser-action catalog (PROTOCOL.md §4): one file per action holding its params, its
+//! result (`Output`) and what it tells an agent about itself (`ABOUT`), plus one row in
+//! [`with_catalog!`]. From those the table makes the rest: the name enum, the parsed call, and
+//! each descriptor (built from the types' JSON Schemas, so a descriptor cannot drift from the
+//! fields serde reads and writes).
+//!
+//! Params are parsed in two steps so that callers get the right code: an unknown name is
+//! `UNKNOWN_ACTION`, and params that do not fit the action are `INVALID_PARAMS` with serde's
+//! description of what is wrong (unknown fields are refused, so a misspelt `tabid` is caught).
+
+pub mod fields;
+
+pub mod browser_click;
+pub mod browser_debugger_attach;
+pub mod browser_get_html;
+pub mod browser_navigate;
+pub mod browser_readability_extract;
+pub mod browser_screenshot;
+pub mod browser_type;
+pub mod browser_wait_for_loaded;
+pub mod browser_xpath_scan;
+pub mod session_start;
+pub mod session_stop;
+
+use std::fmt::Debug;
+use std::str::FromStr;
+use std::sync::LazyLock;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use fields::{ArtifactRef, BBox, Dialog, ImageFormat, TabId, MAX_TIMEOUT_MS};
+
+use crate::descriptors::{self, ActionDescriptor};
+pub use crate::descriptors::{About, Category};
+use crate::error::{ActionError, ErrorCode};
+
+/// What every action's `Params` can answer once parsed.
+pub trait ActionParams: Serialize + DeserializeOwned + JsonSchema + Clone + Debug + PartialEq {
+    /// The tab the action addresses, if it addresses one.
+    fn tab_id(&self) -> Option<TabId>;
+
+    /// Checks what serde's types cannot say; the message names the param and what to fix.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The catalog: `Variant module` per action, in the order it is listed to agents. It hands the
+/// rows to `$callback`, so the host generates its dispatch from the same table.
+#[macro_export]
+macro_rules! with_catalog {
+    ($callback:ident) => {
+        $callback! {
+            SessionStart session_start,
+            SessionStop session_stop,
+            BrowserDebuggerAttach browser_debugger_attach,
+            BrowserNavigate browser_navigate,
+            BrowserWaitForLoaded browser_wait_for_loaded,
+            BrowserScreenshot browser_screenshot,
+            BrowserReadabilityExtract browser_readability_extract,
+            BrowserXpathScan browser_xpath_scan,
+            BrowserClick browser_click,
+            BrowserType browser_type,
+            BrowserGetHtml browser_get_html,
+        }
+    };
+}
+
+macro_rules! define_catalog {
+    ($($variant:ident $module:ident),+ $(,)?) => {
+        /// Every action of the catalog, by its snake_case wire name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum ActionName { $($variant),+ }
+
+        impl ActionName {
+            pub const ALL: &'static [ActionName] = &[$(ActionName::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(ActionName::$variant => stringify!($module)),+ }
+            }
+
+            fn describe(self) -> ActionDescriptor {
+                match self {
+                    $(ActionName::$variant => descriptors::describe::<$module::Params, $module::Output>(
+                        self.as_str(),
+                        $module::ABOUT,
+                    )),+
+                }
+            }
+        }
+
+        impl FromStr for ActionName {
+            type Err = ActionError;
+            fn from_str(name: &str) -> Result<Self, ActionError> {
+                match name {
+                    $(stringify!($module) => Ok(ActionName::$variant),)+
+                    other => Err(ActionError::new(
+                        ErrorCode::UnknownAction,
+                        format!("unknown action {other:?}; known actions: {}", ActionName::ALL.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ")),
+                    )),
+                }
+            }
+        }
+
+        /// A parsed, checked action: what the host dispatches on.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum ActionCall { $($variant($module::Params)),+ }
+
+        impl ActionCall {
+            /// Parses `actionName` + `params` from a `browser_action` payload. `null` params
+            /// mean `{}`.
+            pub fn parse(action_name: &str, params: Value) -> Result<Self, ActionError> {
+                let name: ActionName = action_name.parse()?;
+                let params = if params.is_null() { Value::Object(Default::default()) } else { params };
+                let call = match name {
+                    $(ActionName::$variant => Self::$variant(from_params(name, params)?)),+
+                };
+                call.params().check().map_err(|why| ActionError::invalid_params(format!("{name}: {why}")))?;
+                Ok(call)
+            }
+
+            pub fn name(&self) -> ActionName {
+                match self { $(Self::$variant(_) => ActionName::$variant),+ }
+            }
+
+            fn params(&self) -> &dyn Checked {
+                match self { $(Self::$variant(p) => p),+ }
+            }
+        }
+    };
+}
+
+with_catalog!(define_catalog);
+
+/// The object-safe part of [`ActionParams`], so the generated code matches on the name once.
+trait Checked {
+    fn tab_id(&self) -> Option<TabId>;
+    fn check(&self) -> Result<(), String>;
+    fn to_json(&self) -> Value;
+}
+
+impl<P: ActionParams> Checked for P {
+    fn tab_id(&self) -> Option<TabId> {
+        ActionParams::tab_id(self)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        ActionParams::check(self)
+    }
+
+    fn to_json(&self) -> Value {
+        // Plain structs of strings, numbers and booleans always serialise.
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
+impl ActionCall {
+    /// The tab the action addresses, if it addresses one.
+    pub fn tab_id(&self) -> Option<TabId> {
+        self.params().tab_id()
+    }
+
+    /// The parsed params as JSON, every field present (defaults filled in).
+    pub fn params_json(&self) -> Value {
+        self.params().to_json()
+    }
+}
+
+impl ActionName {
+    /// The action's descriptor (built once per process).
+    pub fn descriptor(self) -> &'static ActionDescriptor {
+        // Declared in the order of `ALL`, so the discriminant is the index.
+        &catalog()[self as usize]
+    }
+
+    /// Whether the action addresses one tab through `tabId`.
+    pub fn takes_tab(self) -> bool {
+        self.descriptor().params.contains_key("tabId")
+    }
+}
+
+/// Every action's descriptor, in catalog order.
+pub fn catalog() -> &'static [ActionDescriptor] {
+    static CATALOG: LazyLock<Vec<ActionDescriptor>> =
+        LazyLock::new(|| ActionName::ALL.iter().map(|name| name.describe()).collect());
+    &CATALOG
+}
+
+impl std::fmt::Display for ActionName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn from_params<T: DeserializeOwned>(name: ActionName, params: Value) -> Result<T, ActionError> {
+    serde_json::from_value(params).map_err(|e| ActionError::invalid_params(format!("{name}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(name: &str, params: Value) -> ActionError {
+        ActionCall::parse(name, params).unwrap_err()
+    }
+
+    #[test]
+    fn every_name_round_trips() {
+        for name in ActionName::ALL {
+            assert_eq!(name.as_str().parse::<ActionName>().unwrap(), *name);
+            assert_eq!(serde_json::to_value(name).unwrap(), json!(name.as_str()));
+        }
+    }
+
+    #[test]
+    fn unknown_actions_and_bad_params_get_distinct_codes() {
+        let e = err("browser_hover", json!({}));
+        assert_eq!(e.code, ErrorCode::UnknownAction);
+        assert!(e.message.contains("browser_click"), "{}", e.message);
+
+        let e = err("browser_click", json!({"tabId": 1}));
+        assert_eq!(e.code, ErrorCode::InvalidParams);
+        assert!(e.message.contains("missing field `xpath`"), "{}", e.message);
+
+        let e = err("browser_click", json!({"tabId": 1, "xPath": "//a"}));
+        assert!(e.message.contains("unknown field `xPath`"), "{}", e.message);
+
+        let e = err("browser_navigate", json!({"tabId": "1", "url": "https://a"}));
+        assert!(e.message.contains("invalid type"), "{}", e.message);
+    }
+
+    #[test]
+    fn semantic_checks_name_the_param() {
+        let e = err(
+            "browser_screenshot",
+            json!({"tabId": 1, "format": "jpeg", "quality": 101}),
+        );
+        assert!(e.message.contains("quality"), "{}", e.message);
+        let e = err("browser_navigate", json!({"tabId": 1, "url": "example.com"}));
+        assert!(e.message.contains("absolute"), "{}", e.message);
+        let e = err("browser_wait_for_loaded", json!({"tabId": 1, "timeoutMs": 0}));
+        assert!(e.message.contains("timeoutMs"), "{}", e.message);
+        let e = err("browser_type", json!({"tabId": 1, "xpath": " ", "text": "x"}));
+        assert!(e.message.contains("xpath"), "{}", e.message);
+    }
+
+    #[test]
+    fn defaults_follow_the_spec() {
+        let ActionCall::SessionStop(p) = ActionCall::parse("session_stop", Value::Null).unwrap() else {
+            panic!()
+        };
+        assert!(p.close_tab);
+        let ActionCall::BrowserType(p) = ActionCall::parse(
+            "browser_type",
+            json!({"tabId": 3, "xpath": "//input", "text": "hi"}),
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert!(p.clear && !p.submit);
+        let ActionCall::BrowserScreenshot(p) =
+            ActionCall::parse("browser_screenshot", json!({"tabId": 3})).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (p.format, p.full_page, p.max_width),
+            (ImageFormat::Png, false, None)
+        );
+    }
+
+    #[test]
+    fn tab_actions_know_their_tab() {
+        for name in ActionName::ALL {
+            assert_eq!(
+                name.takes_tab(),
+                !matches!(name, ActionName::SessionStart | ActionName::SessionStop),
+                "{name}"
+            );
+        }
+        let call = ActionCall::parse("browser_get_html", json!({"tabId": 7})).unwrap();
+        assert_eq!(call.tab_id(), Some(7));
+    }
+}
