@@ -8,11 +8,13 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use rand::Rng;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tether_protocol::envelope::MAX_ENVELOPE_BYTES;
-use tether_protocol::{Envelope, ErrorCode};
+use tether_protocol::messages::{Ack, ActionRequest, Empty, Join, Message, Role};
+use tether_protocol::result::ResultStatus;
+use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::sync::{broadcast, mpsc};
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use crate::engine::Engine;
 use crate::twin_report::{TwinChange, TwinSource};
@@ -103,20 +105,24 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
         Err(e) => return Ended::BeforeJoin(e.to_string()),
     };
     let (mut sink, mut stream) = ws.split();
-    let join = Envelope::new(
-        "relay.join",
-        json!({ "role": "host", "token": options.token, "clientId": options.client_id, "meta": options.meta }),
-    )
-    .with_id("join");
+    let join = Join {
+        role: Role::Host,
+        token: Some(options.token.clone()),
+        session_id: None,
+        client_id: Some(options.client_id.clone()),
+        meta: Some(options.meta.clone()),
+    };
+    let join = Envelope::of(Message::Join(join)).with_id("join");
     if let Err(e) = sink.send(text(&join)).await {
         return Ended::BeforeJoin(e.to_string());
     }
-    match next_envelope(&mut stream).await {
-        Some(reply) if reply.kind == "relay.joined" => {}
-        Some(reply) if reply.kind == "error" => {
-            let code = serde_json::from_value(reply.payload["code"].clone()).unwrap_or(ErrorCode::Internal);
-            let message = reply.payload["message"].as_str().unwrap_or_default().to_owned();
-            return Ended::Refused(LinkError::Refused { code, message });
+    match next_envelope(&mut stream).await.map(Envelope::message) {
+        Some(Ok(Message::Joined(_))) => {}
+        Some(Ok(Message::Error(error))) => {
+            return Ended::Refused(LinkError::Refused {
+                code: error.code,
+                message: error.message,
+            });
         }
         other => return Ended::BeforeJoin(format!("no relay.joined but {other:?}")),
     }
@@ -128,7 +134,7 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Envelope>();
     let mut twin = options.twin.changes();
     if let Some(state) = options.twin.full_state().await {
-        let _ = outbox.send(Envelope::new("full_state_sync", state));
+        let _ = outbox.send(Envelope::of(Message::FullStateSync(state)));
     }
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     loop {
@@ -143,16 +149,16 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
                 }
             }
             change = twin.recv() => match change {
-                Ok(TwinChange::Event(payload)) => {
-                    let _ = outbox.send(Envelope::new("tab_event", payload));
+                Ok(TwinChange::Event(event)) => {
+                    let _ = outbox.send(Envelope::of(Message::TabEvent(event)));
                 }
-                Ok(TwinChange::Full(payload)) if !payload.is_null() => {
-                    let _ = outbox.send(Envelope::new("full_state_sync", payload));
+                Ok(TwinChange::Full(Some(state))) => {
+                    let _ = outbox.send(Envelope::of(Message::FullStateSync(state)));
                 }
                 // Reports were missed (or a source asks for a resync): send the whole state.
-                Ok(TwinChange::Full(_)) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                Ok(TwinChange::Full(None)) | Err(broadcast::error::RecvError::Lagged(_)) => {
                     if let Some(state) = options.twin.full_state().await {
-                        let _ = outbox.send(Envelope::new("full_state_sync", state));
+                        let _ = outbox.send(Envelope::of(Message::FullStateSync(state)));
                     }
                 }
                 Err(broadcast::error::RecvError::Closed) => {
@@ -160,7 +166,7 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
                 }
             },
             _ = heartbeat.tick() => {
-                let _ = outbox.send(Envelope::new("heartbeat", json!({})));
+                let _ = outbox.send(Envelope::of(Message::Heartbeat(Empty {})));
             }
         }
     }
@@ -168,60 +174,71 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
 
 /// One frame from the relay: an action to run, or something to note.
 fn handle(engine: &Arc<Engine>, outbox: &mpsc::UnboundedSender<Envelope>, envelope: Envelope) {
-    match envelope.kind.as_str() {
-        "browser_action" => {
-            let p = &envelope.payload;
-            let field = |key: &str| p.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-            let action_id = field("actionId");
-            let ack = Envelope::new("browser_action.ack", json!({ "actionId": action_id }))
-                .reply_to(envelope.id.clone());
-            let _ = outbox.send(ack);
-            let timeout = p
-                .get("timeoutMs")
-                .and_then(Value::as_u64)
-                .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
-            let (session_id, action_name) = (field("sessionId"), field("actionName"));
-            let params = p.get("params").cloned().unwrap_or_else(|| json!({}));
-            let (engine, outbox) = (engine.clone(), outbox.clone());
-            tokio::spawn(async move {
-                let mut result = engine
-                    .execute_within(timeout, &action_id, &session_id, &action_name, params)
-                    .await;
-                // The relay would refuse (and drop the link for) a bigger frame.
-                let size = serde_json::to_vec(&result).map_or(0, |v| v.len());
-                if size > MAX_ENVELOPE_BYTES - 4096 {
-                    result.status = tether_protocol::result::ResultStatus::Error;
-                    result.result = None;
-                    result.error = Some(tether_protocol::ActionError::new(
-                        ErrorCode::PayloadTooLarge,
-                        format!("the result is {size} bytes, over what the relay accepts; narrow the request (a scope, an xpath)"),
-                    ));
-                }
-                let reply = Envelope::new("browser_action.result", json!(result)).reply_to(envelope.id);
-                let _ = outbox.send(reply);
-            });
-        }
-        "error" => tracing::warn!("the relay says: {}", envelope.payload),
-        _ => tracing::debug!(kind = envelope.kind, "ignored a frame from the relay"),
+    let id = envelope.id.clone();
+    match envelope.message() {
+        Ok(Message::BrowserAction(request)) => run_action(engine, outbox, id, request),
+        Ok(Message::Error(error)) => tracing::warn!("the relay says: {error}"),
+        Ok(other) => tracing::debug!(kind = other.kind(), "ignored a frame from the relay"),
+        Err(unreadable) => tracing::warn!("the relay sent a frame this host cannot read: {unreadable:?}"),
     }
 }
 
-fn text(envelope: &Envelope) -> Message {
-    Message::Text(serde_json::to_string(envelope).unwrap_or_default().into())
+/// Acks an action at once, runs it in a task of its own and answers with its result.
+fn run_action(
+    engine: &Arc<Engine>,
+    outbox: &mpsc::UnboundedSender<Envelope>,
+    id: Option<String>,
+    request: ActionRequest,
+) {
+    let action_id = request.action_id.unwrap_or_default();
+    let ack = Ack {
+        action_id: action_id.clone(),
+    };
+    let _ = outbox.send(Envelope::of(Message::BrowserActionAck(ack)).reply_to(id.clone()));
+    let timeout = request
+        .timeout_ms
+        .map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(ms.get()));
+    let (engine, outbox) = (engine.clone(), outbox.clone());
+    tokio::spawn(async move {
+        let mut result = engine
+            .execute_within(
+                timeout,
+                &action_id,
+                &request.session_id,
+                &request.action_name,
+                request.params,
+            )
+            .await;
+        // The relay would refuse (and drop the link for) a bigger frame.
+        let size = serde_json::to_vec(&result).map_or(0, |v| v.len());
+        if size > MAX_ENVELOPE_BYTES - 4096 {
+            result.status = ResultStatus::Error;
+            result.result = None;
+            result.error = Some(ActionError::new(
+                ErrorCode::PayloadTooLarge,
+                format!("the result is {size} bytes, over what the relay accepts; narrow the request (a scope, an xpath)"),
+            ));
+        }
+        let _ = outbox.send(Envelope::of(Message::BrowserActionResult(result)).reply_to(id));
+    });
+}
+
+fn text(envelope: &Envelope) -> WsMessage {
+    WsMessage::Text(serde_json::to_string(envelope).unwrap_or_default().into())
 }
 
 /// The next envelope from the relay; `None` once the connection is gone.
 async fn next_envelope<S>(stream: &mut S) -> Option<Envelope>
 where
-    S: futures::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+    S: futures::Stream<Item = Result<WsMessage, tokio_tungstenite::tungstenite::Error>> + Unpin,
 {
     loop {
         match stream.next().await? {
-            Ok(Message::Text(text)) => match serde_json::from_str(&text) {
+            Ok(WsMessage::Text(text)) => match serde_json::from_str(&text) {
                 Ok(envelope) => return Some(envelope),
                 Err(e) => tracing::warn!("the relay sent a frame that is not an envelope: {e}"),
             },
-            Ok(Message::Close(_)) | Err(_) => return None,
+            Ok(WsMessage::Close(_)) | Err(_) => return None,
             Ok(_) => {}
         }
     }

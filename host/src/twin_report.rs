@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use tether_protocol::twin::{FullState, Tab, TabEvent, Window, WINDOW_ID_NONE};
 use tokio::sync::broadcast;
 
 use crate::cdp::{BrowserEvent, TabInfo, Transport};
@@ -14,10 +14,9 @@ use crate::cdp::{BrowserEvent, TabInfo, Transport};
 /// One report for the relay's twin.
 #[derive(Debug, Clone)]
 pub enum TwinChange {
-    /// A `tab_event` payload.
-    Event(Value),
-    /// A `full_state_sync` payload.
-    Full(Value),
+    Event(TabEvent),
+    /// A whole state; `None` asks the link to send one (reports were missed).
+    Full(Option<FullState>),
 }
 
 /// Where a host's twin reports come from: the transport's own tab events (worker), or the
@@ -26,7 +25,7 @@ pub enum TwinChange {
 pub trait TwinSource: Send + Sync {
     /// What to report right after joining the relay. `None` when the source sends a full
     /// state of its own accord, through [`Self::changes`].
-    async fn full_state(&self) -> Option<Value>;
+    async fn full_state(&self) -> Option<FullState>;
     fn changes(&self) -> broadcast::Receiver<TwinChange>;
 }
 
@@ -51,7 +50,7 @@ impl TransportTwin {
                     }
                     // Missed events: the link sends a full state instead.
                     Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let _ = feed.send(TwinChange::Full(Value::Null));
+                        let _ = feed.send(TwinChange::Full(None));
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 }
@@ -63,7 +62,7 @@ impl TransportTwin {
 
 #[async_trait]
 impl TwinSource for TransportTwin {
-    async fn full_state(&self) -> Option<Value> {
+    async fn full_state(&self) -> Option<FullState> {
         Some(full_state(self.transport.as_ref()).await)
     }
 
@@ -72,23 +71,21 @@ impl TwinSource for TransportTwin {
     }
 }
 
-fn tab(info: &TabInfo) -> Value {
-    let mut tab = json!({
-        "tabId": info.tab_id,
-        "windowId": info.window_id.unwrap_or(-1),
-        "url": info.url,
-        "title": info.title,
-        "active": false,
-        "status": "complete",
-    });
-    if let Some(group) = info.group_id {
-        tab["groupId"] = json!(group);
+fn tab(info: &TabInfo) -> Tab {
+    Tab {
+        tab_id: info.tab_id,
+        window_id: info.window_id.unwrap_or(WINDOW_ID_NONE),
+        group_id: info.group_id,
+        opener_tab_id: info.opener_tab_id,
+        url: info.url.clone(),
+        title: info.title.clone(),
+        active: false,
+        status: "complete".into(),
     }
-    tab
 }
 
 /// The `full_state_sync` payload for the browser as it is now.
-pub async fn full_state(transport: &dyn Transport) -> Value {
+pub async fn full_state(transport: &dyn Transport) -> FullState {
     let tabs = transport.tabs().await.unwrap_or_else(|e| {
         tracing::warn!("cannot list tabs for the twin: {e}");
         Vec::new()
@@ -96,19 +93,30 @@ pub async fn full_state(transport: &dyn Transport) -> Value {
     let mut windows: Vec<i64> = tabs.iter().filter_map(|t| t.window_id).collect();
     windows.sort_unstable();
     windows.dedup();
-    json!({
-        "windows": windows.iter().map(|w| json!({ "windowId": w, "focused": false })).collect::<Vec<_>>(),
-        "tabs": tabs.iter().map(tab).collect::<Vec<_>>(),
-        "groups": [],
-    })
+    FullState {
+        windows: windows
+            .into_iter()
+            .map(|window_id| Window {
+                window_id,
+                focused: false,
+                kind: None,
+                state: None,
+            })
+            .collect(),
+        tabs: tabs.iter().map(tab).collect(),
+        groups: Vec::new(),
+    }
 }
 
-/// The `tab_event` payload for a browser event, if the twin cares about it.
-pub fn tab_event(event: &BrowserEvent) -> Option<Value> {
+/// The `tab_event` for a browser event, if the twin cares about it.
+pub fn tab_event(event: &BrowserEvent) -> Option<TabEvent> {
     match event {
-        BrowserEvent::TabCreated(info) => Some(json!({ "event": "created", "tab": tab(info) })),
-        BrowserEvent::TabUpdated(info) => Some(json!({ "event": "updated", "tab": tab(info) })),
-        BrowserEvent::TabRemoved { tab } => Some(json!({ "event": "removed", "tabId": tab })),
+        BrowserEvent::TabCreated(info) => Some(TabEvent::Created { tab: tab(info) }),
+        BrowserEvent::TabUpdated(info) => Some(TabEvent::Updated { tab: tab(info) }),
+        BrowserEvent::TabRemoved { tab } => Some(TabEvent::Removed {
+            tab_id: *tab,
+            window_id: None,
+        }),
         BrowserEvent::Cdp { .. } | BrowserEvent::Detached { .. } => None,
     }
 }

@@ -8,7 +8,10 @@ pub mod descriptors;
 pub mod envelope;
 pub mod error;
 pub mod framing;
+pub mod messages;
+pub mod native;
 pub mod result;
+pub mod twin;
 
 pub use actions::{ActionCall, ActionName};
 pub use envelope::Envelope;

@@ -5,15 +5,16 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use serde_json::{json, Value};
+use serde_json::Value;
+use tether_protocol::messages::{ConfirmationRequest, Message};
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::scheduler::ActionRequest;
+use crate::events::Events;
+use crate::request::Request;
 use crate::session_log::Direction;
-use crate::shutdown::Phase;
-use crate::state::Relay;
+use crate::shutdown::{Phase, Shutdown};
 
 struct Asked {
     session_id: String,
@@ -33,8 +34,9 @@ impl Confirmations {
     /// Asks the session's subscribers and waits for an answer until `deadline`.
     pub async fn ask(
         &self,
-        relay: &Relay,
-        request: &ActionRequest,
+        events: &Events,
+        shutdown: &Shutdown,
+        request: &Request,
         deadline: Instant,
     ) -> Result<bool, ActionError> {
         let request_id = format!("confirm-{}", crate::ids::random_hex(8));
@@ -46,17 +48,17 @@ impl Confirmations {
                 answer,
             },
         );
-        relay.events.session(
+        let asking = ConfirmationRequest {
+            request_id: request_id.clone(),
+            session_id: request.session_id.clone(),
+            action_name: request.action_name.clone(),
+            action_id: request.action_id.clone(),
+            summary: summary(&request.action_name, &request.params),
+        };
+        events.session(
             &request.session_id,
             Direction::Out,
-            "browser_task.confirmation_requested",
-            json!({
-                "requestId": request_id,
-                "sessionId": request.session_id,
-                "actionName": request.action_name,
-                "actionId": request.action_id,
-                "summary": summary(&request.action_name, &request.params),
-            }),
+            Message::ConfirmationRequested(asking),
         );
         let timed_out = || {
             ActionError::new(
@@ -72,7 +74,7 @@ impl Confirmations {
                 Ok(answer) => Ok(answer.unwrap_or(false)),
                 Err(_) => Err(timed_out()),
             },
-            _ = relay.shutdown.reached(Phase::Aborting) => Err(ActionError::new(
+            _ = shutdown.reached(Phase::Aborting) => Err(ActionError::new(
                 ErrorCode::Internal,
                 "the relay stopped while the action waited for a person's answer",
             )),

@@ -5,15 +5,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, Utc};
-use serde_json::{json, Value};
+use tether_protocol::messages::{Ack, ActionStarted, Message};
 use tether_protocol::{ActionError, ActionResult, Envelope, ErrorCode};
 use tokio::time::Instant;
 
-use crate::config::ConfirmMode;
-use crate::host_link::Link;
-use crate::scheduler::ActionRequest;
+use crate::host_link::{HostAnswer, Link};
+use crate::request::Request;
 use crate::session_log::Direction;
-use crate::sessions::Activity;
 use crate::shutdown::Phase;
 use crate::state::Relay;
 
@@ -21,7 +19,7 @@ use crate::state::Relay;
 static NEXT_DISPATCH: AtomicU64 = AtomicU64::new(1);
 
 /// Runs one action; `on_ack` is called when the host acknowledges it.
-pub async fn run(relay: &Relay, request: &ActionRequest, on_ack: impl FnOnce()) -> ActionResult {
+pub async fn run(relay: &Relay, request: &Request, on_ack: impl FnOnce()) -> ActionResult {
     let started = Utc::now();
     let deadline = Instant::now() + request.timeout.unwrap_or(relay.settings.action_timeout);
     let (client_id, link) = match prepare(relay, request) {
@@ -33,45 +31,23 @@ pub async fn run(relay: &Relay, request: &ActionRequest, on_ack: impl FnOnce()) 
     }
     begin(relay, request, &client_id, started);
     match exchange(relay, request, &client_id, &link, deadline, on_ack).await {
-        Ok(payload) => from_host(request, &client_id, started, payload),
+        Ok(answer) => from_host(request, &client_id, started, answer),
         Err(error) => request.failed(Some(&client_id), started, error),
     }
 }
 
-/// Checks the session may act and picks the browser: the action's `clientId`, else the
-/// session's binding, else the only host online (which the session is then bound to).
-fn prepare(relay: &Relay, request: &ActionRequest) -> Result<(String, Link), (Option<String>, ActionError)> {
-    // Lock order: sessions, then registry (nothing takes them the other way round).
-    let mut sessions = relay.sessions.lock();
-    let session = sessions.entry(request.session_id.clone()).or_default();
-    if request.action_name == "session_start" {
-        session.completed = false;
-    } else if session.completed {
-        let error = ActionError::new(
-            ErrorCode::SessionNotActive,
-            format!(
-                "session {} was stopped; start it again with session_start",
-                request.session_id
-            ),
-        );
-        return Err((session.client_id.clone(), error));
-    }
-    let chosen = request.client_id.clone().or_else(|| session.client_id.clone());
-    let client_id = match chosen {
-        Some(client) => client,
-        None => {
-            let online = relay.registry.online();
-            if let [only] = online.as_slice() {
-                only.clone()
-            } else {
-                session.activity = Some(Activity::WaitingForBrowserSelection);
-                return Err((None, no_client(online.len())));
-            }
+/// Checks that the session may act and picks its browser (see `Session::choose_client`).
+fn prepare(relay: &Relay, request: &Request) -> Result<(String, Link), (Option<String>, ActionError)> {
+    let (chosen, changed) = relay.sessions.update(&request.session_id, |session| {
+        if let Err(error) = session.open_for(&request.action_name) {
+            return (Err((session.client_id().map(str::to_owned), error)), None);
         }
-    };
-    if session.client_id.is_none() {
-        session.client_id = Some(client_id.clone());
-    }
+        let (chosen, changed) =
+            session.choose_client(request.client_id.as_deref(), || relay.registry.online());
+        (chosen.map_err(|error| (None, error)), changed)
+    });
+    relay.publish_state(changed);
+    let client_id = chosen?;
     match relay.registry.link(&client_id) {
         Some(link) => Ok((client_id, link)),
         None => {
@@ -84,33 +60,20 @@ fn prepare(relay: &Relay, request: &ActionRequest) -> Result<(String, Link), (Op
     }
 }
 
-fn no_client(online: usize) -> ActionError {
-    let message = if online == 0 {
-        "no browser is online; start a host, then bind the session with session.bind".to_owned()
-    } else {
-        format!(
-            "{online} browsers are online; choose one with session.bind or the action's clientId (see extension.list)"
-        )
-    };
-    ActionError::new(ErrorCode::NoClientSelected, message)
-}
-
 /// Waits for a person's approval when `--confirm` asks for it.
-async fn confirm(relay: &Relay, request: &ActionRequest, deadline: Instant) -> Result<(), ActionError> {
-    let needed = match relay.settings.confirm {
-        ConfirmMode::Never => false,
-        ConfirmMode::Every => true,
-        ConfirmMode::First => !relay
-            .sessions
-            .lock()
-            .get(&request.session_id)
-            .is_some_and(|s| s.confirmed),
-    };
-    if !needed {
+async fn confirm(relay: &Relay, request: &Request, deadline: Instant) -> Result<(), ActionError> {
+    let mode = relay.settings.confirm;
+    let changed = relay.sessions.update(&request.session_id, |s| {
+        s.needs_confirmation(mode).then(|| s.await_confirmation())
+    });
+    let Some(changed) = changed else {
         return Ok(());
-    }
-    set_activity(relay, &request.session_id, Activity::WaitingForUserConfirmation);
-    let approved = relay.confirmations.ask(relay, request, deadline).await?;
+    };
+    relay.publish_state(changed);
+    let approved = relay
+        .confirmations
+        .ask(&relay.events, &relay.shutdown, request, deadline)
+        .await?;
     if !approved {
         return Err(ActionError::new(
             ErrorCode::UserDenied,
@@ -120,40 +83,27 @@ async fn confirm(relay: &Relay, request: &ActionRequest, deadline: Instant) -> R
             ),
         ));
     }
-    if let Some(session) = relay.sessions.lock().get_mut(&request.session_id) {
-        session.confirmed = true;
-    }
+    relay.sessions.update(&request.session_id, |s| s.confirmed());
     Ok(())
 }
 
-fn set_activity(relay: &Relay, session_id: &str, activity: Activity) {
-    let mut sessions = relay.sessions.lock();
-    let session = sessions.entry(session_id.to_owned()).or_default();
-    session.activity = Some(activity);
-    let state = session.state(session_id);
-    drop(sessions);
-    relay
-        .events
-        .session(session_id, Direction::Internal, "session.state", state);
-}
-
 /// Marks the action as running and tells the subscribers.
-fn begin(relay: &Relay, request: &ActionRequest, client_id: &str, started: DateTime<Utc>) {
-    if let Some(session) = relay.sessions.lock().get_mut(&request.session_id) {
-        session.in_flight = Some(request.action_id.clone());
-    }
-    set_activity(relay, &request.session_id, Activity::Running);
+fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Utc>) {
+    let changed = relay
+        .sessions
+        .update(&request.session_id, |s| s.start(&request.action_id));
+    relay.publish_state(changed);
+    let event = ActionStarted {
+        action_id: request.action_id.clone(),
+        action_name: request.action_name.clone(),
+        session_id: request.session_id.clone(),
+        client_id: client_id.to_owned(),
+        started_at: tether_protocol::result::rfc3339_ms(started),
+    };
     relay.events.session(
         &request.session_id,
         Direction::Internal,
-        "action.started",
-        json!({
-            "actionId": request.action_id,
-            "actionName": request.action_name,
-            "sessionId": request.session_id,
-            "clientId": client_id,
-            "startedAt": tether_protocol::result::rfc3339_ms(started),
-        }),
+        Message::ActionStarted(event),
     );
 }
 
@@ -161,12 +111,12 @@ fn begin(relay: &Relay, request: &ActionRequest, client_id: &str, started: DateT
 /// until the deadline, and for neither once the link drops.
 async fn exchange(
     relay: &Relay,
-    request: &ActionRequest,
+    request: &Request,
     client_id: &str,
     link: &Link,
     deadline: Instant,
     on_ack: impl FnOnce(),
-) -> Result<Value, ActionError> {
+) -> Result<HostAnswer, ActionError> {
     let offline = || {
         ActionError::new(
             ErrorCode::ClientOffline,
@@ -179,7 +129,8 @@ async fn exchange(
     let envelope_id = format!("d{}", NEXT_DISPATCH.fetch_add(1, Ordering::Relaxed));
     let mut waiting = link.expect(&envelope_id).map_err(|_| offline())?;
     let left = deadline.saturating_duration_since(Instant::now());
-    let envelope = Envelope::new("browser_action", request.forwarded(client_id, left)).with_id(&envelope_id);
+    let envelope =
+        Envelope::of(Message::BrowserAction(request.forwarded(client_id, left))).with_id(&envelope_id);
     if !link.outbox.send(envelope) {
         link.forget(&envelope_id);
         return Err(offline());
@@ -197,12 +148,8 @@ async fn exchange(
                 acked = true;
                 if let (Ok(()), Some(on_ack)) = (ack, on_ack.take()) {
                     on_ack();
-                    relay.events.record(
-                        &request.session_id,
-                        Direction::In,
-                        "browser_action.ack",
-                        json!({ "actionId": request.action_id }),
-                    );
+                    let ack = Ack { action_id: request.action_id.clone() };
+                    relay.events.record(&request.session_id, Direction::In, Message::BrowserActionAck(ack));
                 }
             }
             result = &mut waiting.result => break result.map_err(|_| offline()),
@@ -240,14 +187,9 @@ async fn exchange(
     outcome
 }
 
-/// The host's result payload, held to the request it answers.
-fn from_host(
-    request: &ActionRequest,
-    client_id: &str,
-    started: DateTime<Utc>,
-    payload: Value,
-) -> ActionResult {
-    match serde_json::from_value::<ActionResult>(payload) {
+/// The host's result, held to the request it answers.
+fn from_host(request: &Request, client_id: &str, started: DateTime<Utc>, answer: HostAnswer) -> ActionResult {
+    match answer {
         Ok(mut result) => {
             let header = request.header(Some(client_id));
             result.action_id = header.action_id;
@@ -257,12 +199,12 @@ fn from_host(
             result.replayed = None;
             result
         }
-        Err(e) => request.failed(
+        Err(why) => request.failed(
             Some(client_id),
             started,
             ActionError::new(
                 ErrorCode::Internal,
-                format!("browser {client_id} sent a result the relay cannot read: {e}"),
+                format!("browser {client_id} sent a result the relay cannot read: {why}"),
             ),
         ),
     }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use tether_protocol::messages::Message;
 use tokio::sync::broadcast;
 
 use crate::session_log::{Direction, Entry, SessionLog};
@@ -80,20 +81,23 @@ impl Events {
         }
     }
 
-    /// Logs an envelope of a session that is not an event (a request, an ack).
-    pub fn record(&self, session: &str, direction: Direction, kind: &str, payload: Value) {
+    /// Logs a message of a session that is not an event (a request, an ack).
+    pub fn record(&self, session: &str, direction: Direction, message: Message) {
+        let (kind, payload) = message.split();
         if let Err(e) = self.log.append(session, direction, kind, &payload) {
             tracing::error!(session, kind, "cannot write the session log: {e}");
         }
     }
 
     /// Logs a session event and hands it to its subscribers.
-    pub fn session(&self, session: &str, direction: Direction, kind: &str, payload: Value) {
+    pub fn session(&self, session: &str, direction: Direction, event: Message) {
+        let (kind, payload) = event.split();
         self.publish_session(session, direction, kind, Arc::new(payload), false);
     }
 
     /// Publishes a browser's event, and copies it into each session bound to it.
-    pub fn client(&self, client: &str, kind: &str, payload: Value, sessions: &[String]) {
+    pub fn client(&self, client: &str, event: Message, sessions: &[String]) {
+        let (kind, payload) = event.split();
         // One payload, shared by the browser's event and every session's copy.
         let payload = Arc::new(payload);
         for session in sessions {
@@ -229,5 +233,18 @@ impl Subscription {
             self.last = event.index;
         }
         event
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_event_kind_is_a_message() {
+        for kind in super::EVENT_KINDS {
+            assert!(
+                tether_protocol::messages::senders(kind).is_some(),
+                "{kind} is not a message"
+            );
+        }
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use tether_protocol::ActionResult;
 use tokio::sync::oneshot;
 
 use crate::outbox::Outbox;
@@ -24,16 +24,19 @@ struct Pending {
     actions: HashMap<String, Waiting>,
 }
 
+/// A host's result, or why it could not be read.
+pub type HostAnswer = Result<ActionResult, String>;
+
 struct Waiting {
     ack: Option<oneshot::Sender<()>>,
-    result: oneshot::Sender<Value>,
+    result: oneshot::Sender<HostAnswer>,
 }
 
 /// What the scheduler awaits for one action sent to the host. A receiver that errors means
 /// the link closed.
 pub struct Dispatched {
     pub ack: oneshot::Receiver<()>,
-    pub result: oneshot::Receiver<Value>,
+    pub result: oneshot::Receiver<HostAnswer>,
 }
 
 /// The link closed before the action could be sent.
@@ -90,9 +93,9 @@ impl Link {
 
     /// The host's result for the action sent as `envelope_id`. False if nothing waits for it
     /// (unknown id, or an action that already timed out).
-    pub fn answered(&self, envelope_id: &str, payload: Value) -> bool {
+    pub fn answered(&self, envelope_id: &str, answer: HostAnswer) -> bool {
         let waiting = self.pending().actions.remove(envelope_id);
-        waiting.is_some_and(|w| w.result.send(payload).is_ok())
+        waiting.is_some_and(|w| w.result.send(answer).is_ok())
     }
 
     /// Closes the link: every action still waiting learns it now.

@@ -2,9 +2,11 @@
 //! `browser_action`s to hosts one at a time per session, keeps the registry of online browsers
 //! and their twins, stores artifacts, streams events and logs every session.
 //!
-//! A request's path: `ws` or `routes::actions` -> `scheduler` (queue, idempotency) ->
-//! `dispatch` (browser selection, confirmation, the host exchange over a `host_link`) -> back
-//! through `scheduler`, which records the result in `sessions`, `events` and the `session_log`.
+//! A request's path: `ws` or `routes::actions` read it (`request`) -> `scheduler` (queue,
+//! idempotency) -> `dispatch` (browser selection, confirmation, the host exchange over a
+//! `host_link`) -> back through `scheduler`, which records the result in `sessions`, `events`
+//! and the `session_log`, and hands it to its `reply`. A session's state changes only through
+//! the transitions of `sessions::Session`.
 
 pub mod artifacts;
 pub mod auth;
@@ -18,6 +20,8 @@ pub mod ids;
 pub mod metrics;
 pub mod outbox;
 pub mod registry;
+pub mod reply;
+pub mod request;
 pub mod routes;
 pub mod scheduler;
 pub mod server;

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use tether_protocol::messages::Message;
 use tether_protocol::{ActionError, Envelope};
 use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
 
@@ -93,14 +93,14 @@ impl Outbox {
         self.queue.send(Outgoing::Frame(envelope, None)).await.is_ok()
     }
 
-    /// Queues `kind` with `payload` as the reply to the request `reply_to`.
-    pub fn reply(&self, reply_to: Option<String>, kind: &str, payload: Value) -> bool {
-        self.send(Envelope::new(kind, payload).reply_to(reply_to))
+    /// Queues a message as the reply to the request `reply_to`.
+    pub fn reply(&self, reply_to: Option<String>, message: Message) -> bool {
+        self.send(Envelope::of(message).reply_to(reply_to))
     }
 
     /// Queues an `error` envelope.
     pub fn error(&self, reply_to: Option<String>, error: ActionError) -> bool {
-        self.reply(reply_to, "error", serde_json::json!(error))
+        self.reply(reply_to, Message::Error(error))
     }
 
     /// Ends the connection after what is already queued.

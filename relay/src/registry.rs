@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use serde_json::Value;
+use tether_protocol::messages::ClientSummary;
 use tether_protocol::result::rfc3339_ms;
 
 use crate::host_link::Link;
@@ -16,17 +16,6 @@ struct Client {
     meta: Value,
     link: Option<Link>,
     last_seen: DateTime<Utc>,
-}
-
-/// One row of `extension.list` (its sessions are filled in from the session table).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ClientSummary {
-    pub client_id: String,
-    pub online: bool,
-    pub meta: Value,
-    pub last_seen: String,
-    pub sessions: Vec<String>,
 }
 
 #[derive(Default)]

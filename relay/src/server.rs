@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde_json::json;
+use tether_protocol::messages::Catalog;
 use tether_protocol::{ActionError, ErrorCode};
 
 use crate::auth::{token_from, Orchestrator};
@@ -64,7 +65,9 @@ pub fn router(state: AppState) -> Router {
 }
 
 async fn actions_json(_: Orchestrator, State(state): State<AppState>) -> impl IntoResponse {
-    Json(json!({ "actions": state.catalog }))
+    Json(Catalog {
+        actions: state.catalog.to_vec(),
+    })
 }
 
 async fn actions_md(_: Orchestrator, State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {

@@ -1,38 +1,40 @@
-//! Sessions as the relay keeps them (PROTOCOL.md §2.3): which browser each is bound to, its
-//! status, the action running and those queued behind it, and the results of finished actions
-//! by `actionId`, so a repeated id is answered without running again.
+//! A session's truth (PROTOCOL.md §2.3), owned here and nowhere else: which browser it is
+//! bound to, what it is doing, the action running and those queued behind it, and the results
+//! of finished actions by `actionId`, so a repeated id is answered without running again.
 //!
-//! A session exists from the first time anyone names it. Sessions live in memory: after a
-//! relay restart a session starts over as `created` (its log goes on where it ended).
+//! [`Session`] is a state machine: its fields are private, and each transition is a method
+//! that returns the `session.state` to publish when the status changed, or a binding did (the
+//! caller publishes it through `Relay::publish_state`, after whatever event it follows). A session exists from the
+//! first time anyone names it; sessions live in memory, so after a relay restart a session
+//! starts over as `created` (its log goes on where it ended).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
-use serde::Serialize;
-use serde_json::{json, Value};
-use tether_protocol::{ActionError, ActionResult};
+use tether_protocol::messages::{SessionState, SessionStatus};
+use tether_protocol::{ActionError, ActionName, ActionResult, ErrorCode};
 
-use crate::scheduler::{Job, Reply};
+use crate::config::ConfirmMode;
+use crate::reply::Reply;
+use crate::request::Request;
 
 /// How many finished results a session keeps for replay; the oldest go first. Retries come
 /// soon after a failure, so the last few dozen are what matter.
 const KEPT_RESULTS: usize = 64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Created,
-    Running,
-    WaitingForBrowserSelection,
-    WaitingForUserConfirmation,
-    Ongoing,
-    Completed,
-    Error,
+/// A `session.state` to publish, when a transition changed what subscribers see.
+pub type Changed = Option<SessionState>;
+
+/// One accepted action waiting for its turn.
+pub struct Job {
+    pub request: Request,
+    pub reply: Reply,
 }
 
 /// What the session is doing right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Activity {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Activity {
+    #[default]
     Idle,
     Running,
     WaitingForBrowserSelection,
@@ -41,75 +43,236 @@ pub enum Activity {
 
 /// An action id's fate: running (with the repeats waiting for it) or finished. A finished
 /// result is kept as its JSON text: a tenth of the memory of the parsed tree.
-pub enum Outcome {
+enum Outcome {
     Running(Vec<Reply>),
     Done(Box<str>),
 }
 
+/// How [`Session::admit`] took a job.
+pub enum Admitted {
+    /// Queued; start a runner for the session if it has none (`true`).
+    Queued { start_runner: bool },
+    /// The id already finished: answer with its stored result (JSON text).
+    Replay(Job, Box<str>),
+    /// The id is running: ack the repeat, then [`Session::attach`] it for the same result.
+    Repeat(Job),
+    /// The queue is full.
+    Full(Job),
+}
+
 #[derive(Default)]
 pub struct Session {
-    pub client_id: Option<String>,
-    pub activity: Option<Activity>,
-    pub in_flight: Option<String>,
-    pub queue: VecDeque<Job>,
+    id: String,
+    client_id: Option<String>,
+    activity: Activity,
+    in_flight: Option<String>,
+    queue: VecDeque<Job>,
     /// A runner task is draining the queue.
-    pub busy: bool,
-    pub last_error: Option<ActionError>,
+    runner: bool,
+    last_error: Option<ActionError>,
     /// Some action has finished in this session.
-    pub ran: bool,
+    ran: bool,
     /// The last browser failure has not been followed by a success yet.
-    pub failed: bool,
+    failed: bool,
     /// `session_stop` succeeded and nothing has started the session again.
-    pub completed: bool,
+    completed: bool,
     /// A person approved an action of this session (`--confirm first`).
-    pub confirmed: bool,
+    confirmed: bool,
     outcomes: HashMap<String, Outcome>,
     finished: VecDeque<String>,
 }
 
 impl Session {
-    pub fn status(&self) -> Status {
-        match self.activity.unwrap_or(Activity::Idle) {
-            Activity::Running => Status::Running,
-            Activity::WaitingForBrowserSelection => Status::WaitingForBrowserSelection,
-            Activity::WaitingForUserConfirmation => Status::WaitingForUserConfirmation,
-            Activity::Idle if self.completed => Status::Completed,
-            Activity::Idle if self.failed => Status::Error,
-            Activity::Idle if self.ran => Status::Ongoing,
-            Activity::Idle => Status::Created,
+    fn new(id: &str) -> Self {
+        Self {
+            id: id.to_owned(),
+            ..Self::default()
+        }
+    }
+
+    pub fn status(&self) -> SessionStatus {
+        match self.activity {
+            Activity::Running => SessionStatus::Running,
+            Activity::WaitingForBrowserSelection => SessionStatus::WaitingForBrowserSelection,
+            Activity::WaitingForUserConfirmation => SessionStatus::WaitingForUserConfirmation,
+            Activity::Idle if self.completed => SessionStatus::Completed,
+            Activity::Idle if self.failed => SessionStatus::Error,
+            Activity::Idle if self.ran => SessionStatus::Ongoing,
+            Activity::Idle => SessionStatus::Created,
         }
     }
 
     /// The `session.state` payload.
-    pub fn state(&self, session_id: &str) -> Value {
-        let mut state = json!({
-            "sessionId": session_id,
-            "status": self.status(),
-            "queued": self.queue.len(),
-        });
-        if let Some(client) = &self.client_id {
-            state["clientId"] = json!(client);
+    pub fn state(&self) -> SessionState {
+        SessionState {
+            session_id: self.id.clone(),
+            status: self.status(),
+            client_id: self.client_id.clone(),
+            in_flight: self.in_flight.clone(),
+            queued: self.queue.len(),
+            last_error: self.last_error.clone(),
         }
-        if let Some(action) = &self.in_flight {
-            state["inFlight"] = json!(action);
-        }
-        if let Some(error) = &self.last_error {
-            state["lastError"] = json!(error);
-        }
-        state
     }
 
-    pub fn outcome(&mut self, action_id: &str) -> Option<&mut Outcome> {
-        self.outcomes.get_mut(action_id)
+    pub fn client_id(&self) -> Option<&str> {
+        self.client_id.as_deref()
     }
 
-    pub fn start_outcome(&mut self, action_id: &str) {
+    /// Applies a transition; the new state when the status changed. (The binding an action
+    /// makes on its way shows in the `running` state that follows at once.)
+    fn transition(&mut self, apply: impl FnOnce(&mut Self)) -> Changed {
+        let before = self.status();
+        apply(self);
+        (before != self.status()).then(|| self.state())
+    }
+
+    /// Takes an accepted action: queued behind the running one, or answered by the outcome
+    /// its id already has.
+    pub fn admit(&mut self, job: Job, queue_limit: usize) -> Admitted {
+        match self.outcomes.get(&job.request.action_id) {
+            Some(Outcome::Done(text)) => return Admitted::Replay(job, text.clone()),
+            Some(Outcome::Running(_)) => return Admitted::Repeat(job),
+            None => {}
+        }
+        if self.runner && self.queue.len() >= queue_limit {
+            return Admitted::Full(job);
+        }
         self.outcomes
-            .insert(action_id.to_owned(), Outcome::Running(Vec::new()));
+            .insert(job.request.action_id.clone(), Outcome::Running(Vec::new()));
+        self.queue.push_back(job);
+        let start_runner = !self.runner;
+        self.runner = true;
+        Admitted::Queued { start_runner }
     }
 
-    /// Stores a finished result; returns the repeats that were waiting for it.
-    pub fn finish_outcome(&mut self, result: &ActionResult) -> Vec<Reply> {
+    /// A repeat of a running id gets that action's result too.
+    pub fn attach(&mut self, action_id: &str, reply: Reply) {
+        match self.outcomes.get_mut(action_id) {
+            Some(Outcome::Running(waiting)) => waiting.push(reply),
+            _ => tracing::error!(
+                action_id,
+                "a repeat was attached to an action that is not running"
+            ),
+        }
+    }
+
+    /// The runner's next job; none ends the runner.
+    pub fn next_job(&mut self) -> Option<Job> {
+        let job = self.queue.pop_front();
+        self.runner = job.is_some();
+        job
+    }
+
+    /// Whether a runner is draining the queue.
+    pub fn has_runner(&self) -> bool {
+        self.runner
+    }
+
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Whether the session may run this action: a stopped session runs only `session_start`.
+    pub fn open_for(&mut self, action_name: &str) -> Result<(), ActionError> {
+        if action_name == ActionName::SessionStart.as_str() {
+            self.completed = false;
+        } else if self.completed {
+            return Err(ActionError::new(
+                ErrorCode::SessionNotActive,
+                format!(
+                    "session {} was stopped; start it again with session_start",
+                    self.id
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The browser an action runs on: the one it names, else the session's binding, else the
+    /// only one online (the session is then bound to it). None chosen: the session waits for
+    /// a person to pick one.
+    pub fn choose_client(
+        &mut self,
+        named: Option<&str>,
+        online: impl FnOnce() -> Vec<String>,
+    ) -> (Result<String, ActionError>, Changed) {
+        let mut chosen = Err(ActionError::internal("no browser chosen"));
+        let changed = self.transition(|s| {
+            chosen = match named.map(str::to_owned).or_else(|| s.client_id.clone()) {
+                Some(client) => Ok(client),
+                None => match online().as_slice() {
+                    [only] => Ok(only.clone()),
+                    others => {
+                        s.activity = Activity::WaitingForBrowserSelection;
+                        Err(no_client(others.len()))
+                    }
+                },
+            };
+            if let (Ok(client), None) = (&chosen, &s.client_id) {
+                s.client_id = Some(client.clone());
+            }
+        });
+        (chosen, changed)
+    }
+
+    /// Whether a person must approve the next action first.
+    pub fn needs_confirmation(&self, mode: ConfirmMode) -> bool {
+        match mode {
+            ConfirmMode::Never => false,
+            ConfirmMode::Every => true,
+            ConfirmMode::First => !self.confirmed,
+        }
+    }
+
+    pub fn await_confirmation(&mut self) -> Changed {
+        self.transition(|s| s.activity = Activity::WaitingForUserConfirmation)
+    }
+
+    pub fn confirmed(&mut self) {
+        self.confirmed = true;
+    }
+
+    /// The action went to the browser.
+    pub fn start(&mut self, action_id: &str) -> Changed {
+        self.transition(|s| {
+            s.in_flight = Some(action_id.to_owned());
+            s.activity = Activity::Running;
+        })
+    }
+
+    /// An action ended: the status it leaves (a failure of the browser or the link puts the
+    /// session in `error` until an action succeeds; an action's own error does not), and the
+    /// result kept for repeats. Returns the repeats that were waiting for it.
+    pub fn finish(&mut self, result: &ActionResult) -> (Vec<Reply>, Changed) {
+        let changed = self.transition(|s| s.settle(result));
+        (self.keep(result), changed)
+    }
+
+    fn settle(&mut self, result: &ActionResult) {
+        self.in_flight = None;
+        self.ran = true;
+        let code = result.error.as_ref().map(|e| e.code);
+        self.activity = match code {
+            Some(ErrorCode::NoClientSelected) => Activity::WaitingForBrowserSelection,
+            _ => Activity::Idle,
+        };
+        match code {
+            None => {
+                self.failed = false;
+                self.last_error = None;
+                if result.action_name == ActionName::SessionStop.as_str() {
+                    self.completed = true;
+                }
+            }
+            Some(code) if is_browser_failure(code) => {
+                self.failed = true;
+                self.last_error = result.error.clone();
+            }
+            Some(_) => self.last_error = result.error.clone(),
+        }
+    }
+
+    fn keep(&mut self, result: &ActionResult) -> Vec<Reply> {
         let id = result.action_id.clone();
         let text = serde_json::to_string(result).unwrap_or_default().into_boxed_str();
         let waiting = match self.outcomes.insert(id.clone(), Outcome::Done(text)) {
@@ -124,23 +287,70 @@ impl Session {
         }
         waiting
     }
+
+    /// A person (or an orchestrator) picked the session's browser; a session waiting for one
+    /// goes back to idle. Said whenever the binding or the status changed.
+    pub fn bind(&mut self, client_id: &str) -> Changed {
+        let rebound = self.client_id.as_deref() != Some(client_id);
+        self.client_id = Some(client_id.to_owned());
+        let changed = self.transition(|s| {
+            if s.activity == Activity::WaitingForBrowserSelection {
+                s.activity = Activity::Idle;
+            }
+        });
+        changed.or_else(|| rebound.then(|| self.state()))
+    }
 }
 
+/// Errors that say the browser or the link failed, not the action (§2.3's `error` status).
+fn is_browser_failure(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::AckTimeout
+            | ErrorCode::ActionTimeout
+            | ErrorCode::ClientOffline
+            | ErrorCode::CdpError
+            | ErrorCode::Internal
+    )
+}
+
+fn no_client(online: usize) -> ActionError {
+    let message = if online == 0 {
+        "no browser is online; start a host, then bind the session with session.bind".to_owned()
+    } else {
+        format!(
+            "{online} browsers are online; choose one with session.bind or the action's clientId (see extension.list)"
+        )
+    };
+    ActionError::new(ErrorCode::NoClientSelected, message)
+}
+
+/// Every session, by id.
 #[derive(Default)]
 pub struct Sessions {
     table: Mutex<HashMap<String, Session>>,
 }
 
 impl Sessions {
-    pub fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
         self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Runs a transition on a session (created on first use) under the table's lock. Lock
+    /// order: sessions, then the registry (nothing takes them the other way round).
+    pub fn update<R>(&self, session_id: &str, transition: impl FnOnce(&mut Session) -> R) -> R {
+        let mut table = self.lock();
+        let session = table
+            .entry(session_id.to_owned())
+            .or_insert_with(|| Session::new(session_id));
+        transition(session)
+    }
+
     /// The `session.state` payload of a session (a session no one has named yet is `created`).
-    pub fn state(&self, session_id: &str) -> Value {
+    pub fn state(&self, session_id: &str) -> SessionState {
         match self.lock().get(session_id) {
-            Some(session) => session.state(session_id),
-            None => Session::default().state(session_id),
+            Some(session) => session.state(),
+            None => Session::new(session_id).state(),
         }
     }
 
@@ -149,7 +359,7 @@ impl Sessions {
         let mut ids: Vec<String> = self
             .lock()
             .iter()
-            .filter(|(_, s)| s.client_id.as_deref() == Some(client_id))
+            .filter(|(_, s)| s.client_id() == Some(client_id))
             .map(|(id, _)| id.clone())
             .collect();
         ids.sort();
@@ -160,13 +370,16 @@ impl Sessions {
         self.lock().get(session_id).and_then(|s| s.client_id.clone())
     }
 
-    /// Sessions with an action running (or a runner about to end).
+    /// Sessions with a runner (an action running, or a runner about to end).
     pub fn running(&self) -> usize {
-        self.lock().values().filter(|s| s.busy).count()
+        self.lock().values().filter(|s| s.has_runner()).count()
     }
 
     /// Actions waiting behind a running one, over all sessions.
     pub fn queued(&self) -> usize {
-        self.lock().values().map(|s| s.queue.len()).sum()
+        self.lock().values().map(Session::queued).sum()
     }
 }
+
+#[cfg(test)]
+mod tests;

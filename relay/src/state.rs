@@ -5,9 +5,9 @@ use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
 use tether_protocol::actions;
 use tether_protocol::descriptors::ActionDescriptor;
+use tether_protocol::messages::{Binding, ClientList, Message, SessionStatus, StreamEnd};
 use tether_protocol::{ActionError, ErrorCode};
 
 use crate::artifacts::ArtifactStore;
@@ -17,7 +17,7 @@ use crate::events::Events;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::session_log::{Direction, SessionLog};
-use crate::sessions::{Activity, Sessions};
+use crate::sessions::{Changed, Sessions};
 use crate::shutdown::{Phase, Shutdown};
 use crate::twin::Twins;
 
@@ -53,40 +53,51 @@ impl Relay {
     }
 
     /// The `extension.list` payload: every browser that has joined, with its sessions.
-    pub fn clients(&self) -> Value {
+    pub fn clients(&self) -> ClientList {
         let mut clients = self.registry.list();
         for client in &mut clients {
             client.sessions = self.sessions.bound_to(&client.client_id);
         }
-        json!({ "clients": clients })
+        ClientList { clients }
     }
 
     /// Binds a session to a browser that has joined (seed 002: select_my_browser). A session
     /// waiting for a browser goes back to idle.
-    pub fn bind(&self, session_id: &str, client_id: &str) -> Result<Value, ActionError> {
+    pub fn bind(&self, session_id: &str, client_id: &str) -> Result<Binding, ActionError> {
         if !self.registry.is_known(client_id) {
             return Err(ActionError::new(
                 ErrorCode::InvalidParams,
                 format!("no browser with clientId {client_id:?} has joined this relay; see extension.list"),
             ));
         }
-        let bound = json!({ "sessionId": session_id, "clientId": client_id });
-        self.events
-            .record(session_id, Direction::In, "session.bind", bound.clone());
-        let state = {
-            let mut sessions = self.sessions.lock();
-            let session = sessions.entry(session_id.to_owned()).or_default();
-            session.client_id = Some(client_id.to_owned());
-            if session.activity == Some(Activity::WaitingForBrowserSelection) {
-                session.activity = Some(Activity::Idle);
-            }
-            session.state(session_id)
+        let bound = Binding {
+            session_id: session_id.to_owned(),
+            client_id: client_id.to_owned(),
         };
         self.events
-            .record(session_id, Direction::Out, "session.bound", bound.clone());
+            .record(session_id, Direction::In, Message::SessionBind(bound.clone()));
+        let changed = self.sessions.update(session_id, |s| s.bind(client_id));
         self.events
-            .session(session_id, Direction::Internal, "session.state", state);
+            .record(session_id, Direction::Out, Message::SessionBound(bound.clone()));
+        self.publish_state(changed);
         Ok(bound)
+    }
+
+    /// Tells a session's subscribers its new state; a completed session's stream ends.
+    pub fn publish_state(&self, changed: Changed) {
+        let Some(state) = changed else { return };
+        let session_id = state.session_id.clone();
+        let completed = state.status == SessionStatus::Completed;
+        self.events
+            .session(&session_id, Direction::Internal, Message::SessionState(state));
+        if completed {
+            let end = StreamEnd {
+                session_id: session_id.clone(),
+                reason: "session_stop".into(),
+            };
+            self.events
+                .session(&session_id, Direction::Internal, Message::StreamEnd(end));
+        }
     }
 
     /// Stops as `shutdown` describes: refuse new actions, let running ones finish within
@@ -115,9 +126,9 @@ impl Relay {
     }
 
     /// Publishes a browser's event to its subscribers and the sessions bound to it.
-    pub fn client_event(&self, client_id: &str, kind: &str, payload: Value) {
+    pub fn client_event(&self, client_id: &str, event: Message) {
         let sessions = self.sessions.bound_to(client_id);
-        self.events.client(client_id, kind, payload, &sessions);
+        self.events.client(client_id, event, &sessions);
     }
 }
 

@@ -7,8 +7,9 @@
 use std::fmt::Write;
 
 use serde_json::Value;
+use tether_protocol::twin::Tab;
 
-use crate::twin::{Tab, Twin};
+use crate::twin::Twin;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detail {
@@ -59,7 +60,7 @@ pub fn render(browser: &Browser, twin: &Twin, detail: Detail) -> String {
     if !twin.groups.is_empty() {
         out.push_str("### Tab groups\n");
         for group in &twin.groups {
-            let id = group.get("groupId").and_then(Value::as_i64).unwrap_or(-1);
+            let id = group.group_id;
             let members: Vec<String> = twin
                 .tabs
                 .iter()
@@ -69,7 +70,7 @@ pub fn render(browser: &Browser, twin: &Twin, detail: Detail) -> String {
             let _ = writeln!(
                 out,
                 "- group {id} \"{}\": tabs {}",
-                text(group, "title"),
+                one_line(&group.title),
                 if members.is_empty() {
                     "none".into()
                 } else {
@@ -139,11 +140,7 @@ fn gist(browser: &Browser, twin: &Twin) -> String {
 
 /// Windows in the order the browser listed them, then any only their tabs mention.
 fn window_ids(twin: &Twin) -> Vec<i64> {
-    let mut ids: Vec<i64> = twin
-        .windows
-        .iter()
-        .filter_map(|w| w.get("windowId").or_else(|| w.get("id")).and_then(Value::as_i64))
-        .collect();
+    let mut ids: Vec<i64> = twin.windows.iter().map(|w| w.window_id).collect();
     for tab in &twin.tabs {
         if !ids.contains(&tab.window_id) {
             ids.push(tab.window_id);
@@ -172,8 +169,8 @@ fn tab_line_with_group(tab: &Tab, twin: &Twin) -> String {
         let title = twin
             .groups
             .iter()
-            .find(|g| g.get("groupId").and_then(Value::as_i64) == Some(group))
-            .map(|g| text(g, "title"))
+            .find(|g| g.group_id == group)
+            .map(|g| one_line(&g.title))
             .unwrap_or_default();
         let _ = write!(line, " [group \"{title}\"]");
     }

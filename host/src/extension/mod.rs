@@ -17,8 +17,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::json;
 use tether_protocol::framing::{self, FrameError, BROWSER_TO_HOST_MAX, HOST_TO_BROWSER_MAX};
+use tether_protocol::native::{FromExtension, HostStatus, SessionTabs, ToExtension};
+use tether_protocol::twin::FullState;
 use tokio::sync::{broadcast, mpsc};
 
 use crate::artifacts::RelaySink;
@@ -36,17 +38,20 @@ const STATUS_EVERY: Duration = Duration::from_secs(2);
 
 /// The twin as the extension reports it; after a (re)join the host asks it for a full state.
 struct ExtensionTwin {
-    to_extension: mpsc::UnboundedSender<Value>,
+    to_extension: mpsc::UnboundedSender<ToExtension>,
     changes: broadcast::Sender<TwinChange>,
 }
 
 #[async_trait]
 impl TwinSource for ExtensionTwin {
-    async fn full_state(&self) -> Option<Value> {
-        // The extension answers with a full_state_sync message, which flows through changes.
-        let _ = self
-            .to_extension
-            .send(json!({ "type": "call", "id": 0, "method": "twin.sync", "params": {} }));
+    async fn full_state(&self) -> Option<FullState> {
+        // The extension answers with a full_state_sync message, which flows through changes;
+        // the reply to this call (id 0) is not awaited.
+        let _ = self.to_extension.send(ToExtension::Call {
+            id: 0,
+            method: "twin.sync".into(),
+            params: json!({}),
+        });
         None
     }
 
@@ -80,7 +85,7 @@ pub async fn main(origin: String) -> ExitCode {
 }
 
 async fn serve(config: HostConfig) -> anyhow::Result<()> {
-    let (to_extension, outgoing) = mpsc::unbounded_channel::<Value>();
+    let (to_extension, outgoing) = mpsc::unbounded_channel::<ToExtension>();
     let writer = tokio::spawn(write_frames(outgoing));
     let transport = Arc::new(ExtensionTransport::new(to_extension.clone()));
     let twin = Arc::new(ExtensionTwin {
@@ -94,11 +99,11 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
         .await
         .ok()
         .flatten();
-    let product = hello
-        .as_ref()
-        .and_then(|h| h["userAgent"].as_str())
-        .and_then(product_of)
-        .unwrap_or_else(|| "Chrome/unknown".into());
+    let product = match &hello {
+        Some(FromExtension::Hello { user_agent, .. }) => product_of(user_agent),
+        _ => None,
+    }
+    .unwrap_or_else(|| "Chrome/unknown".into());
 
     let client_id = match &config.client_id {
         Some(id) => id.clone(),
@@ -142,7 +147,7 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
     let link = tokio::spawn(relay_link::run(options, engine.clone()));
     let pulse = tokio::spawn(status.clone().every(STATUS_EVERY));
 
-    let dispatch = |message: Value| dispatch(message, &transport, &twin, &status);
+    let dispatch = |message: FromExtension| dispatch(message, &transport, &twin, &status);
     if let Some(hello) = hello {
         dispatch(hello);
     }
@@ -160,12 +165,12 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
 
 /// Messages from the extension, read by a task of their own (a frame is never cut by a
 /// timeout); the channel ends when the pipe ends or is out of step.
-fn read_frames() -> mpsc::UnboundedReceiver<Value> {
+fn read_frames() -> mpsc::UnboundedReceiver<FromExtension> {
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut stdin = tokio::io::stdin();
         loop {
-            match framing::read_frame::<_, Value>(&mut stdin, BROWSER_TO_HOST_MAX).await {
+            match framing::read_frame::<_, FromExtension>(&mut stdin, BROWSER_TO_HOST_MAX).await {
                 Ok(Some(message)) => {
                     if tx.send(message).is_err() {
                         return;
@@ -186,7 +191,7 @@ fn read_frames() -> mpsc::UnboundedReceiver<Value> {
     rx
 }
 
-async fn write_frames(mut outgoing: mpsc::UnboundedReceiver<Value>) {
+async fn write_frames(mut outgoing: mpsc::UnboundedReceiver<ToExtension>) {
     let mut stdout = tokio::io::stdout();
     while let Some(message) = outgoing.recv().await {
         match framing::write_frame(&mut stdout, &message, HOST_TO_BROWSER_MAX).await {
@@ -201,37 +206,42 @@ async fn write_frames(mut outgoing: mpsc::UnboundedReceiver<Value>) {
     }
 }
 
-fn dispatch(message: Value, transport: &ExtensionTransport, twin: &ExtensionTwin, status: &Status) {
-    let kind = message.get("type").and_then(Value::as_str).unwrap_or_default();
-    match kind {
-        "full_state_sync" | "tab_event" => {
-            let payload = message.get("payload").cloned().unwrap_or(Value::Null);
-            transport.tab_report(kind, &payload);
-            let change = if kind == "tab_event" {
-                TwinChange::Event(payload)
-            } else {
-                TwinChange::Full(payload)
-            };
-            let _ = twin.changes.send(change);
+fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &ExtensionTwin, status: &Status) {
+    match message {
+        FromExtension::FullStateSync { payload } => {
+            transport.full_state(&payload);
+            let _ = twin.changes.send(TwinChange::Full(Some(payload)));
         }
-        "reply" | "cdp.event" | "cdp.detached" => transport.receive(&message),
-        "ping" => {
-            let _ = status.to_extension.send(json!({ "type": "pong" }));
+        FromExtension::TabEvent { payload } => {
+            transport.tab_event(&payload);
+            let _ = twin.changes.send(TwinChange::Event(payload));
         }
-        "hello" => tracing::info!("extension says hello: {message}"),
-        "stop_all" => {
+        FromExtension::Reply { id, result, error } => transport.reply(id, result, error),
+        FromExtension::CdpEvent {
+            tab_id,
+            method,
+            params,
+        } => transport.cdp_event(tab_id, method, params),
+        FromExtension::CdpDetached { tab_id, reason } => transport.detached(tab_id, reason),
+        FromExtension::Ping => {
+            let _ = status.to_extension.send(ToExtension::Pong);
+        }
+        FromExtension::Hello {
+            extension_version,
+            user_agent,
+        } => tracing::info!(extension_version, user_agent, "extension says hello"),
+        FromExtension::StopAll => {
             let stopped = status.engine.stop_all();
             tracing::warn!(?stopped, "the user stopped every session from the extension");
             status.send();
         }
-        other => tracing::warn!("unknown message from the extension: {other:?}"),
     }
 }
 
 /// What the popup shows: the relay link, this browser's id, the sessions and their tabs.
 #[derive(Clone)]
 struct Status {
-    to_extension: mpsc::UnboundedSender<Value>,
+    to_extension: mpsc::UnboundedSender<ToExtension>,
     engine: Arc<Engine>,
     client_id: String,
     relay: Arc<std::sync::atomic::AtomicBool>,
@@ -240,17 +250,16 @@ struct Status {
 impl Status {
     fn send(&self) {
         let joined = self.relay.load(std::sync::atomic::Ordering::Relaxed);
-        let sessions: Vec<Value> = self
+        let sessions = self
             .engine
             .session_list()
             .into_iter()
-            .map(|(id, tabs)| json!({ "sessionId": id, "tabs": tabs }))
+            .map(|(session_id, tabs)| SessionTabs { session_id, tabs })
             .collect();
-        let _ = self.to_extension.send(json!({
-            "type": "status",
-            "relay": if joined { "connected" } else { "disconnected" },
-            "clientId": self.client_id,
-            "sessions": sessions,
+        let _ = self.to_extension.send(ToExtension::Status(HostStatus {
+            relay: if joined { "connected" } else { "disconnected" }.into(),
+            client_id: self.client_id.clone(),
+            sessions,
         }));
     }
 

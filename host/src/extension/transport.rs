@@ -12,6 +12,8 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tether_protocol::actions::TabId;
 use tether_protocol::framing::HOST_TO_BROWSER_MAX;
+use tether_protocol::native::ToExtension;
+use tether_protocol::twin::{FullState, Tab, TabEvent};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::cdp::{BrowserEvent, CdpError, TabInfo, Transport};
@@ -23,7 +25,7 @@ const EVENT_BUFFER: usize = 4096;
 
 pub struct ExtensionTransport {
     /// Messages to the extension (the writer frames them).
-    to_extension: mpsc::UnboundedSender<Value>,
+    to_extension: mpsc::UnboundedSender<ToExtension>,
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
     tabs: Mutex<HashMap<TabId, TabInfo>>,
@@ -38,26 +40,19 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A tab as the extension reports it (the twin's shape).
-pub fn tab_info(tab: &Value) -> Option<TabInfo> {
-    let int = |key: &str| tab.get(key).and_then(Value::as_i64);
-    let text = |key: &str| {
-        tab.get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    Some(TabInfo {
-        tab_id: int("tabId")?,
-        window_id: int("windowId"),
-        group_id: int("groupId"),
-        opener_tab_id: int("openerTabId"),
-        url: text("url"),
-        title: text("title"),
-    })
+pub fn tab_info(tab: &Tab) -> TabInfo {
+    TabInfo {
+        tab_id: tab.tab_id,
+        window_id: Some(tab.window_id),
+        group_id: tab.group_id,
+        opener_tab_id: tab.opener_tab_id,
+        url: tab.url.clone(),
+        title: tab.title.clone(),
+    }
 }
 
 impl ExtensionTransport {
-    pub fn new(to_extension: mpsc::UnboundedSender<Value>) -> Self {
+    pub fn new(to_extension: mpsc::UnboundedSender<ToExtension>) -> Self {
         Self {
             to_extension,
             next_id: AtomicU64::new(1),
@@ -72,7 +67,11 @@ impl ExtensionTransport {
     /// Runs one call in the extension.
     async fn call(&self, method: &str, params: Value) -> Result<Value, CdpError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let message = json!({ "type": "call", "id": id, "method": method, "params": params });
+        let message = ToExtension::Call {
+            id,
+            method: method.to_owned(),
+            params,
+        };
         // Chrome kills the port on a larger message: refuse it here, the port stays.
         let size = serde_json::to_vec(&message)
             .map(|v| v.len())
@@ -102,81 +101,45 @@ impl ExtensionTransport {
         }
     }
 
-    /// A message from the extension that is not a tab report (those go through
-    /// [`Self::tab_report`]): replies, CDP events, detaches.
-    pub fn receive(&self, message: &Value) {
-        let tab = message.get("tabId").and_then(Value::as_i64);
-        match message.get("type").and_then(Value::as_str) {
-            Some("reply") => {
-                let Some(id) = message.get("id").and_then(Value::as_u64) else {
-                    return;
-                };
-                let Some(waiting) = lock(&self.pending).remove(&id) else {
-                    return;
-                };
-                let answer = match message.get("error").and_then(Value::as_str) {
-                    Some(error) => Err(error.to_owned()),
-                    None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
-                };
-                let _ = waiting.send(answer);
-            }
-            Some("cdp.event") => {
-                if let (Some(tab), Some(method)) = (tab, message.get("method").and_then(Value::as_str)) {
-                    let params = message.get("params").cloned().unwrap_or(Value::Null);
-                    let _ = self.events.send(BrowserEvent::Cdp {
-                        tab,
-                        method: method.to_owned(),
-                        params,
-                    });
-                }
-            }
-            Some("cdp.detached") => {
-                if let Some(tab) = tab {
-                    lock(&self.attached).remove(&tab);
-                    let reason = message.get("reason").and_then(Value::as_str).unwrap_or("unknown");
-                    lock(&self.detached).insert(tab, reason.to_owned());
-                    let _ = self.events.send(BrowserEvent::Detached {
-                        tab,
-                        reason: reason.to_owned(),
-                    });
-                }
-            }
-            _ => {}
+    /// The extension's answer to the call `id`.
+    pub fn reply(&self, id: u64, result: Value, error: Option<String>) {
+        if let Some(waiting) = lock(&self.pending).remove(&id) {
+            let _ = waiting.send(error.map_or(Ok(result), Err));
         }
     }
 
-    /// The extension's `full_state_sync` / `tab_event` payloads keep the tab table current.
-    pub fn tab_report(&self, kind: &str, payload: &Value) {
-        if kind == "full_state_sync" {
-            let tabs: HashMap<TabId, TabInfo> = payload
-                .get("tabs")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(tab_info)
-                .map(|t| (t.tab_id, t))
-                .collect();
-            *lock(&self.tabs) = tabs;
-            return;
-        }
-        match payload.get("event").and_then(Value::as_str) {
-            Some(event @ ("created" | "updated")) => {
-                let Some(info) = payload.get("tab").and_then(tab_info) else {
-                    return;
-                };
+    pub fn cdp_event(&self, tab: TabId, method: String, params: Value) {
+        let _ = self.events.send(BrowserEvent::Cdp { tab, method, params });
+    }
+
+    /// The debugger left `tab` on its own; later calls on it say why.
+    pub fn detached(&self, tab: TabId, reason: String) {
+        lock(&self.attached).remove(&tab);
+        lock(&self.detached).insert(tab, reason.clone());
+        let _ = self.events.send(BrowserEvent::Detached { tab, reason });
+    }
+
+    /// The extension's `full_state_sync` replaces the tab table.
+    pub fn full_state(&self, state: &FullState) {
+        *lock(&self.tabs) = state.tabs.iter().map(|t| (t.tab_id, tab_info(t))).collect();
+    }
+
+    /// The extension's `tab_event`s keep the tab table current.
+    pub fn tab_event(&self, event: &TabEvent) {
+        match event {
+            TabEvent::Created { tab } | TabEvent::Updated { tab } => {
+                let info = tab_info(tab);
                 lock(&self.tabs).insert(info.tab_id, info.clone());
-                let _ = self.events.send(if event == "created" {
+                let _ = self.events.send(if matches!(event, TabEvent::Created { .. }) {
                     BrowserEvent::TabCreated(info)
                 } else {
                     BrowserEvent::TabUpdated(info)
                 });
             }
-            Some("removed") => {
-                if let Some(tab) = payload.get("tabId").and_then(Value::as_i64) {
-                    lock(&self.tabs).remove(&tab);
-                    lock(&self.attached).remove(&tab);
-                    let _ = self.events.send(BrowserEvent::TabRemoved { tab });
-                }
+            TabEvent::Removed { tab_id, .. } => {
+                lock(&self.tabs).remove(tab_id);
+                lock(&self.attached).remove(tab_id);
+                let _ = self.events.send(BrowserEvent::TabRemoved { tab: *tab_id });
             }
             _ => {}
         }
@@ -221,8 +184,9 @@ impl Transport for ExtensionTransport {
         let tab = self
             .call("tabs.create", json!({ "url": url, "groupTitle": group_title }))
             .await?;
-        let info =
-            tab_info(&tab).ok_or_else(|| CdpError::Other(format!("the extension made no tab: {tab}")))?;
+        let tab: Tab = serde_json::from_value(tab)
+            .map_err(|e| CdpError::Other(format!("the extension made no tab: {e}")))?;
+        let info = tab_info(&tab);
         lock(&self.tabs).insert(info.tab_id, info.clone());
         Ok(info)
     }

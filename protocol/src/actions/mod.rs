@@ -197,7 +197,7 @@ impl std::fmt::Display for ActionName {
 }
 
 fn from_params<T: DeserializeOwned>(name: ActionName, params: Value) -> Result<T, ActionError> {
-    serde_json::from_value(params).map_err(|e| ActionError::invalid_params(format!("{name}: {e}")))
+    serde_path_to_error::deserialize(params).map_err(|e| ActionError::invalid_params(format!("{name}: {e}")))
 }
 
 #[cfg(test)]

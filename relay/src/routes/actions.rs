@@ -13,7 +13,9 @@ use tether_protocol::{ActionError, ErrorCode};
 use tokio::sync::oneshot;
 
 use crate::auth::Orchestrator;
-use crate::scheduler::{self, Reply};
+use crate::reply::Reply;
+use crate::request::Request;
+use crate::scheduler;
 use crate::state::AppState;
 
 pub async fn browser_action(
@@ -47,9 +49,9 @@ pub async fn browser_action(
             ))
         }
     };
-    let parsed = match scheduler::parse(&payload) {
+    let parsed = match Request::read(&payload) {
         Ok(parsed) => parsed,
-        Err(not_an_action) => return bad_request(not_an_action.0),
+        Err(not_an_action) => return bad_request(not_an_action),
     };
     let (tx, rx) = oneshot::channel();
     // The action runs to its end even if this caller hangs up: its result is logged and kept

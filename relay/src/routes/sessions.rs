@@ -14,6 +14,7 @@ use chrono::Utc;
 use futures::Stream;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tether_protocol::messages::SessionState;
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::time::{interval_at, Instant, MissedTickBehavior};
 
@@ -51,7 +52,7 @@ pub async fn get(
     _: Orchestrator,
     State(state): State<AppState>,
     Path(session_id): Path<String>,
-) -> Json<Value> {
+) -> Json<SessionState> {
     Json(state.sessions.state(&session_id))
 }
 

@@ -1,71 +1,117 @@
 //! What a host sends once joined (PROTOCOL.md §2.5): acks and results of the actions the relay
-//! sent it, its twin (`full_state_sync`, `tab_event`) and heartbeats.
+//! sent it, its twin (`full_state_sync`, `tab_event`) and heartbeats. A report the relay cannot
+//! read is INVALID_MESSAGE and changes nothing; a result it cannot read still ends its action
+//! (INTERNAL), so the orchestrator is not left waiting for a timeout.
 
-use serde_json::json;
-use tether_protocol::{ActionError, Envelope, ErrorCode};
+use tether_protocol::messages::{Empty, Message, Role, Unreadable};
+use tether_protocol::twin::TwinReport;
+use tether_protocol::{ActionError, ErrorCode};
 
-use super::{forbidden, unknown, Peer};
+use super::Peer;
+use crate::host_link::{HostAnswer, Link};
 use crate::outbox::Outbox;
 use crate::state::AppState;
 
-pub fn handle(state: &AppState, outbox: &Outbox, peer: &mut Peer, envelope: Envelope) {
+/// A frame's `id` and `replyTo`.
+pub type Ids = (Option<String>, Option<String>);
+
+pub fn handle(
+    state: &AppState,
+    outbox: &Outbox,
+    peer: &mut Peer,
+    (id, reply_to): Ids,
+    read: Result<Message, Unreadable>,
+) {
     let (Some(client_id), Some(link)) = (peer.client_id.clone(), peer.link.clone()) else {
         return;
     };
     state.registry.touch(&client_id);
-    match envelope.kind.as_str() {
-        "browser_action.ack" | "browser_action.result" => {
-            let Some(reply_to) = envelope.reply_to.as_deref() else {
-                let error = ActionError::new(
-                    ErrorCode::InvalidMessage,
-                    format!(
-                        "{} needs replyTo: the id of the browser_action it answers",
-                        envelope.kind
-                    ),
-                );
-                outbox.error(envelope.id, error);
-                return;
-            };
-            let taken = if envelope.kind == "browser_action.ack" {
-                link.acked(reply_to)
-            } else {
-                link.answered(reply_to, envelope.payload)
-            };
-            if !taken {
-                // The action already ended (it timed out): its one result is out.
-                tracing::debug!(
-                    client_id,
-                    reply_to,
-                    kind = envelope.kind,
-                    "late or unknown answer dropped"
-                );
+    let report = match read {
+        Ok(Message::BrowserActionAck(_)) => {
+            return answer(outbox, &link, id, reply_to, "browser_action.ack", None)
+        }
+        Ok(Message::BrowserActionResult(result)) => {
+            return answer(
+                outbox,
+                &link,
+                id,
+                reply_to,
+                "browser_action.result",
+                Some(Ok(result)),
+            )
+        }
+        Err(Unreadable::BadPayload { kind, why, .. }) if kind == "browser_action.result" => {
+            return answer(
+                outbox,
+                &link,
+                id,
+                reply_to,
+                "browser_action.result",
+                Some(Err(why)),
+            )
+        }
+        Ok(Message::FullStateSync(full)) => TwinReport::Full(full),
+        Ok(Message::TabEvent(event)) => TwinReport::Event(event),
+        Ok(Message::Heartbeat(_)) => {
+            if id.is_some() {
+                outbox.reply(id, Message::Heartbeat(Empty {}));
             }
+            return;
         }
-        "full_state_sync" | "tab_event" => {
-            match state.twins.update(&client_id, &envelope.kind, &envelope.payload) {
-                Ok(twin) => state.client_event(&client_id, "twin_state_sync", twin),
-                Err(message) => {
-                    outbox.error(envelope.id, ActionError::new(ErrorCode::InvalidMessage, message));
-                }
-            }
+        Ok(Message::Join(_)) => {
+            outbox.error(id, already_joined());
+            return;
         }
-        "heartbeat" => {
-            if envelope.id.is_some() {
-                outbox.reply(envelope.id, "heartbeat", json!({}));
-            }
+        Ok(other) => {
+            outbox.error(
+                id,
+                ActionError::internal(format!("{} is not handled here", other.kind())),
+            );
+            return;
         }
-        "relay.join" => {
-            let error = ActionError::new(ErrorCode::InvalidMessage, "this connection has already joined");
-            outbox.error(envelope.id, error);
+        Err(Unreadable::BadPayload { kind, why, .. }) => {
+            outbox.error(
+                id,
+                ActionError::new(ErrorCode::InvalidMessage, format!("{kind}: {why}")),
+            );
+            return;
         }
-        "extension.list"
-        | "session.bind"
-        | "browser_action"
-        | "catalog.get"
-        | "twin.get"
-        | "subscribe"
-        | "session.get"
-        | "browser_task.confirm" => forbidden(outbox, peer, envelope, "is an orchestrator's message"),
-        _ => unknown(outbox, envelope),
+        Err(unreadable) => {
+            outbox.error(id, unreadable.error(Role::Host));
+            return;
+        }
+    };
+    let twin = state.twins.update(&client_id, report);
+    state.client_event(&client_id, Message::TwinStateSync(twin));
+}
+
+/// An ack (`result` None) or a result, for the action sent as `reply_to`.
+fn answer(
+    outbox: &Outbox,
+    link: &Link,
+    id: Option<String>,
+    reply_to: Option<String>,
+    kind: &str,
+    result: Option<HostAnswer>,
+) {
+    let Some(reply_to) = reply_to else {
+        let error = ActionError::new(
+            ErrorCode::InvalidMessage,
+            format!("{kind} needs replyTo: the id of the browser_action it answers"),
+        );
+        outbox.error(id, error);
+        return;
+    };
+    let taken = match result {
+        None => link.acked(&reply_to),
+        Some(answer) => link.answered(&reply_to, answer),
+    };
+    if !taken {
+        // The action already ended (it timed out): its one result is out.
+        tracing::debug!(reply_to, kind, "late or unknown answer dropped");
     }
+}
+
+pub fn already_joined() -> ActionError {
+    ActionError::new(ErrorCode::InvalidMessage, "this connection has already joined")
 }

@@ -11,6 +11,7 @@ use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket};
 use futures::stream::SplitSink;
 use futures::{SinkExt, StreamExt};
 use tether_protocol::envelope::PROTOCOL_VERSION;
+use tether_protocol::messages::{self, ClientRef, Role};
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::task::JoinHandle;
 
@@ -19,35 +20,9 @@ use crate::outbox::{Inbox, Outbox, Outgoing};
 use crate::shutdown::Phase;
 use crate::state::AppState;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JoinRole {
-    Orchestrator,
-    Host,
-    Observer,
-}
-
-impl JoinRole {
-    fn parse(role: &str) -> Option<Self> {
-        match role {
-            "orchestrator" => Some(Self::Orchestrator),
-            "host" => Some(Self::Host),
-            "observer" => Some(Self::Observer),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Orchestrator => "orchestrator",
-            Self::Host => "host",
-            Self::Observer => "observer",
-        }
-    }
-}
-
 /// A peer that has joined.
 pub struct Peer {
-    pub role: JoinRole,
+    pub role: Role,
     pub connection_id: String,
     /// A host's clientId.
     pub client_id: Option<String>,
@@ -104,21 +79,25 @@ pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<Str
         let Some(envelope) = read_envelope(&outbox, &text) else {
             continue;
         };
+        let (id, reply_to) = (envelope.id.clone(), envelope.reply_to.clone());
         match &mut peer {
-            None => match join::join(&state, &outbox, &envelope, upgrade_token.as_deref()) {
+            None => match join::join(&state, &outbox, envelope, upgrade_token.as_deref()) {
                 Ok(joined) => peer = Some(joined),
                 Err(error) => {
-                    outbox.error(envelope.id.clone(), error);
+                    outbox.error(id, error);
                     outbox.close();
                     break;
                 }
             },
-            Some(p) => match p.role {
-                JoinRole::Host => host::handle(&state, &outbox, p, envelope),
-                JoinRole::Orchestrator | JoinRole::Observer => {
-                    orchestrator::handle(&state, &outbox, p, envelope).await
+            Some(p) => {
+                let read = envelope.read(p.role);
+                match p.role {
+                    Role::Host => host::handle(&state, &outbox, p, (id, reply_to), read),
+                    Role::Orchestrator | Role::Observer => {
+                        orchestrator::handle(&state, &outbox, p, id, read).await
+                    }
                 }
-            },
+            }
         }
     }
 
@@ -197,32 +176,10 @@ fn leave(state: &AppState, peer: Peer) {
         link.close();
         if state.registry.disconnect(client_id, &peer.connection_id) {
             tracing::info!(client_id, "host offline");
-            state.client_event(
-                client_id,
-                "client.offline",
-                serde_json::json!({ "clientId": client_id }),
-            );
+            let offline = ClientRef {
+                client_id: client_id.clone(),
+            };
+            state.client_event(client_id, messages::Message::ClientOffline(offline));
         }
     }
-}
-
-/// The answer to a message this peer may not send.
-fn forbidden(outbox: &Outbox, peer: &Peer, envelope: Envelope, why: &str) {
-    let error = ActionError::new(
-        ErrorCode::Forbidden,
-        format!(
-            "{} {why}; this connection joined as {}",
-            envelope.kind,
-            peer.role.as_str()
-        ),
-    );
-    outbox.error(envelope.id, error);
-}
-
-fn unknown(outbox: &Outbox, envelope: Envelope) {
-    let error = ActionError::new(
-        ErrorCode::InvalidMessage,
-        format!("unknown message type {:?}", envelope.kind),
-    );
-    outbox.error(envelope.id, error);
 }

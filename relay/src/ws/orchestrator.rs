@@ -2,127 +2,150 @@
 //! observer reads the events, state and twin of the session it joined for, and answers
 //! confirmations of that session; nothing else.
 
-use serde_json::{json, Value};
+use tether_protocol::messages::{
+    Catalog, ClientRef, Confirmation, Empty, Message, Role, SessionRef, Subscribe, Subscribed, Unreadable,
+};
 use tether_protocol::{ActionError, Envelope, ErrorCode};
-
-use super::{forbidden, unknown, JoinRole, Peer};
-use crate::events::Filter;
-use crate::outbox::Outbox;
-use crate::scheduler::{self, Reply};
-use crate::state::AppState;
 use tokio::sync::OwnedSemaphorePermit;
 
-pub async fn handle(state: &AppState, outbox: &Outbox, peer: &mut Peer, envelope: Envelope) {
-    let observer = peer.role == JoinRole::Observer;
-    let result = match envelope.kind.as_str() {
-        "subscribe" => {
-            if let Err(error) = subscribe(state, outbox, peer, &envelope) {
-                outbox.error(envelope.id, error);
+use super::host::already_joined;
+use super::Peer;
+use crate::events::Filter;
+use crate::outbox::Outbox;
+use crate::reply::Reply;
+use crate::request::{self, Request};
+use crate::scheduler;
+use crate::state::AppState;
+
+pub async fn handle(
+    state: &AppState,
+    outbox: &Outbox,
+    peer: &mut Peer,
+    id: Option<String>,
+    read: Result<Message, Unreadable>,
+) {
+    let message = match read {
+        Ok(message) => message,
+        // A malformed action that names its session is still answered with a result.
+        Err(Unreadable::BadPayload { kind, why, payload }) if kind == "browser_action" => {
+            return action(
+                state,
+                outbox,
+                id,
+                Request::malformed(&payload, format!("{kind}: {why}")),
+            )
+            .await;
+        }
+        Err(unreadable) => {
+            outbox.error(id, unreadable.error(peer.role));
+            return;
+        }
+    };
+    let answer = match message {
+        Message::BrowserAction(wire) => return action(state, outbox, id, Request::accept(wire)).await,
+        Message::Subscribe(subscribe) => {
+            if let Err(error) = start_subscription(state, outbox, peer, id.clone(), subscribe) {
+                outbox.error(id, error);
             }
             return;
         }
-        "twin.get" => twin(state, peer, &envelope),
-        "session.get" => {
-            session_id(peer, &envelope.payload).map(|id| ("session.state", state.sessions.state(&id)))
-        }
-        "browser_task.confirm" => confirm(state, peer, &envelope.payload),
-        "heartbeat" => Ok(("heartbeat", json!({}))),
-        "relay.join" => Err(ActionError::new(
-            ErrorCode::InvalidMessage,
-            "this connection has already joined",
-        )),
-        "extension.list" | "session.bind" | "browser_action" | "catalog.get" if observer => {
-            return forbidden(outbox, peer, envelope, "is not open to observers");
-        }
-        "extension.list" => Ok(("extension.list.result", state.clients())),
-        "catalog.get" => Ok(("catalog", json!({ "actions": state.catalog }))),
-        "session.bind" => bind(state, &envelope.payload),
-        "browser_action" => {
-            // Waiting here stops reading this socket: a peer far ahead of its results is
-            // slowed down rather than buffered for.
-            let slot = outbox.action_slot().await;
-            return action(state, outbox, envelope, slot);
-        }
-        "browser_action.ack" | "browser_action.result" | "full_state_sync" | "tab_event" => {
-            return forbidden(outbox, peer, envelope, "is a host's message");
-        }
-        _ => return unknown(outbox, envelope),
-    };
-    match result {
-        Ok((kind, payload)) => {
-            if envelope.id.is_some() || kind != "heartbeat" {
-                outbox.reply(envelope.id, kind, payload);
+        Message::Heartbeat(_) => {
+            if id.is_some() {
+                outbox.reply(id, Message::Heartbeat(Empty {}));
             }
+            return;
         }
-        Err(error) => {
-            outbox.error(envelope.id, error);
+        Message::TwinGet(client) => twin(state, peer, client),
+        Message::SessionGet(SessionRef { session_id }) => {
+            session_id_of(peer, session_id).map(|id| Message::SessionState(state.sessions.state(&id)))
         }
-    }
+        Message::Confirm(confirmation) => confirm(state, peer, confirmation),
+        Message::ExtensionList(_) => Ok(Message::ExtensionListResult(state.clients())),
+        Message::CatalogGet(_) => Ok(Message::Catalog(Catalog {
+            actions: state.catalog.to_vec(),
+        })),
+        Message::SessionBind(binding) => required("sessionId", &binding.session_id)
+            .and_then(|_| required("clientId", &binding.client_id))
+            .and_then(|_| state.bind(&binding.session_id, &binding.client_id))
+            .map(Message::SessionBound),
+        Message::Join(_) => Err(already_joined()),
+        other => Err(ActionError::internal(format!(
+            "{} is not handled here",
+            other.kind()
+        ))),
+    };
+    match answer {
+        Ok(reply) => outbox.reply(id, reply),
+        Err(error) => outbox.error(id, error),
+    };
 }
 
-type Answer = Result<(&'static str, Value), ActionError>;
-
-fn action(state: &AppState, outbox: &Outbox, envelope: Envelope, slot: OwnedSemaphorePermit) {
-    match scheduler::parse(&envelope.payload) {
+async fn action(state: &AppState, outbox: &Outbox, id: Option<String>, read: request::Read) {
+    match read {
         Ok(parsed) => {
+            // Waiting here stops reading this socket: a peer far ahead of its results is
+            // slowed down rather than buffered for.
+            let slot: OwnedSemaphorePermit = outbox.action_slot().await;
             let reply = Reply::Socket {
                 outbox: outbox.clone(),
-                request_id: envelope.id,
+                request_id: id,
                 slot,
             };
             scheduler::submit(state, parsed, reply);
         }
         Err(not_an_action) => {
-            outbox.error(envelope.id, not_an_action.0);
+            outbox.error(id, not_an_action);
         }
     }
 }
 
-fn text<'a>(payload: &'a Value, key: &str) -> Result<&'a str, ActionError> {
-    payload
-        .get(key)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| {
-            ActionError::new(
-                ErrorCode::InvalidParams,
-                format!("{key:?} is required (a string)"),
-            )
-        })
+fn required<'a>(key: &str, value: &'a str) -> Result<&'a str, ActionError> {
+    if value.is_empty() {
+        return Err(ActionError::new(
+            ErrorCode::InvalidParams,
+            format!("{key:?} is required (a string)"),
+        ));
+    }
+    Ok(value)
 }
 
 /// The session a message is about; an observer's is always its own.
-fn session_id(peer: &Peer, payload: &Value) -> Result<String, ActionError> {
-    let named = payload.get("sessionId").and_then(Value::as_str);
+fn session_id_of(peer: &Peer, named: Option<String>) -> Result<String, ActionError> {
     match (&peer.role, &peer.session_id, named) {
-        (JoinRole::Observer, Some(own), Some(named)) if named != own => Err(ActionError::new(
+        (Role::Observer, Some(own), Some(named)) if named != *own => Err(ActionError::new(
             ErrorCode::Forbidden,
             format!("this observer watches session {own}, not {named}"),
         )),
-        (JoinRole::Observer, Some(own), _) => Ok(own.clone()),
-        _ => text(payload, "sessionId").map(str::to_owned),
+        (Role::Observer, Some(own), _) => Ok(own.clone()),
+        (_, _, named) => required("sessionId", named.as_deref().unwrap_or_default()).map(str::to_owned),
     }
 }
 
-fn bind(state: &AppState, payload: &Value) -> Answer {
-    let session = text(payload, "sessionId")?;
-    let client = text(payload, "clientId")?;
-    state.bind(session, client).map(|bound| ("session.bound", bound))
+/// An observer may follow the browser of the session it watches, and no other.
+fn check_observed_client(
+    state: &AppState,
+    peer: &Peer,
+    client_id: &str,
+    what: &str,
+) -> Result<(), ActionError> {
+    if peer.role != Role::Observer {
+        return Ok(());
+    }
+    let own = peer.session_id.as_deref().unwrap_or_default();
+    if state.sessions.client_of(own).as_deref() != Some(client_id) {
+        return Err(ActionError::new(
+            ErrorCode::Forbidden,
+            format!("this observer may {what} session {own}'s browser only"),
+        ));
+    }
+    Ok(())
 }
 
-fn twin(state: &AppState, peer: &Peer, envelope: &Envelope) -> Answer {
-    let client_id = text(&envelope.payload, "clientId")?;
-    if peer.role == JoinRole::Observer {
-        let own = peer.session_id.as_deref().unwrap_or_default();
-        if state.sessions.client_of(own).as_deref() != Some(client_id) {
-            return Err(ActionError::new(
-                ErrorCode::Forbidden,
-                format!("this observer may read the twin of session {own}'s browser only"),
-            ));
-        }
-    }
+fn twin(state: &AppState, peer: &Peer, client: ClientRef) -> Result<Message, ActionError> {
+    let client_id = required("clientId", &client.client_id)?;
+    check_observed_client(state, peer, client_id, "read the twin of")?;
     match state.twins.get(client_id) {
-        Some(twin) => Ok(("twin_state_sync", twin.payload(client_id))),
+        Some(twin) => Ok(Message::TwinStateSync(twin.payload(client_id))),
         None => Err(ActionError::new(
             ErrorCode::InvalidParams,
             format!("no twin for clientId {client_id:?}: that browser has not reported its tabs"),
@@ -130,63 +153,51 @@ fn twin(state: &AppState, peer: &Peer, envelope: &Envelope) -> Answer {
     }
 }
 
-fn confirm(state: &AppState, peer: &Peer, payload: &Value) -> Answer {
-    let request_id = text(payload, "requestId")?;
-    let approved = payload.get("approved").and_then(Value::as_bool).ok_or_else(|| {
-        ActionError::new(
-            ErrorCode::InvalidParams,
-            "\"approved\" is required (true or false)",
-        )
-    })?;
+fn confirm(state: &AppState, peer: &Peer, confirmation: Confirmation) -> Result<Message, ActionError> {
+    required("requestId", &confirmation.request_id)?;
     let only = match peer.role {
-        JoinRole::Observer => peer.session_id.as_deref(),
+        Role::Observer => peer.session_id.as_deref(),
         _ => None,
     };
-    state.confirmations.answer(request_id, approved, only)?;
-    Ok((
-        "browser_task.confirmed",
-        json!({ "requestId": request_id, "approved": approved }),
-    ))
+    state
+        .confirmations
+        .answer(&confirmation.request_id, confirmation.approved, only)?;
+    Ok(Message::Confirmed(confirmation))
 }
 
 /// Starts forwarding events to this peer: a session's (from after `from` in its log, when
 /// given), a browser's, or (orchestrators only) everything.
-fn subscribe(
+fn start_subscription(
     state: &AppState,
     outbox: &Outbox,
     peer: &mut Peer,
-    envelope: &Envelope,
+    id: Option<String>,
+    subscribe: Subscribe,
 ) -> Result<(), ActionError> {
-    let payload = &envelope.payload;
-    let session = match (peer.role, payload.get("sessionId")) {
-        (JoinRole::Observer, _) => Some(session_id(peer, payload)?),
-        (_, Some(_)) => Some(text(payload, "sessionId")?.to_owned()),
-        _ => None,
+    let session = match (peer.role, subscribe.session_id) {
+        (Role::Observer, named) => Some(session_id_of(peer, named)?),
+        (_, Some(named)) => Some(required("sessionId", &named)?.to_owned()),
+        (_, None) => None,
     };
-    let client = match payload.get("clientId") {
-        Some(_) => Some(text(payload, "clientId")?.to_owned()),
+    let client = match subscribe.client_id {
+        Some(client) => Some(required("clientId", &client)?.to_owned()),
         None => None,
     };
-    if let (JoinRole::Observer, Some(client)) = (peer.role, &client) {
-        let own = session.as_deref().unwrap_or_default();
-        if state.sessions.client_of(own).as_deref() != Some(client.as_str()) {
-            return Err(ActionError::new(
-                ErrorCode::Forbidden,
-                format!("this observer may follow session {own}'s browser only"),
-            ));
-        }
+    if let Some(client) = &client {
+        check_observed_client(state, peer, client, "follow")?;
     }
-    let from = payload.get("from").and_then(Value::as_u64);
     let filter = Filter {
         session: session.clone(),
         client: client.clone(),
     };
-    let mut subscription = state.events.subscribe(filter, from);
+    let mut subscription = state.events.subscribe(filter, subscribe.from);
     // `subscribed` goes out before any event of the subscription.
     outbox.reply(
-        envelope.id.clone(),
-        "subscribed",
-        json!({ "sessionId": session, "clientId": client }),
+        id,
+        Message::Subscribed(Subscribed {
+            session_id: session,
+            client_id: client,
+        }),
     );
     let (relay, out) = (state.clone(), outbox.clone());
     peer.subscriptions.push(tokio::spawn(async move {

@@ -1,0 +1,510 @@
+//! Every message of the relay protocol (PROTOCOL.md §2), typed once: the `type` on the wire,
+//! the payload's type, and which roles may send it to the relay. The table at the bottom is
+//! the only place a message type is named; it generates [`Message`] (a serde-tagged enum,
+//! `{ "type", "payload" }`) and [`senders`].
+//!
+//! A frame is read in two steps ([`Envelope::read`]): is the type known and may this peer send
+//! it (INVALID_MESSAGE, FORBIDDEN), then does the payload have its type's shape (INVALID_PARAMS,
+//! naming the field).
+
+use std::num::NonZeroU64;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::descriptors::ActionDescriptor;
+use crate::envelope::Envelope;
+use crate::twin::{FullState, TabEvent, TwinSync};
+use crate::{ActionError, ActionResult, ErrorCode};
+
+/// The role a peer joins the relay as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The agent server: dispatches actions, binds sessions, reads everything.
+    Orchestrator,
+    /// A browser: runs the actions and reports its twin.
+    Host,
+    /// A person's web UI: reads, binds, answers confirmations; never dispatches.
+    Observer,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Orchestrator => "orchestrator",
+            Self::Host => "host",
+            Self::Observer => "observer",
+        }
+    }
+
+    fn with_article(self) -> &'static str {
+        match self {
+            Self::Orchestrator => "an orchestrator",
+            Self::Host => "a host",
+            Self::Observer => "an observer",
+        }
+    }
+}
+
+/// A payload with nothing in it: `{}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Empty {}
+
+/// `relay.join`: the first frame of every peer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Join {
+    pub role: Role,
+    /// Absent when the token came on the upgrade request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// A host's stable id (1 to 256 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// A host's description of itself: browser, versions, os, mode, actions (§2.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+/// `relay.joined`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Joined {
+    pub role: Role,
+    pub connection_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+/// `browser_action`, from an orchestrator and as the relay forwards it to the host (with the
+/// chosen `clientId`, the `actionId` and the time left).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionRequest {
+    pub session_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The idempotency key; the relay assigns one when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action_id: Option<String>,
+    pub action_name: String,
+    #[serde(default = "empty_object")]
+    pub params: Value,
+    /// Bounds the whole action (the relay's default when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<NonZeroU64>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+/// `browser_action.ack`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ack {
+    pub action_id: String,
+}
+
+/// `session.bind` and `session.bound`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Binding {
+    pub session_id: String,
+    pub client_id: String,
+}
+
+/// A message about one browser: `twin.get`, `client.online`, `client.offline`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientRef {
+    pub client_id: String,
+}
+
+/// A message about one session: `session.get` (an observer's names its own, or none).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+/// `subscribe`: a session's events (after `from` in its log), a browser's, or all of them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subscribe {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<u64>,
+}
+
+/// `subscribed`: what the subscription follows (`null`: everything).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subscribed {
+    pub session_id: Option<String>,
+    pub client_id: Option<String>,
+}
+
+/// `browser_task.confirm` and `browser_task.confirmed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Confirmation {
+    pub request_id: String,
+    pub approved: bool,
+}
+
+/// `browser_task.confirmation_requested`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfirmationRequest {
+    pub request_id: String,
+    pub session_id: String,
+    pub action_name: String,
+    pub action_id: String,
+    /// One line a person can decide on.
+    pub summary: String,
+}
+
+/// `action.started`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionStarted {
+    pub action_id: String,
+    pub action_name: String,
+    pub session_id: String,
+    pub client_id: String,
+    pub started_at: String,
+}
+
+/// A session's status (PROTOCOL.md §2.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    Created,
+    Running,
+    WaitingForBrowserSelection,
+    WaitingForUserConfirmation,
+    Ongoing,
+    Completed,
+    Error,
+}
+
+/// `session.state`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionState {
+    pub session_id: String,
+    pub status: SessionStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The actionId running now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<String>,
+    /// Actions waiting behind it.
+    pub queued: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<ActionError>,
+}
+
+/// `stream_end`: the session completed; its event stream ends here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamEnd {
+    pub session_id: String,
+    pub reason: String,
+}
+
+/// One row of `extension.list.result`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientSummary {
+    pub client_id: String,
+    pub online: bool,
+    pub meta: Value,
+    /// RFC 3339 with milliseconds.
+    pub last_seen: String,
+    /// The sessions bound to this browser, sorted.
+    pub sessions: Vec<String>,
+}
+
+/// `extension.list.result`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientList {
+    pub clients: Vec<ClientSummary>,
+}
+
+/// `catalog`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Catalog {
+    pub actions: Vec<ActionDescriptor>,
+}
+
+/// Why a frame is not a message its sender may send.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unreadable {
+    /// No message has this type.
+    UnknownType(String),
+    /// The message is another role's.
+    NotYours { kind: String, senders: &'static [Role] },
+    /// The type is known, the payload does not have its shape; the payload comes back, for
+    /// messages whose errors are answered in their own shape (`browser_action`).
+    BadPayload {
+        kind: String,
+        why: String,
+        payload: Value,
+    },
+}
+
+impl Unreadable {
+    /// The error a peer is answered with.
+    pub fn error(&self, role: Role) -> ActionError {
+        match self {
+            Self::UnknownType(kind) => ActionError::new(
+                ErrorCode::InvalidMessage,
+                format!("unknown message type {kind:?}"),
+            ),
+            Self::NotYours { kind, senders } => {
+                let by: Vec<&str> = senders.iter().map(|r| r.with_article()).collect();
+                let by = if by.is_empty() {
+                    "the relay".to_owned()
+                } else {
+                    by.join(" or ")
+                };
+                ActionError::new(
+                    ErrorCode::Forbidden,
+                    format!(
+                        "{kind} is sent by {by}; this connection joined as {}",
+                        role.as_str()
+                    ),
+                )
+            }
+            Self::BadPayload { kind, why, .. } => {
+                ActionError::new(ErrorCode::InvalidParams, format!("{kind}: {why}"))
+            }
+        }
+    }
+}
+
+impl Envelope {
+    /// Wraps a message in a frame.
+    pub fn of(message: Message) -> Self {
+        let (kind, payload) = message.split();
+        Envelope::new(kind, payload)
+    }
+
+    /// The frame's message, if a peer of `role` may send it.
+    pub fn read(self, role: Role) -> Result<Message, Unreadable> {
+        let senders = senders(&self.kind).ok_or_else(|| Unreadable::UnknownType(self.kind.clone()))?;
+        if !senders.contains(&role) {
+            return Err(Unreadable::NotYours {
+                kind: self.kind,
+                senders,
+            });
+        }
+        self.message()
+    }
+
+    /// The frame's message, whoever sent it (for peers that trust the relay).
+    pub fn message(self) -> Result<Message, Unreadable> {
+        let payload = match self.payload {
+            Value::Null => empty_object(),
+            payload => payload,
+        };
+        match Message::read(&self.kind, &payload) {
+            None => Err(Unreadable::UnknownType(self.kind)),
+            Some(Ok(message)) => Ok(message),
+            Some(Err(why)) => Err(Unreadable::BadPayload {
+                kind: self.kind,
+                why,
+                payload,
+            }),
+        }
+    }
+}
+
+/// Reads a payload, saying which field is wrong.
+fn payload_of<T: serde::de::DeserializeOwned>(payload: &Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(payload).map_err(|e| e.to_string())
+}
+
+macro_rules! messages {
+    ($($(#[$doc:meta])* $wire:literal => $variant:ident($payload:ty) from [$($role:ident),*];)+) => {
+        /// A relay-protocol message: its type and its payload.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "type", content = "payload")]
+        pub enum Message {
+            $($(#[$doc])* #[serde(rename = $wire)] $variant($payload),)+
+        }
+
+        impl Message {
+            /// The `type` on the wire.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(Self::$variant(_) => $wire,)+
+                }
+            }
+
+            /// The type on the wire and the payload.
+            pub fn split(self) -> (&'static str, Value) {
+                let kind = self.kind();
+                let payload = match self {
+                    $(Self::$variant(payload) => serde_json::to_value(payload),)+
+                };
+                // Every payload type is plain data, which always serialises.
+                (kind, payload.unwrap_or(Value::Null))
+            }
+
+            fn read(kind: &str, payload: &Value) -> Option<Result<Self, String>> {
+                match kind {
+                    $($wire => Some(payload_of(payload).map(Self::$variant)),)+
+                    _ => None,
+                }
+            }
+        }
+
+        /// Who may send a message of this type to the relay (none: only the relay sends it);
+        /// `None` for a type no message has.
+        pub fn senders(kind: &str) -> Option<&'static [Role]> {
+            match kind {
+                $($wire => Some(&[$(Role::$role),*]),)+
+                _ => None,
+            }
+        }
+    };
+}
+
+messages! {
+    "relay.join" => Join(Join) from [Orchestrator, Host, Observer];
+    "relay.joined" => Joined(Joined) from [];
+    /// An error answer: `{ code, message, details? }`.
+    "error" => Error(ActionError) from [];
+    "heartbeat" => Heartbeat(Empty) from [Orchestrator, Host, Observer];
+    "extension.list" => ExtensionList(Empty) from [Orchestrator];
+    "extension.list.result" => ExtensionListResult(ClientList) from [];
+    "session.bind" => SessionBind(Binding) from [Orchestrator];
+    "session.bound" => SessionBound(Binding) from [];
+    "session.get" => SessionGet(SessionRef) from [Orchestrator, Observer];
+    "session.state" => SessionState(SessionState) from [];
+    "browser_action" => BrowserAction(ActionRequest) from [Orchestrator];
+    "browser_action.ack" => BrowserActionAck(Ack) from [Host];
+    "browser_action.result" => BrowserActionResult(ActionResult) from [Host];
+    "action.started" => ActionStarted(ActionStarted) from [];
+    "catalog.get" => CatalogGet(Empty) from [Orchestrator];
+    "catalog" => Catalog(Catalog) from [];
+    "twin.get" => TwinGet(ClientRef) from [Orchestrator, Observer];
+    "twin_state_sync" => TwinStateSync(TwinSync) from [];
+    "full_state_sync" => FullStateSync(FullState) from [Host];
+    "tab_event" => TabEvent(TabEvent) from [Host];
+    "subscribe" => Subscribe(Subscribe) from [Orchestrator, Observer];
+    "subscribed" => Subscribed(Subscribed) from [];
+    "browser_task.confirm" => Confirm(Confirmation) from [Orchestrator, Observer];
+    "browser_task.confirmed" => Confirmed(Confirmation) from [];
+    "browser_task.confirmation_requested" => ConfirmationRequested(ConfirmationRequest) from [];
+    "client.online" => ClientOnline(ClientRef) from [];
+    "client.offline" => ClientOffline(ClientRef) from [];
+    "stream_end" => StreamEnd(StreamEnd) from [];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn frame(kind: &str, payload: Value) -> Envelope {
+        Envelope::new(kind, payload)
+    }
+
+    #[test]
+    fn each_role_sends_only_its_own_messages() {
+        let bind = || frame("session.bind", json!({ "sessionId": "s", "clientId": "c" }));
+        assert!(bind().read(Role::Orchestrator).is_ok());
+        for role in [Role::Host, Role::Observer] {
+            let refused = bind().read(role).unwrap_err();
+            assert!(matches!(refused, Unreadable::NotYours { .. }));
+            let error = refused.error(role);
+            assert_eq!(error.code, ErrorCode::Forbidden);
+            assert!(
+                error.message.contains("sent by an orchestrator"),
+                "{}",
+                error.message
+            );
+        }
+        let joined = frame("relay.joined", json!({ "role": "host", "connectionId": "x" }));
+        assert!(joined
+            .read(Role::Host)
+            .unwrap_err()
+            .error(Role::Host)
+            .message
+            .contains("sent by the relay"));
+        let tab = frame("tab_event", json!({ "event": "removed", "tabId": 1 }));
+        assert!(matches!(tab.read(Role::Host), Ok(Message::TabEvent(_))));
+    }
+
+    #[test]
+    fn unknown_types_and_bad_payloads_are_told_apart() {
+        let unknown = frame("no.such.thing", json!({}))
+            .read(Role::Orchestrator)
+            .unwrap_err();
+        assert_eq!(unknown.error(Role::Orchestrator).code, ErrorCode::InvalidMessage);
+        let bad = frame(
+            "browser_action",
+            json!({ "sessionId": "s", "actionName": "x", "timeoutMs": -5 }),
+        )
+        .read(Role::Orchestrator)
+        .unwrap_err();
+        let error = bad.error(Role::Orchestrator);
+        assert_eq!(error.code, ErrorCode::InvalidParams);
+        assert!(
+            error.message.starts_with("browser_action: timeoutMs: "),
+            "{}",
+            error.message
+        );
+        let Unreadable::BadPayload { payload, .. } = bad else {
+            panic!()
+        };
+        assert_eq!(payload["sessionId"], "s", "the payload comes back");
+    }
+
+    #[test]
+    fn a_missing_payload_is_an_empty_one() {
+        let mut list = frame("extension.list", Value::Null);
+        assert_eq!(
+            list.clone().read(Role::Orchestrator),
+            Ok(Message::ExtensionList(Empty {}))
+        );
+        list.payload = json!({ "ignored": true });
+        assert!(
+            list.read(Role::Orchestrator).is_ok(),
+            "unknown fields are ignored"
+        );
+    }
+
+    #[test]
+    fn frames_round_trip_in_the_spec_shape() {
+        let ack = Envelope::of(Message::BrowserActionAck(Ack {
+            action_id: "a1".into(),
+        }))
+        .reply_to(Some("r".into()));
+        let text = serde_json::to_value(&ack).unwrap();
+        assert_eq!(
+            text,
+            json!({ "v": "1", "type": "browser_action.ack", "id": null, "replyTo": "r", "payload": { "actionId": "a1" } })
+        );
+        let back: Envelope = serde_json::from_value(text).unwrap();
+        assert_eq!(
+            back.message(),
+            Ok(Message::BrowserActionAck(Ack {
+                action_id: "a1".into()
+            }))
+        );
+    }
+}

@@ -1,0 +1,144 @@
+//! The messages between the extension and `tether-host` over native messaging (framing:
+//! [`crate::framing`]), typed once; `extension/src/service_worker.js` writes the same JSON
+//! (see extension/README.md).
+//!
+//! The host drives the browser with `call`s, a small RPC whose methods mirror the `chrome.*`
+//! APIs the extension runs them with (`tabs.create`, `tabs.close`, `debugger.attach`,
+//! `debugger.detach`, `debugger.send`, `twin.sync`); each is answered by a `reply` with its id.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::actions::TabId;
+use crate::twin::{FullState, TabEvent};
+
+/// What the extension sends the host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all_fields = "camelCase")]
+pub enum FromExtension {
+    /// First, once the port is open: names the browser.
+    #[serde(rename = "hello")]
+    Hello {
+        #[serde(default)]
+        extension_version: String,
+        #[serde(default)]
+        user_agent: String,
+    },
+    #[serde(rename = "full_state_sync")]
+    FullStateSync { payload: FullState },
+    #[serde(rename = "tab_event")]
+    TabEvent { payload: TabEvent },
+    /// The answer to a `call`: its result, or the error `chrome.*` gave.
+    #[serde(rename = "reply")]
+    Reply {
+        id: u64,
+        #[serde(default)]
+        result: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// A CDP event of an attached tab.
+    #[serde(rename = "cdp.event")]
+    CdpEvent {
+        tab_id: TabId,
+        method: String,
+        #[serde(default)]
+        params: Value,
+    },
+    /// The debugger left a tab (the person's "Cancel", the tab closed, "Stop all").
+    #[serde(rename = "cdp.detached")]
+    CdpDetached {
+        tab_id: TabId,
+        #[serde(default = "unknown")]
+        reason: String,
+    },
+    /// The person pressed "Stop all" in the extension.
+    #[serde(rename = "stop_all")]
+    StopAll,
+    #[serde(rename = "ping")]
+    Ping,
+}
+
+fn unknown() -> String {
+    "unknown".into()
+}
+
+/// What the host sends the extension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum ToExtension {
+    #[serde(rename = "call")]
+    Call { id: u64, method: String, params: Value },
+    /// What the popup shows.
+    #[serde(rename = "status")]
+    Status(HostStatus),
+    #[serde(rename = "pong")]
+    Pong,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostStatus {
+    /// `connected` or `disconnected`.
+    pub relay: String,
+    pub client_id: String,
+    pub sessions: Vec<SessionTabs>,
+}
+
+/// A session the host drives, with its tabs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTabs {
+    pub session_id: String,
+    pub tabs: Vec<TabId>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_extensions_messages_read_as_it_writes_them() {
+        let read = |v: Value| serde_json::from_value::<FromExtension>(v).unwrap();
+        assert_eq!(
+            read(json!({ "type": "cdp.event", "tabId": 3, "method": "Page.loadEventFired", "params": {} })),
+            FromExtension::CdpEvent {
+                tab_id: 3,
+                method: "Page.loadEventFired".into(),
+                params: json!({})
+            }
+        );
+        assert_eq!(read(json!({ "type": "stop_all" })), FromExtension::StopAll);
+        assert!(matches!(
+            read(json!({ "type": "reply", "id": 7, "error": "No tab with id: 3." })),
+            FromExtension::Reply {
+                id: 7,
+                error: Some(_),
+                ..
+            }
+        ));
+        assert!(matches!(
+            read(json!({ "type": "hello", "extensionVersion": "0.1.0", "userAgent": "UA" })),
+            FromExtension::Hello { .. }
+        ));
+        assert!(serde_json::from_value::<FromExtension>(json!({ "type": "nonsense" })).is_err());
+    }
+
+    #[test]
+    fn the_hosts_messages_are_flat() {
+        let call = ToExtension::Call {
+            id: 1,
+            method: "tabs.close".into(),
+            params: json!({ "tabId": 2 }),
+        };
+        assert_eq!(
+            serde_json::to_value(call).unwrap(),
+            json!({ "type": "call", "id": 1, "method": "tabs.close", "params": { "tabId": 2 } })
+        );
+        assert_eq!(
+            serde_json::to_value(ToExtension::Pong).unwrap(),
+            json!({ "type": "pong" })
+        );
+    }
+}

@@ -1,0 +1,50 @@
+//! Where an action's result goes: an HTTP request waiting for it, or a WebSocket orchestrator
+//! (an ack, then the result, each in reply to its request).
+
+use tether_protocol::messages::{Ack, Message};
+use tether_protocol::{ActionResult, Envelope};
+use tokio::sync::{oneshot, OwnedSemaphorePermit};
+
+use crate::outbox::Outbox;
+
+pub enum Reply {
+    /// An HTTP request waiting for the result.
+    Channel(oneshot::Sender<ActionResult>),
+    /// A WebSocket orchestrator. The slot is the action's share of the peer's outbox, given
+    /// back with the result.
+    Socket {
+        outbox: Outbox,
+        request_id: Option<String>,
+        slot: OwnedSemaphorePermit,
+    },
+}
+
+impl Reply {
+    pub fn ack(&self, action_id: &str) {
+        if let Self::Socket {
+            outbox, request_id, ..
+        } = self
+        {
+            let ack = Ack {
+                action_id: action_id.to_owned(),
+            };
+            outbox.reply(request_id.clone(), Message::BrowserActionAck(ack));
+        }
+    }
+
+    pub fn deliver(self, result: ActionResult) {
+        match self {
+            Self::Channel(tx) => {
+                let _ = tx.send(result);
+            }
+            Self::Socket {
+                outbox,
+                request_id,
+                slot,
+            } => {
+                let envelope = Envelope::of(Message::BrowserActionResult(result)).reply_to(request_id);
+                outbox.send_releasing(envelope, Some(slot));
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! A `browser_action` the relay accepted (PROTOCOL.md §2.2, §3), checked: it names a session
+//! and an action, has an `actionId`, and its params are what the action takes. A payload that
+//! names no session or action is not an action at all; anything else wrong with it becomes
+//! the action's error result, so orchestrators handle one shape.
+
+use std::num::NonZeroU64;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use tether_protocol::messages::ActionRequest;
+use tether_protocol::result::ActionHeader;
+use tether_protocol::{ActionCall, ActionError, ActionResult, ErrorCode};
+
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub session_id: String,
+    pub client_id: Option<String>,
+    pub action_id: String,
+    pub action_name: String,
+    pub params: Value,
+    pub timeout: Option<Duration>,
+}
+
+/// A request the relay answers with an error result instead of running it.
+pub type Refused = (Request, ActionError);
+
+/// Reads a payload: `Err` when it is no action at all (INVALID_MESSAGE), `Ok(Err)` when it is
+/// one that fails before it runs.
+pub type Read = Result<Result<Request, Refused>, ActionError>;
+
+impl Request {
+    /// Reads a `browser_action` payload.
+    pub fn read(payload: &Value) -> Read {
+        match serde_path_to_error::deserialize::<_, ActionRequest>(payload) {
+            Ok(wire) => Self::accept(wire),
+            Err(e) => Self::malformed(payload, format!("browser_action: {e}")),
+        }
+    }
+
+    /// Checks a typed `browser_action` payload.
+    pub fn accept(wire: ActionRequest) -> Read {
+        if wire.session_id.is_empty() {
+            return Err(not_an_action("\"sessionId\" must not be empty"));
+        }
+        let request = Request {
+            session_id: wire.session_id,
+            client_id: wire.client_id,
+            action_id: wire
+                .action_id
+                .filter(|id| !id.is_empty())
+                .unwrap_or_else(new_action_id),
+            action_name: wire.action_name,
+            params: wire.params,
+            timeout: wire.timeout_ms.map(|ms| Duration::from_millis(ms.get())),
+        };
+        // The relay checks params with the host's own types, so a bad call fails fast and the
+        // same way whichever browser would have run it.
+        match ActionCall::parse(&request.action_name, request.params.clone()) {
+            Ok(_) => Ok(Ok(request)),
+            Err(error) => Ok(Err((request, error))),
+        }
+    }
+
+    /// A payload without the shape of a `browser_action`: still an action (with an
+    /// INVALID_PARAMS result) if it names its session and action.
+    pub fn malformed(payload: &Value, why: String) -> Read {
+        let text = |key: &str| payload.get(key).and_then(Value::as_str).map(str::to_owned);
+        let (Some(session_id), Some(action_name)) = (text("sessionId"), text("actionName")) else {
+            return Err(not_an_action(
+                "a browser_action payload needs \"sessionId\" and \"actionName\" strings",
+            ));
+        };
+        if session_id.is_empty() {
+            return Err(not_an_action("\"sessionId\" must not be empty"));
+        }
+        let request = Request {
+            session_id,
+            client_id: None,
+            action_id: text("actionId")
+                .filter(|id| !id.is_empty())
+                .unwrap_or_else(new_action_id),
+            action_name,
+            params: payload.get("params").cloned().unwrap_or(Value::Null),
+            timeout: None,
+        };
+        Ok(Err((request, ActionError::invalid_params(why))))
+    }
+
+    pub fn header(&self, client_id: Option<&str>) -> ActionHeader {
+        ActionHeader {
+            action_id: self.action_id.clone(),
+            action_name: self.action_name.clone(),
+            session_id: self.session_id.clone(),
+            client_id: client_id
+                .or(self.client_id.as_deref())
+                .unwrap_or_default()
+                .to_owned(),
+        }
+    }
+
+    /// A result the relay decided itself, without the browser.
+    pub fn failed(
+        &self,
+        client_id: Option<&str>,
+        started: DateTime<Utc>,
+        error: ActionError,
+    ) -> ActionResult {
+        ActionResult::new(self.header(client_id), started, Utc::now(), Err(error))
+    }
+
+    /// The request as the session log keeps it.
+    pub fn logged(&self) -> ActionRequest {
+        self.wire(self.client_id.clone(), self.timeout)
+    }
+
+    /// The request as forwarded to the host: its browser, and the time left.
+    pub fn forwarded(&self, client_id: &str, left: Duration) -> ActionRequest {
+        self.wire(Some(client_id.to_owned()), Some(left))
+    }
+
+    fn wire(&self, client_id: Option<String>, timeout: Option<Duration>) -> ActionRequest {
+        ActionRequest {
+            session_id: self.session_id.clone(),
+            client_id,
+            action_id: Some(self.action_id.clone()),
+            action_name: self.action_name.clone(),
+            params: self.params.clone(),
+            // A deadline already passed still sends 1 ms: the host answers ACTION_TIMEOUT.
+            timeout_ms: timeout.map(|t| {
+                NonZeroU64::new(u64::try_from(t.as_millis()).unwrap_or(u64::MAX)).unwrap_or(NonZeroU64::MIN)
+            }),
+        }
+    }
+}
+
+fn new_action_id() -> String {
+    format!("act-{}", crate::ids::random_hex(8))
+}
+
+fn not_an_action(why: &str) -> ActionError {
+    ActionError::new(ErrorCode::InvalidMessage, why)
+}

@@ -1,0 +1,228 @@
+//! The session's transitions against PROTOCOL.md §2.3's status rules.
+
+use chrono::Utc;
+use serde_json::json;
+use tether_protocol::result::ActionHeader;
+use tether_protocol::{ActionError, ActionResult, ErrorCode};
+use tokio::sync::oneshot;
+
+use super::*;
+
+fn request(action_id: &str, action_name: &str) -> Request {
+    Request {
+        session_id: "s".into(),
+        client_id: None,
+        action_id: action_id.into(),
+        action_name: action_name.into(),
+        params: json!({}),
+        timeout: None,
+    }
+}
+
+fn job(action_id: &str) -> (Job, oneshot::Receiver<ActionResult>) {
+    let (tx, rx) = oneshot::channel();
+    let job = Job {
+        request: request(action_id, "browser_click"),
+        reply: Reply::Channel(tx),
+    };
+    (job, rx)
+}
+
+fn result(action_id: &str, action_name: &str, error: Option<ErrorCode>) -> ActionResult {
+    let header = ActionHeader {
+        action_id: action_id.into(),
+        action_name: action_name.into(),
+        session_id: "s".into(),
+        client_id: "c".into(),
+    };
+    let outcome = match error {
+        None => Ok(json!({})),
+        Some(code) => Err(ActionError::new(code, "it failed")),
+    };
+    ActionResult::new(header, Utc::now(), Utc::now(), outcome)
+}
+
+/// Runs one action through the session: start, then finish with `error`.
+fn run(session: &mut Session, action_name: &str, error: Option<ErrorCode>) -> Changed {
+    session.start("a");
+    session.finish(&result("a", action_name, error)).1
+}
+
+fn status_after(changed: Changed) -> Option<SessionStatus> {
+    changed.map(|state| state.status)
+}
+
+#[test]
+fn a_session_is_created_then_running_then_ongoing() {
+    let mut session = Session::new("s");
+    assert_eq!(session.status(), SessionStatus::Created);
+    assert_eq!(status_after(session.start("a")), Some(SessionStatus::Running));
+    assert_eq!(session.state().in_flight.as_deref(), Some("a"));
+    let (_, changed) = session.finish(&result("a", "browser_click", None));
+    assert_eq!(status_after(changed), Some(SessionStatus::Ongoing));
+    assert_eq!(session.state().in_flight, None);
+}
+
+#[test]
+fn a_browser_failure_is_error_until_a_success() {
+    let mut session = Session::new("s");
+    for code in [
+        ErrorCode::AckTimeout,
+        ErrorCode::ActionTimeout,
+        ErrorCode::ClientOffline,
+    ] {
+        assert_eq!(
+            status_after(run(&mut session, "browser_click", Some(code))),
+            Some(SessionStatus::Error)
+        );
+        assert_eq!(session.state().last_error.map(|e| e.code), Some(code));
+        assert_eq!(
+            status_after(run(&mut session, "browser_click", None)),
+            Some(SessionStatus::Ongoing)
+        );
+        assert_eq!(session.state().last_error, None);
+    }
+}
+
+#[test]
+fn an_actions_own_error_leaves_the_session_ongoing() {
+    let mut session = Session::new("s");
+    run(&mut session, "browser_click", None);
+    let changed = run(&mut session, "browser_click", Some(ErrorCode::ElementNotFound));
+    assert_eq!(status_after(changed), Some(SessionStatus::Ongoing));
+    assert_eq!(session.status(), SessionStatus::Ongoing);
+    assert_eq!(
+        session.state().last_error.map(|e| e.code),
+        Some(ErrorCode::ElementNotFound)
+    );
+}
+
+#[test]
+fn a_stopped_session_runs_only_session_start() {
+    let mut session = Session::new("s");
+    assert_eq!(
+        status_after(run(&mut session, "session_stop", None)),
+        Some(SessionStatus::Completed)
+    );
+    let refused = session.open_for("browser_click").unwrap_err();
+    assert_eq!(refused.code, ErrorCode::SessionNotActive);
+    assert!(session.open_for("session_start").is_ok());
+    assert_eq!(session.status(), SessionStatus::Ongoing);
+    assert!(session.open_for("browser_click").is_ok());
+}
+
+#[test]
+fn the_browser_is_the_named_one_the_bound_one_or_the_only_one() {
+    let mut session = Session::new("s");
+    let (chosen, changed) = session.choose_client(None, || vec!["only".into()]);
+    assert_eq!(chosen.unwrap(), "only");
+    assert_eq!(
+        changed, None,
+        "bound to it, said by the running state that follows"
+    );
+    assert_eq!(session.client_id(), Some("only"));
+    let (chosen, changed) = session.choose_client(None, || unreachable!("the binding decides"));
+    assert_eq!((chosen.unwrap().as_str(), changed), ("only", None));
+    let (chosen, _) = session.choose_client(Some("other"), || unreachable!());
+    assert_eq!(chosen.unwrap(), "other");
+    assert_eq!(
+        session.client_id(),
+        Some("only"),
+        "a named browser does not rebind"
+    );
+}
+
+#[test]
+fn without_a_choice_the_session_waits_for_a_person() {
+    for online in [vec![], vec!["a".to_owned(), "b".to_owned()]] {
+        let mut session = Session::new("s");
+        let (chosen, changed) = session.choose_client(None, || online.clone());
+        assert_eq!(chosen.unwrap_err().code, ErrorCode::NoClientSelected);
+        assert_eq!(
+            status_after(changed),
+            Some(SessionStatus::WaitingForBrowserSelection)
+        );
+        let (_, changed) = session.finish(&result("a", "browser_click", Some(ErrorCode::NoClientSelected)));
+        assert_eq!(changed, None, "still waiting: nothing new to say");
+        assert_eq!(status_after(session.bind("b")), Some(SessionStatus::Ongoing));
+        assert_eq!(session.client_id(), Some("b"));
+        assert_eq!(session.bind("b"), None, "nothing changed");
+        assert_eq!(session.bind("c").and_then(|s| s.client_id).as_deref(), Some("c"));
+    }
+}
+
+#[test]
+fn confirmation_is_asked_as_the_mode_says() {
+    let mut session = Session::new("s");
+    assert!(!session.needs_confirmation(ConfirmMode::Never));
+    assert!(session.needs_confirmation(ConfirmMode::First));
+    assert_eq!(
+        status_after(session.await_confirmation()),
+        Some(SessionStatus::WaitingForUserConfirmation)
+    );
+    session.confirmed();
+    assert!(!session.needs_confirmation(ConfirmMode::First));
+    assert!(session.needs_confirmation(ConfirmMode::Every));
+}
+
+#[test]
+fn one_runner_drains_the_queue_in_order_up_to_its_limit() {
+    let mut session = Session::new("s");
+    let admitted: Vec<bool> = ["a", "b"]
+        .into_iter()
+        .map(|id| match session.admit(job(id).0, 2) {
+            Admitted::Queued { start_runner } => start_runner,
+            _ => panic!("{id} should queue"),
+        })
+        .collect();
+    assert_eq!(admitted, [true, false], "one runner, started once");
+    // The runner has taken nothing yet: two wait, the limit.
+    assert!(matches!(session.admit(job("c").0, 2), Admitted::Full(_)));
+    let first = session.next_job().map(|j| j.request.action_id);
+    assert!(matches!(
+        session.admit(job("c").0, 2),
+        Admitted::Queued { start_runner: false }
+    ));
+    let rest: Vec<String> = std::iter::from_fn(|| session.next_job())
+        .map(|j| j.request.action_id)
+        .collect();
+    assert_eq!(
+        (first.as_deref(), rest.as_slice()),
+        (Some("a"), &["b".to_owned(), "c".to_owned()][..])
+    );
+    assert!(!session.has_runner(), "an empty queue ends the runner");
+}
+
+#[test]
+fn a_repeated_action_id_gets_the_one_result() {
+    let mut session = Session::new("s");
+    assert!(matches!(session.admit(job("a").0, 8), Admitted::Queued { .. }));
+    let (repeat, repeat_rx) = job("a");
+    let Admitted::Repeat(repeat) = session.admit(repeat, 8) else {
+        panic!("a running id is a repeat")
+    };
+    session.attach("a", repeat.reply);
+    let (waiting, _) = session.finish(&result("a", "browser_click", None));
+    assert_eq!(waiting.len(), 1, "the repeat waits for the same result");
+    for reply in waiting {
+        reply.deliver(result("a", "browser_click", None));
+    }
+    assert_eq!(repeat_rx.blocking_recv().unwrap().action_id, "a");
+    let Admitted::Replay(_, stored) = session.admit(job("a").0, 8) else {
+        panic!("a finished id is replayed")
+    };
+    assert!(stored.contains("\"actionId\":\"a\""));
+}
+
+#[test]
+fn only_the_last_results_are_kept_for_replay() {
+    let mut session = Session::new("s");
+    for n in 0..=KEPT_RESULTS {
+        session.finish(&result(&format!("a{n}"), "browser_click", None));
+    }
+    assert!(
+        matches!(session.admit(job("a0").0, 8), Admitted::Queued { .. }),
+        "the oldest is forgotten"
+    );
+    assert!(matches!(session.admit(job("a1").0, 8), Admitted::Replay(..)));
+}
