@@ -228,7 +228,7 @@ fn readability_sends_text_over_256_kib_to_an_artifact() {
             "{}",
             inline.len()
         );
-        let whole = String::from_utf8(h.artifact(&article)).unwrap();
+        let whole = String::from_utf8(h.artifact(&article).await).unwrap();
         assert!(whole.len() > 256 * 1024);
         assert!(whole.starts_with(inline));
     });
@@ -244,7 +244,7 @@ fn get_html_stores_the_live_dom() {
         )
         .await;
         let whole = h.ok("html", "browser_get_html", json!({ "tabId": tab })).await;
-        let html = String::from_utf8(h.artifact(&whole)).unwrap();
+        let html = String::from_utf8(h.artifact(&whole).await).unwrap();
         assert_eq!(whole["bytes"].as_u64().unwrap(), html.len() as u64);
         assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..40]);
         assert!(
@@ -259,7 +259,7 @@ fn get_html_stores_the_live_dom() {
                 json!({ "tabId": tab, "xpath": "//footer" }),
             )
             .await;
-        let footer = String::from_utf8(h.artifact(&part)).unwrap();
+        let footer = String::from_utf8(h.artifact(&part).await).unwrap();
         assert!(
             footer.starts_with("<footer") && footer.ends_with("</footer>"),
             "{footer}"
@@ -299,7 +299,7 @@ fn screenshots_decode_to_the_size_asked() {
         let png = h
             .ok("screenshot", "browser_screenshot", json!({ "tabId": tab }))
             .await;
-        let bytes = h.artifact(&png);
+        let bytes = h.artifact(&png).await;
         assert_eq!(png["bytes"].as_u64().unwrap(), bytes.len() as u64);
         assert_eq!(decode(&bytes), (ImageFormat::Png, vw, vh));
         assert_eq!(
@@ -314,7 +314,7 @@ fn screenshots_decode_to_the_size_asked() {
                 json!({ "tabId": tab, "format": "jpeg", "quality": 40, "maxWidth": 400 }),
             )
             .await;
-        let (format, w, hgt) = decode(&h.artifact(&jpeg));
+        let (format, w, hgt) = decode(&h.artifact(&jpeg).await);
         assert_eq!(format, ImageFormat::Jpeg);
         assert_eq!(jpeg["format"], "jpeg");
         assert_eq!(
@@ -339,7 +339,7 @@ fn screenshots_decode_to_the_size_asked() {
                 json!({ "tabId": tab, "fullPage": true }),
             )
             .await;
-        let (_, fw, fh) = decode(&h.artifact(&full));
+        let (_, fw, fh) = decode(&h.artifact(&full).await);
         assert_eq!(fw, vw);
         assert!(fh >= 3500, "the whole 3,500 px page: {fh}");
 
@@ -351,7 +351,7 @@ fn screenshots_decode_to_the_size_asked() {
                 json!({ "tabId": tab, "fullPage": true, "maxWidth": 1001 }),
             )
             .await;
-        let (_, sw, sh) = decode(&h.artifact(&scaled));
+        let (_, sw, sh) = decode(&h.artifact(&scaled).await);
         assert_eq!(sw, 1001.min(vw));
         assert!(
             (sh as f64 - fh as f64 * sw as f64 / fw as f64).abs() <= 2.0,

@@ -4,7 +4,7 @@
 use serde_json::json;
 use tether_host::cdp::{BrowserEvent, Transport};
 use tether_protocol::{ActionResult, ErrorCode};
-use tether_tests::{run, Harness};
+use tether_tests::{run, run_worker, Harness};
 
 #[test]
 fn navigate_waits_for_the_load_event() {
@@ -134,7 +134,7 @@ fn a_same_document_navigation_completes_without_a_load() {
 
 #[test]
 fn dialogs_are_answered_and_listed_in_the_action_that_opened_them() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let tab = h.start("dialogs", "/fixtures/dialogs.html").await;
         let alerted = h
             .ok(
@@ -207,7 +207,7 @@ async fn stuck_wait(
            ? document.addEventListener('DOMContentLoaded', r) : r())",
     )
     .await;
-    let mut events = h.transport.events();
+    let mut events = h.worker().transport.events();
     let params = json!({ "tabId": tab, "timeoutMs": 60000 });
     let waiting = tokio::spawn(h.act(session, "browser_wait_for_loaded", params));
     // The page raises an alert once the wait registered its load listener; Tether answers it.
@@ -234,9 +234,9 @@ async fn stuck_wait(
 
 #[test]
 fn closing_the_tab_mid_action_ends_the_action_at_once() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let (tab, waiting) = stuck_wait(h, "closed-mid").await;
-        h.transport.close_tab(tab).await.unwrap(); // as the user would
+        h.worker().transport.close_tab(tab).await.unwrap(); // as the user would
         let error = waiting.await.unwrap().error.expect("an error result");
         assert_eq!(error.code, ErrorCode::TabNotFound, "{}", error.message);
         assert!(error.message.contains("closed"), "{}", error.message);
@@ -245,9 +245,9 @@ fn closing_the_tab_mid_action_ends_the_action_at_once() {
 
 #[test]
 fn losing_the_debugger_mid_action_ends_the_action_at_once() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let (tab, waiting) = stuck_wait(h, "detached-mid").await;
-        h.transport.detach(tab).await.unwrap(); // as a user cancelling the debugging bar would
+        h.worker().transport.detach(tab).await.unwrap(); // as a user cancelling the debugging bar would
         let error = waiting.await.unwrap().error.expect("an error result");
         assert_eq!(error.code, ErrorCode::CdpError, "{}", error.message);
         // The next action attaches again.

@@ -7,8 +7,9 @@ use std::time::Duration;
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tether_host::worker::Worker;
+use tether_tests::client::download;
 use tether_tests::relay::{TestRelay, HOST};
-use tether_tests::{run, Harness};
+use tether_tests::{find_element as find, run_worker, Harness};
 use tokio_tungstenite::tungstenite::Message;
 
 /// Generous bound for a host to (re)join: its backoff starts at 250 ms and doubles.
@@ -47,24 +48,9 @@ async fn orchestrator_socket(addr: std::net::SocketAddr) -> Socket {
     ws
 }
 
-/// Downloads an artifact by the URL a result carries, with no token: (content type, bytes).
-async fn download(url: &str) -> (String, Vec<u8>) {
-    let response = reqwest::get(url).await.expect("GET artifact");
-    assert_eq!(response.status().as_u16(), 200, "{url}");
-    let kind = response.headers()["content-type"].to_str().unwrap().to_owned();
-    (kind, response.bytes().await.unwrap().to_vec())
-}
-
-fn find<'a>(elements: &'a [Value], tag: &str, id: &str) -> &'a Value {
-    elements
-        .iter()
-        .find(|e| e["tag"] == tag && e["attributes"]["id"] == id)
-        .unwrap_or_else(|| panic!("no <{tag} id={id}> in {elements:?}"))
-}
-
 #[test]
 fn an_orchestrator_drives_a_worker_through_the_relay() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
         let worker = start_worker(h, &relay, "chain-worker");
@@ -167,7 +153,7 @@ fn an_orchestrator_drives_a_worker_through_the_relay() {
 
 #[test]
 fn a_worker_rejoins_a_restarted_relay_and_serves_it() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
         let addr = relay.addr;
@@ -230,7 +216,7 @@ fn a_worker_rejoins_a_restarted_relay_and_serves_it() {
 
 #[test]
 fn a_worker_with_a_wrong_token_stops_and_says_why() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
         for (token, code) in [
@@ -256,7 +242,7 @@ fn a_worker_with_a_wrong_token_stops_and_says_why() {
 
 #[test]
 fn a_full_artifact_store_fails_artifact_actions_clearly_and_the_relay_serves_on() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let data = tempfile::tempdir().unwrap();
         let limits = tether_relay::artifacts::Limits {
             max_store_bytes: 1,
@@ -290,7 +276,7 @@ fn a_full_artifact_store_fails_artifact_actions_clearly_and_the_relay_serves_on(
 
 #[test]
 fn a_pool_of_real_workers_serves_many_sessions_without_losing_or_reordering() {
-    run(|h| async move {
+    run_worker(|h| async move {
         const SESSIONS: usize = 20;
         const ACTIONS: usize = 10;
         let data = tempfile::tempdir().unwrap();

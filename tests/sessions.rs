@@ -4,12 +4,15 @@
 use serde_json::json;
 use tether_host::cdp::{BrowserEvent, Transport};
 use tether_protocol::ErrorCode;
-use tether_tests::{run, CONTROL_UI_PATH};
+use tether_tests::{run, run_worker, CONTROL_UI_PATH};
 
 #[test]
 fn session_start_opens_a_background_tab_and_returns_once_committed() {
-    run(|h| async move {
-        assert_eq!(h.eval(h.user_tab, "document.visibilityState").await, "visible");
+    run_worker(|h| async move {
+        assert_eq!(
+            h.eval(h.worker().user_tab, "document.visibilityState").await,
+            "visible"
+        );
         let url = h.url("/fixtures/article.html");
         let started = h
             .ok(
@@ -24,8 +27,11 @@ fn session_start_opens_a_background_tab_and_returns_once_committed() {
         // Committed: the tab already shows the new document, not about:blank.
         assert_eq!(h.eval(tab, "location.href").await, url.as_str());
         // Opened in the background: the user's foreground tab is still the one on screen.
-        assert_eq!(h.eval(h.user_tab, "document.visibilityState").await, "visible");
-        assert_eq!(h.engine.session_tabs("start-commit"), vec![tab]);
+        assert_eq!(
+            h.eval(h.worker().user_tab, "document.visibilityState").await,
+            "visible"
+        );
+        assert_eq!(h.worker().engine.session_tabs("start-commit"), vec![tab]);
     });
 }
 
@@ -63,15 +69,15 @@ fn an_unknown_tab_is_not_found() {
 
 #[test]
 fn session_stop_closes_the_sessions_tabs() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let tab = h.start("stop-close", "/fixtures/article.html").await;
         let stopped = h.ok("stop-close", "session_stop", json!({})).await;
         assert_eq!(stopped, json!({ "stopped": true }));
         assert!(
-            h.transport.tab(tab).await.unwrap().is_none(),
+            h.worker().transport.tab(tab).await.unwrap().is_none(),
             "the tab should be closed"
         );
-        assert!(h.engine.session_tabs("stop-close").is_empty());
+        assert!(h.worker().engine.session_tabs("stop-close").is_empty());
         h.fails_with(
             ErrorCode::TabNotFound,
             "stop-close",
@@ -86,16 +92,16 @@ fn session_stop_closes_the_sessions_tabs() {
 
 #[test]
 fn stop_without_closing_keeps_the_tab_for_reuse() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let tab = h.start("stop-keep", "/fixtures/article.html").await;
         h.ok("stop-keep", "session_stop", json!({ "closeTab": false }))
             .await;
         assert!(
-            h.transport.tab(tab).await.unwrap().is_some(),
+            h.worker().transport.tab(tab).await.unwrap().is_some(),
             "the tab should stay open"
         );
         assert!(
-            !h.transport.is_attached(tab),
+            !h.worker().transport.is_attached(tab),
             "the debugger should have left the tab"
         );
 
@@ -150,7 +156,7 @@ fn browser_internal_pages_are_forbidden_targets() {
 
 #[test]
 fn the_control_ui_is_a_forbidden_target_even_when_the_page_walks_into_it() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let panel = h.url(&format!("{CONTROL_UI_PATH}panel.html"));
         let tab = h.start("control-ui", "/fixtures/article.html").await;
         h.fails_with(
@@ -162,7 +168,7 @@ fn the_control_ui_is_a_forbidden_target_even_when_the_page_walks_into_it() {
         .await;
 
         // The page itself navigates there: every later action on the tab is refused.
-        let mut events = h.transport.events();
+        let mut events = h.worker().transport.events();
         h.eval(tab, &format!("location.href = {panel:?}")).await;
         // The browser announces the new URL once the navigation commits (bounded, so a missing
         // announcement fails the test instead of hanging the suite).
@@ -192,7 +198,7 @@ fn the_control_ui_is_a_forbidden_target_even_when_the_page_walks_into_it() {
 
 #[test]
 fn a_failed_session_start_leaves_no_tab_behind() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let e = h
             .fails_with(
                 ErrorCode::NavigationFailed,
@@ -202,13 +208,13 @@ fn a_failed_session_start_leaves_no_tab_behind() {
             )
             .await;
         assert!(e.message.contains("ERR_CONNECTION_REFUSED"), "{}", e.message);
-        assert!(h.engine.session_tabs("failed-start").is_empty());
+        assert!(h.worker().engine.session_tabs("failed-start").is_empty());
     });
 }
 
 #[test]
 fn tabs_opened_by_a_session_tab_join_the_session() {
-    run(|h| async move {
+    run_worker(|h| async move {
         let tab = h.start("popups", "/fixtures/popups.html").await;
         for (xpath, path) in [
             ("//a[@id='blank-link']", "/fixtures/article.html"),
@@ -220,7 +226,7 @@ fn tabs_opened_by_a_session_tab_join_the_session() {
             let opened = clicked["openedTabIds"].as_array().expect("openedTabIds").clone();
             assert_eq!(opened.len(), 1, "{clicked}");
             let new_tab = opened[0].as_i64().unwrap();
-            assert!(h.engine.session_tabs("popups").contains(&new_tab));
+            assert!(h.worker().engine.session_tabs("popups").contains(&new_tab));
             h.ok("popups", "browser_wait_for_loaded", json!({ "tabId": new_tab }))
                 .await;
             assert!(h
@@ -238,7 +244,7 @@ fn tabs_opened_by_a_session_tab_join_the_session() {
             .await;
         }
         h.ok("popups", "session_stop", json!({})).await;
-        assert!(h.engine.session_tabs("popups").is_empty());
+        assert!(h.worker().engine.session_tabs("popups").is_empty());
     });
 }
 

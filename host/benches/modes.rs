@@ -8,52 +8,30 @@
 //!
 //! Figures go to docs/performance.md.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
-use std::time::{Duration, Instant};
-
 use base64::Engine as _;
 use serde_json::{json, Value};
-use support::{ExtensionBrowser, HOST};
 use tether_host::cdp::connection::CdpConnection;
 use tether_host::worker::Worker;
+use tether_tests::cdp::RawSession;
+use tether_tests::extension::ExtensionBrowser;
+use tether_tests::relay::HOST;
+use tether_tests::timing::{median_ms, timed};
 
 const RUNS: usize = 30;
 const WARMUP: usize = 3;
 
-fn median(mut samples: Vec<Duration>) -> f64 {
-    samples.sort();
-    samples[samples.len() / 2].as_secs_f64() * 1000.0
-}
+/// The baseline: the same CDP work on a tab of its own.
+struct Raw<'a>(RawSession<'a>);
 
-async fn timed<F: std::future::Future>(work: F) -> Duration {
-    let start = Instant::now();
-    work.await;
-    start.elapsed()
-}
+impl<'a> std::ops::Deref for Raw<'a> {
+    type Target = RawSession<'a>;
 
-struct Raw {
-    cdp: CdpConnection,
-    session: String,
-}
-
-impl Raw {
-    async fn call(&self, method: &str, params: Value) -> Value {
-        self.cdp
-            .call(Some(&self.session), method, params)
-            .await
-            .expect(method)
+    fn deref(&self) -> &RawSession<'a> {
+        &self.0
     }
+}
 
-    async fn eval(&self, expression: &str) -> Value {
-        self.call(
-            "Runtime.evaluate",
-            json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
-        )
-        .await
-    }
-
+impl Raw<'_> {
     /// What each action does, minus Tether: the same CDP work on its own tab.
     async fn act(&self, action: &str) {
         match action {
@@ -82,15 +60,11 @@ impl Raw {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    tether_tests::block_on(async {
         let b: &'static ExtensionBrowser = Box::leak(Box::new(ExtensionBrowser::launch().await));
         let worker = Worker {
             browser_ws: b.chromium.ws_url().to_owned(),
-            relay: format!("ws://{}", b.relay),
+            relay: format!("ws://{}", b.relay.addr),
             token: HOST.into(),
             client_id: "bench-worker".into(),
             forbid_urls: Vec::new(),
@@ -105,23 +79,28 @@ fn main() {
         };
         let worker_id = "bench-worker".to_owned();
         b.wait_for_client(&worker_id).await;
-        let worker_tab = act("wrk", worker_id.clone(), "session_start", json!({ "url": page })).await["tabId"].clone();
-        let ext_tab = act("ext", b.client_id.clone(), "session_start", json!({ "url": page })).await["tabId"].clone();
+        let worker_tab =
+            act("wrk", worker_id.clone(), "session_start", json!({ "url": page })).await["tabId"].clone();
+        let ext_tab = act(
+            "ext",
+            b.client_id.clone(),
+            "session_start",
+            json!({ "url": page }),
+        )
+        .await["tabId"]
+            .clone();
 
         let cdp = CdpConnection::connect(b.chromium.ws_url()).await.unwrap();
         let target = cdp
-            .call(None, "Target.createTarget", json!({ "url": page, "newWindow": true, "background": true }))
+            .call(
+                None,
+                "Target.createTarget",
+                json!({ "url": page, "newWindow": true, "background": true }),
+            )
             .await
             .unwrap()["targetId"]
             .clone();
-        let attached = cdp
-            .call(None, "Target.attachToTarget", json!({ "targetId": target, "flatten": true }))
-            .await
-            .unwrap();
-        let raw = Raw {
-            cdp,
-            session: attached["sessionId"].as_str().unwrap().to_owned(),
-        };
+        let raw = Raw(RawSession::attach(&cdp, &target).await);
 
         // Where extension mode's time goes: chrome.debugger.sendCommand alone, timed inside the
         // service worker (no native messaging), for a trivial command.
@@ -132,28 +111,56 @@ fn main() {
              return (performance.now() - t0) / 50; }})()"
         );
         let per_call = sw
-            .call(Some(&sw_session), "Runtime.evaluate", json!({ "expression": probe, "awaitPromise": true, "returnByValue": true }))
+            .call(
+                Some(&sw_session),
+                "Runtime.evaluate",
+                json!({ "expression": probe, "awaitPromise": true, "returnByValue": true }),
+            )
             .await
             .unwrap();
-        println!("chrome.debugger.sendCommand inside the service worker: {:.2} ms a call", per_call["result"]["value"].as_f64().unwrap_or(f64::NAN));
+        println!(
+            "chrome.debugger.sendCommand inside the service worker: {:.2} ms a call",
+            per_call["result"]["value"].as_f64().unwrap_or(f64::NAN)
+        );
         println!(
             "{:<26} {:>9} {:>10} {:>9} {:>11} {:>11}",
             "action (ms, p50)", "raw CDP", "worker", "extension", "ext/worker", "ext/raw"
         );
-        for action in ["browser_wait_for_loaded", "browser_xpath_scan", "browser_get_html", "browser_screenshot"] {
+        for action in [
+            "browser_wait_for_loaded",
+            "browser_xpath_scan",
+            "browser_get_html",
+            "browser_screenshot",
+        ] {
             let (mut raw_t, mut worker_t, mut ext_t) = (Vec::new(), Vec::new(), Vec::new());
             for run in 0..WARMUP + RUNS {
                 let r = timed(raw.act(action)).await;
-                let w = timed(act("wrk", worker_id.clone(), action, json!({ "tabId": worker_tab }))).await;
-                let e = timed(act("ext", b.client_id.clone(), action, json!({ "tabId": ext_tab }))).await;
+                let w = timed(act(
+                    "wrk",
+                    worker_id.clone(),
+                    action,
+                    json!({ "tabId": worker_tab }),
+                ))
+                .await;
+                let e = timed(act(
+                    "ext",
+                    b.client_id.clone(),
+                    action,
+                    json!({ "tabId": ext_tab }),
+                ))
+                .await;
                 if run >= WARMUP {
                     raw_t.push(r);
                     worker_t.push(w);
                     ext_t.push(e);
                 }
             }
-            let (r, w, e) = (median(raw_t), median(worker_t), median(ext_t));
-            println!("{action:<26} {r:>9.2} {w:>10.2} {e:>9.2} {:>10.2}x {:>10.2}x", e / w, e / r);
+            let (r, w, e) = (median_ms(raw_t), median_ms(worker_t), median_ms(ext_t));
+            println!(
+                "{action:<26} {r:>9.2} {w:>10.2} {e:>9.2} {:>10.2}x {:>10.2}x",
+                e / w,
+                e / r
+            );
         }
     });
 }

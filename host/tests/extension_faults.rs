@@ -2,12 +2,10 @@
 //! mode. Both end every session of
 //! the browser, so they run one after the other on a browser of their own.
 
-mod support;
-
 use std::time::Duration;
 
 use serde_json::json;
-use support::{ExtensionBrowser, JOIN_WITHIN};
+use tether_tests::extension::{ExtensionBrowser, JOIN_WITHIN};
 
 /// Starts a session on a page that never finishes loading and an action that waits for it;
 /// returns the waiting action, once the relay has sent it to the host.
@@ -49,12 +47,7 @@ async fn until_running(b: &ExtensionBrowser, session: &str) {
 
 #[test]
 fn stop_all_and_a_killed_host_end_running_actions_with_clear_errors() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    tether_tests::block_on(async {
         let b: &'static ExtensionBrowser = Box::leak(Box::new(ExtensionBrowser::launch().await));
 
         // The user presses "Stop all" while an action runs: it ends now, saying why.

@@ -2,22 +2,12 @@
 //! Chromium through native messaging) -> the extension -> chrome.debugger -> the tab. One
 //! browser for this file; each test has its own session and tab.
 
-mod support;
-
-use std::sync::LazyLock;
-
 use serde_json::{json, Value};
-use support::{download, ExtensionBrowser, CONTROL_UI};
-use tokio::runtime::Runtime;
+use tether_tests::client::download;
+use tether_tests::extension::{ExtensionBrowser, CONTROL_UI};
+use tether_tests::find_element as find;
 use tokio::sync::OnceCell;
 
-static RUNTIME: LazyLock<Runtime> = LazyLock::new(|| {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-});
 static BROWSER: OnceCell<ExtensionBrowser> = OnceCell::const_new();
 
 fn run<F, Fut>(test: F)
@@ -25,19 +15,7 @@ where
     F: FnOnce(&'static ExtensionBrowser) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
-    RUNTIME.block_on(async {
-        let browser = BROWSER.get_or_init(ExtensionBrowser::launch).await;
-        if let Err(e) = tokio::spawn(test(browser)).await {
-            std::panic::resume_unwind(e.into_panic());
-        }
-    });
-}
-
-fn find<'a>(elements: &'a [Value], tag: &str, id: &str) -> &'a Value {
-    elements
-        .iter()
-        .find(|e| e["tag"] == tag && e["attributes"]["id"] == id)
-        .unwrap_or_else(|| panic!("no <{tag} id={id}> in {elements:?}"))
+    tether_tests::shared(&BROWSER, ExtensionBrowser::launch, test);
 }
 
 #[test]
@@ -228,7 +206,11 @@ fn shows(twin: &Value, tab: i64, url_end: &str) -> bool {
 fn the_twin_follows_a_tab_opening_changing_and_closing() {
     run(|b| async move {
         use futures::SinkExt;
-        let url = format!("ws://{}/ws?token={}", b.relay, support::ORCHESTRATOR);
+        let url = format!(
+            "ws://{}/ws?token={}",
+            b.relay.addr,
+            tether_tests::relay::ORCHESTRATOR
+        );
         let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
         for (kind, payload) in [
             ("relay.join", json!({ "role": "orchestrator" })),

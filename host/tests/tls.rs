@@ -2,14 +2,14 @@
 //! TLS proxy in front of the relay with a certificate of a private CA the host is told to
 //! trust; and refusing a relay whose certificate it cannot trust.
 
-mod support;
-
 use std::sync::Arc;
 
 use serde_json::json;
-use support::{client_online, get_json, post_action, serve_fixtures, start_relay, subscribed_to_all, HOST};
 use tether_host::chromium::{Chromium, LaunchOptions};
 use tether_host::worker::Worker;
+use tether_tests::extension::JOIN_WITHIN;
+use tether_tests::fixtures;
+use tether_tests::relay::{TestRelay, HOST};
 use tokio::net::TcpListener;
 use tokio_rustls::rustls;
 
@@ -55,9 +55,9 @@ async fn tls_proxy(upstream: std::net::SocketAddr) -> (u16, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
     let dirs = tempfile::tempdir().unwrap();
-    let relay = start_relay(&dirs.path().join("relay")).await;
-    let fixtures = serve_fixtures().await;
-    let (port, ca) = tls_proxy(relay).await;
+    let relay = TestRelay::start(&dirs.path().join("relay"), None);
+    let fixtures = fixtures::Server::start().await;
+    let (port, ca) = tls_proxy(relay.addr).await;
     let ca_file = dirs.path().join("ca.pem");
     std::fs::write(&ca_file, ca).unwrap();
     let chromium = Chromium::launch(&LaunchOptions::default())
@@ -83,17 +83,13 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
         forbid_urls: Vec::new(),
         ca_file: Some(ca_file),
     };
-    let relay = relay.to_string();
-    let events = subscribed_to_all(&relay).await;
     let serving = tokio::spawn(worker.serve());
-    client_online(events, "over-tls").await;
+    relay.wait_online("over-tls", JOIN_WITHIN).await;
     let start = json!({ "sessionId": "tls", "clientId": "over-tls", "actionName": "session_start",
-                        "params": { "url": format!("http://{fixtures}/fixtures/form.html") } });
-    let started = post_action(&relay, start).await;
+                        "params": { "url": fixtures.url("/fixtures/form.html") } });
+    let started = relay.post(start).await;
     assert_eq!(started["status"], "success", "{started}");
-    let html = post_action(
-        &relay,
-        json!({ "sessionId": "tls", "actionName": "browser_get_html", "params": { "tabId": started["result"]["tabId"] } }),
+    let html = relay.post(json!({ "sessionId": "tls", "actionName": "browser_get_html", "params": { "tabId": started["result"]["tabId"] } }),
     )
     .await;
     assert_eq!(
@@ -102,7 +98,7 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
     );
     assert!(html["result"]["url"].as_str().unwrap().starts_with("http"));
 
-    let list = get_json(&relay, "/api/extension/extension-list").await;
+    let list = relay.get("/api/extension/extension-list").await;
     let clients: Vec<&str> = list["clients"]
         .as_array()
         .unwrap()

@@ -1,13 +1,13 @@
 //! A worker whose Chromium crashes mid-action: the action ends with an error result at once,
 //! and the worker stops with a message saying why (so a supervisor can start it again).
 
-mod support;
-
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::json;
-use support::{client_online, get_json, post_action, serve_fixtures, start_relay, subscribed_to_all, HOST};
+use tether_tests::extension::JOIN_WITHIN;
+use tether_tests::fixtures;
+use tether_tests::relay::{TestRelay, HOST};
 use tokio::io::AsyncReadExt;
 
 /// Chromium processes whose parent is `pid`.
@@ -27,11 +27,16 @@ fn browser_children(pid: u32) -> Vec<i32> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chromium_crash_ends_the_running_action_and_stops_the_worker() {
     let dirs = tempfile::tempdir().unwrap();
-    let relay = start_relay(&dirs.path().join("relay")).await.to_string();
-    let fixtures = serve_fixtures().await;
-    let ws = subscribed_to_all(&relay).await;
+    let relay = std::sync::Arc::new(TestRelay::start(&dirs.path().join("relay"), None));
+    let fixtures = fixtures::Server::start().await;
     let mut worker = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether-host"))
-        .args(["worker", "--relay", &format!("ws://{relay}"), "--token", HOST])
+        .args([
+            "worker",
+            "--relay",
+            &format!("ws://{}", relay.addr),
+            "--token",
+            HOST,
+        ])
         .args(["--client-id", "crashing", "--headless"])
         .env("XDG_CONFIG_HOME", dirs.path().join("config"))
         .stdout(Stdio::null())
@@ -39,24 +44,24 @@ async fn a_chromium_crash_ends_the_running_action_and_stops_the_worker() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    client_online(ws, "crashing").await;
+    relay.wait_online("crashing", JOIN_WITHIN).await;
 
     let start = json!({ "sessionId": "crash", "actionName": "session_start",
-                        "params": { "url": format!("http://{fixtures}/never-loads") } });
-    let started = post_action(&relay, start).await;
+                        "params": { "url": fixtures.url("/never-loads") } });
+    let started = relay.post(start).await;
     let tab = started["result"]["tabId"].clone();
     let waiting = {
         let relay = relay.clone();
         tokio::spawn(async move {
             let wait = json!({ "sessionId": "crash", "actionName": "browser_wait_for_loaded",
                                "params": { "tabId": tab, "timeoutMs": 20_000 } });
-            post_action(&relay, wait).await
+            relay.post(wait).await
         })
     };
     // The action is running once the relay says so (bounded).
     let running = async {
         loop {
-            let state = get_json(&relay, "/api/sessions/crash").await;
+            let state = relay.get("/api/sessions/crash").await;
             if state["status"] == "running" {
                 return;
             }
@@ -99,10 +104,15 @@ async fn a_chromium_crash_ends_the_running_action_and_stops_the_worker() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_the_worker_and_the_chromium_it_launched() {
     let dirs = tempfile::tempdir().unwrap();
-    let relay = start_relay(&dirs.path().join("relay")).await.to_string();
-    let events = subscribed_to_all(&relay).await;
+    let relay = TestRelay::start(&dirs.path().join("relay"), None);
     let mut worker = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether-host"))
-        .args(["worker", "--relay", &format!("ws://{relay}"), "--token", HOST])
+        .args([
+            "worker",
+            "--relay",
+            &format!("ws://{}", relay.addr),
+            "--token",
+            HOST,
+        ])
         .args(["--client-id", "terminated", "--headless"])
         .env("XDG_CONFIG_HOME", dirs.path().join("config"))
         .stdout(Stdio::null())
@@ -110,7 +120,7 @@ async fn sigterm_stops_the_worker_and_the_chromium_it_launched() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    client_online(events, "terminated").await;
+    relay.wait_online("terminated", JOIN_WITHIN).await;
     let browsers = browser_children(worker.id().unwrap());
     assert_eq!(browsers.len(), 1, "{browsers:?}");
     unsafe { libc::kill(worker.id().unwrap() as i32, libc::SIGTERM) };

@@ -12,19 +12,18 @@
 //! figures are a floor for the relay alone. Figures go to docs/performance.md.
 
 use std::collections::HashMap;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
+use tether_tests::process::RelayProcess;
+use tether_tests::relay::{HOST, ORCHESTRATOR};
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-const ORCHESTRATOR: &str = "bench-orchestrator";
-const HOST: &str = "bench-host";
 const SESSIONS: usize = 1000;
 const ACTIONS_PER_SESSION: usize = 100;
 const HOSTS: usize = 4;
@@ -32,64 +31,6 @@ const ORCHESTRATORS: usize = 4;
 const IDLE_HOSTS: usize = 1000;
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
-struct Relay {
-    child: Child,
-    addr: String,
-    _data: tempfile::TempDir,
-}
-
-impl Relay {
-    fn start() -> Self {
-        let data = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
-        let child = Command::new(env!("CARGO_BIN_EXE_tether-relay"))
-            .args(["--listen", &addr, "--data-dir"])
-            .arg(data.path())
-            .args(["--orchestrator-token", ORCHESTRATOR, "--host-token", HOST])
-            .args(["--queue-limit", "1000"])
-            .env("RUST_LOG", "error")
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start tether-relay");
-        Self {
-            child,
-            addr,
-            _data: data,
-        }
-    }
-
-    async fn ready(&self) {
-        for _ in 0..200 {
-            if TcpStream::connect(&self.addr).await.is_ok() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("the relay did not start");
-    }
-
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap()
-    }
-}
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn frame(kind: &str, id: &str, payload: Value) -> Message {
     Message::Text(
@@ -198,8 +139,7 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 }
 
 async fn forwarding(sessions: usize) {
-    let relay = Relay::start();
-    relay.ready().await;
+    let relay = RelayProcess::start(&["--queue-limit", "1000"]).await;
     for h in 0..HOSTS {
         tokio::spawn(echo_host(relay.addr.clone(), format!("host-{h}")));
     }
@@ -254,8 +194,7 @@ async fn forwarding(sessions: usize) {
 }
 
 async fn memory() {
-    let relay = Relay::start();
-    relay.ready().await;
+    let relay = RelayProcess::start(&["--queue-limit", "1000"]).await;
     let idle = relay.rss_kib();
     let mut hosts = Vec::with_capacity(IDLE_HOSTS);
     for h in 0..IDLE_HOSTS {
@@ -284,12 +223,7 @@ async fn memory() {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    tether_tests::block_on(async {
         forwarding(SESSIONS).await;
         forwarding(20).await;
         memory().await;

@@ -6,10 +6,8 @@ use clap::Parser;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_relay::artifacts::ArtifactStore;
 use tether_relay::config::{RelayArgs, Tokens};
 use tether_relay::server::serve;
-use tether_relay::session_log::SessionLog;
 use tether_relay::state::{AppState, Relay};
 
 fn main() -> ExitCode {
@@ -49,10 +47,8 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
     }
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     tracing::info!("listening on http://{}", listener.local_addr()?);
-    let artifacts = ArtifactStore::open(&args.data_dir, args.artifact_limits())?;
-    let log = SessionLog::new(&args.data_dir)?;
+    let relay = Relay::open(args.settings(), tokens, &args.data_dir, args.artifact_limits())?;
     tracing::info!("session logs go to {}", args.data_dir.join("logs").display());
-    let relay = Relay::new(args.settings(), tokens, artifacts, log);
     let relay = Arc::new(relay);
     let stopping = relay.clone();
     let grace = args.shutdown_grace();

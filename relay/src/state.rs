@@ -2,6 +2,7 @@
 //! registry of browsers, sessions, twins, events, pending confirmations, artifacts, metrics.
 
 use std::ops::Deref;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use tether_protocol::descriptors::ActionDescriptor;
 use tether_protocol::messages::{Binding, ClientList, Message, SessionStatus, StreamEnd};
 use tether_protocol::{ActionError, ErrorCode};
 
-use crate::artifacts::ArtifactStore;
+use crate::artifacts::{ArtifactStore, Limits};
 use crate::config::{Settings, Tokens};
 use crate::confirmations::Confirmations;
 use crate::events::Events;
@@ -50,6 +51,14 @@ impl Relay {
             metrics: Metrics::default(),
             shutdown: Shutdown::default(),
         }
+    }
+
+    /// A relay keeping its artifacts and session logs in `data_dir`: what `main` runs, and
+    /// what the test kit starts.
+    pub fn open(settings: Settings, tokens: Tokens, data_dir: &Path, limits: Limits) -> anyhow::Result<Self> {
+        let artifacts = ArtifactStore::open(data_dir, limits)?;
+        let log = SessionLog::new(data_dir)?;
+        Ok(Self::new(settings, tokens, artifacts, log))
     }
 
     /// The `extension.list` payload: every browser that has joined, with its sessions.

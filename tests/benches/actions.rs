@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use tether_host::actions::browser_readability_extract::extract;
-use tether_host::cdp::connection::CdpConnection;
+use tether_tests::cdp::RawSession;
 use tether_tests::Harness;
 
 const LIB_JS: &str = include_str!("../../host/src/js/tether.js");
@@ -21,29 +21,18 @@ const RUNS: usize = 30;
 const SESSION: &str = "bench";
 
 /// A raw CDP session on the tab, next to the host's own.
-struct Raw<'a> {
-    cdp: &'a CdpConnection,
-    session: String,
+/// The baseline: the same CDP work, on a session of its own.
+struct Raw<'a>(RawSession<'a>);
+
+impl<'a> std::ops::Deref for Raw<'a> {
+    type Target = RawSession<'a>;
+
+    fn deref(&self) -> &RawSession<'a> {
+        &self.0
+    }
 }
 
 impl Raw<'_> {
-    async fn call(&self, method: &str, params: Value) -> Value {
-        self.cdp
-            .call(Some(&self.session), method, params)
-            .await
-            .expect(method)
-    }
-
-    async fn eval(&self, expression: &str) -> Value {
-        let reply = self
-            .call(
-                "Runtime.evaluate",
-                json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
-            )
-            .await;
-        reply.pointer("/result/value").cloned().unwrap_or(Value::Null)
-    }
-
     /// The in-page library, returned as one JSON string as the host does.
     async fn lib(&self, function: &str, args: Value) -> Value {
         let text = self
@@ -190,12 +179,8 @@ async fn host(h: &Harness, action: &str, params: Value) {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let h = Harness::launch().await;
+    tether_tests::block_on(async {
+        let h = Harness::launch_worker().await;
         println!(
             "{:<34} {:>9} {:>9} {:>9} {:>9} {:>8}",
             "action (ms)", "host p50", "host p90", "raw p50", "raw p90", "ratio"
@@ -215,20 +200,9 @@ async fn bench(h: &Harness) {
     let tab = started["tabId"].as_i64().unwrap();
     h.ok(SESSION, "browser_wait_for_loaded", json!({ "tabId": tab }))
         .await;
-    let cdp = h.transport.connection();
-    let target = h.transport.target_id(tab).unwrap();
-    let attached = cdp
-        .call(
-            None,
-            "Target.attachToTarget",
-            json!({ "targetId": target, "flatten": true }),
-        )
-        .await
-        .unwrap();
-    let raw = Raw {
-        cdp,
-        session: attached["sessionId"].as_str().unwrap().to_owned(),
-    };
+    let cdp = h.worker().transport.connection();
+    let target = h.worker().transport.target_id(tab).unwrap();
+    let raw = Raw(RawSession::attach(cdp, &json!(target)).await);
     raw.call("Page.enable", json!({})).await;
     raw.call("Page.setLifecycleEventsEnabled", json!({ "enabled": true }))
         .await;

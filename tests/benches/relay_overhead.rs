@@ -11,15 +11,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tether_host::worker::Worker;
 use tether_tests::relay::{TestRelay, HOST, ORCHESTRATOR};
+use tether_tests::timing::median_ms;
 use tether_tests::Harness;
 
 const RUNS: usize = 50;
 const WARMUP: usize = 5;
-
-fn median(mut samples: Vec<Duration>) -> f64 {
-    samples.sort();
-    samples[samples.len() / 2].as_secs_f64() * 1000.0
-}
 
 struct Relayed {
     http: reqwest::Client,
@@ -46,12 +42,8 @@ impl Relayed {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let h = Harness::launch().await;
+    tether_tests::block_on(async {
+        let h = Harness::launch_worker().await;
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
         let worker = Worker {
@@ -99,7 +91,7 @@ fn main() {
                     through.push(r);
                 }
             }
-            let (d, r) = (median(direct), median(through));
+            let (d, r) = (median_ms(direct), median_ms(through));
             println!("{action:<40} {d:>11.2} {r:>12.2} {:>10.2}", r - d);
         }
     });

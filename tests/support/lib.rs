@@ -1,12 +1,24 @@
-//! Shared harness for the cross-component tests: one headless Chromium and one engine per test
-//! binary (tests run in parallel, each in its own session and tab), and a fixture server on
-//! 127.0.0.1 serving `tests/fixtures/` plus a few generated pages.
+//! The test kit every crate's tests and benches share: one headless Chromium per test binary
+//! and mode (tests run in parallel, each in its own session and tab), a fixture server on
+//! 127.0.0.1 serving `tests/fixtures/` plus a few generated pages, the relay as `main` starts
+//! it (`relay`), an orchestrator's client (`client`), and the extension-mode browser
+//! (`extension`).
+//!
+//! The catalog's behaviour tests run through a [`Harness`] in both modes: [`run`] runs a test
+//! body against a worker's engine (worker mode), then through a relay and the real extension in
+//! a Chromium that started `tether-host` over native messaging (extension mode). Tests of what
+//! only one mode has use [`run_worker`].
 
+pub mod cdp;
+pub mod client;
+pub mod extension;
 pub mod fixtures;
+pub mod process;
 pub mod relay;
+pub mod timing;
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -23,8 +35,10 @@ use tether_protocol::{ActionError, ActionName, ActionResult, ErrorCode};
 use tokio::runtime::Runtime;
 use tokio::sync::OnceCell;
 
+use extension::ExtensionBrowser;
+
 /// A page pattern the harness treats as the control UI, to test `FORBIDDEN_TARGET`.
-pub const CONTROL_UI_PATH: &str = "/control-ui/";
+pub const CONTROL_UI_PATH: &str = extension::CONTROL_UI;
 
 /// Each test's bound on one action; generous, since a loaded 2-core machine is slow.
 const ACTION_TIMEOUT: Duration = Duration::from_secs(30);
@@ -39,25 +53,90 @@ static RUNTIME: LazyLock<Runtime> = LazyLock::new(|| {
         .expect("test runtime")
 });
 
-static HARNESS: OnceCell<Harness> = OnceCell::const_new();
+static WORKER: OnceCell<Harness> = OnceCell::const_new();
+static EXTENSION: OnceCell<Harness> = OnceCell::const_new();
 
-/// Runs one test body on the shared runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The host's engine on a Chromium of its own, over CDP.
+    Worker,
+    /// The user's browser: relay, `tether-host` started by Chromium, the extension.
+    Extension,
+}
+
+/// Runs `work` on the kit's runtime: for benches, and tests that manage their own browser.
+pub fn block_on<F: Future>(work: F) -> F::Output {
+    RUNTIME.block_on(work)
+}
+
+/// Runs one test body in both modes, worker mode first.
 pub fn run<F, Fut>(test: F)
 where
-    F: FnOnce(&'static Harness) -> Fut,
+    F: Fn(&'static Harness) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    run_in(Mode::Worker, &test);
+    run_in(Mode::Extension, &test);
+}
+
+/// Runs one test body in worker mode only: for what only a worker has (its transport, its
+/// engine's session table, a browser the test shares with other clients).
+pub fn run_worker<F, Fut>(test: F)
+where
+    F: Fn(&'static Harness) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    run_in(Mode::Worker, &test);
+}
+
+fn run_in<F, Fut>(mode: Mode, test: &F)
+where
+    F: Fn(&'static Harness) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
     RUNTIME.block_on(async {
-        let harness = HARNESS.get_or_init(Harness::launch).await;
+        let harness = match mode {
+            Mode::Worker => WORKER.get_or_init(Harness::launch_worker).await,
+            Mode::Extension => EXTENSION.get_or_init(Harness::launch_extension).await,
+        };
         // Spawned, so a panic fails this test only, and the body runs on the runtime's threads.
-        let outcome = tokio::spawn(test(harness)).await;
-        if let Err(e) = outcome {
+        if let Err(e) = tokio::spawn(test(harness)).await {
+            eprintln!("failed in {mode:?} mode");
+            std::panic::resume_unwind(e.into_panic());
+        }
+    });
+}
+
+/// Runs one test body on the shared runtime, with a shared value made once per binary: the
+/// pattern of every test binary that shares one browser.
+pub fn shared<T, I, IFut, F, Fut>(cell: &'static OnceCell<T>, init: I, test: F)
+where
+    T: Send + Sync + 'static,
+    I: FnOnce() -> IFut,
+    IFut: Future<Output = T>,
+    F: FnOnce(&'static T) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    RUNTIME.block_on(async {
+        let value = cell.get_or_init(init).await;
+        if let Err(e) = tokio::spawn(test(value)).await {
             std::panic::resume_unwind(e.into_panic());
         }
     });
 }
 
 pub struct Harness {
+    pub mode: Mode,
+    driver: Driver,
+}
+
+enum Driver {
+    Worker(WorkerBrowser),
+    Extension(ExtensionBrowser),
+}
+
+/// Worker mode: an engine on the binary's own Chromium.
+pub struct WorkerBrowser {
     pub engine: Engine,
     /// The tab Chromium opened at launch, in the foreground: it stands for the user's own tab.
     pub user_tab: TabId,
@@ -68,14 +147,9 @@ pub struct Harness {
     chromium: Chromium,
 }
 
-impl Harness {
+impl WorkerBrowser {
     /// Starts the fixture server and a headless Chromium, and wires an engine to them.
-    pub async fn launch() -> Self {
-        // RUST_LOG=tether_host=debug shows the CDP traffic of a failing test.
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_test_writer()
-            .try_init();
+    async fn launch() -> Self {
         let server = fixtures::Server::start().await;
         let chromium = Chromium::launch(&LaunchOptions::default())
             .await
@@ -104,15 +178,46 @@ impl Harness {
             chromium,
         }
     }
+}
+
+impl Harness {
+    /// Worker mode, for benches and tests that make their own.
+    pub async fn launch_worker() -> Self {
+        trace();
+        Self {
+            mode: Mode::Worker,
+            driver: Driver::Worker(WorkerBrowser::launch().await),
+        }
+    }
+
+    /// Extension mode, likewise.
+    pub async fn launch_extension() -> Self {
+        trace();
+        Self {
+            mode: Mode::Extension,
+            driver: Driver::Extension(ExtensionBrowser::launch().await),
+        }
+    }
+
+    /// What only worker mode has; a test that needs it runs with [`run_worker`].
+    pub fn worker(&self) -> &WorkerBrowser {
+        match &self.driver {
+            Driver::Worker(worker) => worker,
+            Driver::Extension(_) => panic!("this test needs worker mode: run it with run_worker"),
+        }
+    }
 
     /// The shared browser's endpoint, for a second client (a worker) of the same Chromium.
     pub fn browser_ws(&self) -> &str {
-        self.chromium.ws_url()
+        self.worker().chromium.ws_url()
     }
 
     /// A fixture page's URL.
     pub fn url(&self, path: &str) -> String {
-        self.server.url(path)
+        match &self.driver {
+            Driver::Worker(worker) => worker.server.url(path),
+            Driver::Extension(browser) => browser.url(path),
+        }
     }
 
     /// A URL on 127.0.0.1 where nothing listens: connections to it are refused.
@@ -124,11 +229,21 @@ impl Harness {
         format!("http://127.0.0.1:{port}/")
     }
 
-    /// Runs one action and returns its whole result payload.
+    /// Runs one action and returns its whole result payload: on the worker's engine, or as
+    /// an orchestrator through the relay.
     pub async fn act(&self, session: &str, action: &str, params: Value) -> ActionResult {
-        self.engine
-            .execute_within(ACTION_TIMEOUT, "test", session, action, params)
-            .await
+        match &self.driver {
+            Driver::Worker(worker) => {
+                worker
+                    .engine
+                    .execute_within(ACTION_TIMEOUT, "test", session, action, params)
+                    .await
+            }
+            Driver::Extension(browser) => {
+                let result = browser.act(session, action, params).await;
+                serde_json::from_value(result).expect("a result payload")
+            }
+        }
     }
 
     /// Runs one action that must succeed, returning its `result`, which must be what the
@@ -188,30 +303,70 @@ impl Harness {
     /// Evaluates an expression in the tab to observe what the page did (not through Tether's
     /// actions, so an assertion cannot be fooled by the code under test).
     pub async fn eval(&self, tab: TabId, expression: &str) -> Value {
-        let reply = self
-            .transport
-            .send(
-                tab,
-                "Runtime.evaluate",
-                json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
-            )
-            .await
-            .expect("Runtime.evaluate");
-        assert!(
-            reply.get("exceptionDetails").is_none(),
-            "{expression} threw: {reply}"
-        );
-        reply.pointer("/result/value").cloned().unwrap_or(Value::Null)
+        match &self.driver {
+            Driver::Worker(worker) => {
+                let params = json!({ "expression": expression, "returnByValue": true, "awaitPromise": true });
+                let reply = worker
+                    .transport
+                    .send(tab, "Runtime.evaluate", params)
+                    .await
+                    .expect("Runtime.evaluate");
+                assert!(
+                    reply.get("exceptionDetails").is_none(),
+                    "{expression} threw: {reply}"
+                );
+                reply.pointer("/result/value").cloned().unwrap_or(Value::Null)
+            }
+            Driver::Extension(browser) => browser.eval(tab, expression).await,
+        }
     }
 
-    /// Reads an artifact back from its `file://` URL.
-    pub fn artifact(&self, result: &Value) -> Vec<u8> {
+    /// Reads an artifact back by the URL its result carries: a `file://` path in worker mode,
+    /// the relay's presigned URL in extension mode.
+    pub async fn artifact(&self, result: &Value) -> Vec<u8> {
         let url = result["url"].as_str().expect("artifact url");
+        let worker = match &self.driver {
+            Driver::Worker(worker) => worker,
+            Driver::Extension(_) => return client::download(url).await.1,
+        };
         let path = url.strip_prefix("file://").expect("a file:// artifact url");
         assert!(
-            path.starts_with(self.artifact_dir.to_str().unwrap()),
+            path.starts_with(worker.artifact_dir.to_str().unwrap()),
             "{path} is outside the artifact dir"
         );
         std::fs::read(path).expect("artifact file")
     }
+}
+
+/// A binary of this workspace (`tether-host`, `tether-relay`), as `cargo test --workspace`
+/// or `cargo bench` built it beside the running test or bench.
+pub fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build it first (cargo build --workspace, or cargo test --workspace)",
+        path.display()
+    );
+    path
+}
+
+/// The element of a scan's `elements` with this tag and `id` attribute.
+pub fn find_element<'a>(elements: &'a [Value], tag: &str, id: &str) -> &'a Value {
+    elements
+        .iter()
+        .find(|e| e["tag"] == tag && e["attributes"]["id"] == id)
+        .unwrap_or_else(|| panic!("no <{tag} id={id}> in {elements:?}"))
+}
+
+/// RUST_LOG=tether_host=debug shows the CDP traffic of a failing test.
+fn trace() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
 }

@@ -6,18 +6,38 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use serde_json::{json, Value};
-use tether_relay::artifacts::{ArtifactStore, Limits};
+use tether_relay::artifacts::Limits;
 use tether_relay::config::{Settings, Tokens};
 use tether_relay::server::serve;
-use tether_relay::session_log::SessionLog;
 use tether_relay::state::{AppState, Relay};
 use tokio::runtime::Runtime;
-use tokio_tungstenite::tungstenite::Message;
+
+use crate::client;
 
 pub const ORCHESTRATOR: &str = "test-orchestrator-token";
 pub const HOST: &str = "test-host-token";
+
+fn tokens() -> Tokens {
+    Tokens {
+        orchestrator: ORCHESTRATOR.into(),
+        host: HOST.into(),
+    }
+}
+
+/// Starts a relay on the caller's runtime, on a free port, keeping its data in a fresh dir
+/// (kept after the test, for a look); its address and data dir.
+pub async fn serve_here(settings: Settings, limits: Limits) -> (SocketAddr, PathBuf) {
+    let data = tempfile::tempdir().expect("a data dir").keep();
+    let relay = Relay::open(settings, tokens(), &data, limits).expect("open the relay's data dir");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind the relay");
+    let addr = listener.local_addr().expect("the relay's address");
+    tokio::spawn(serve(listener, AppState(Arc::new(relay)), std::future::pending()));
+    (addr, data)
+}
 
 pub struct TestRelay {
     pub addr: SocketAddr,
@@ -33,18 +53,22 @@ impl TestRelay {
 
     /// The same, with artifact store limits of its own.
     pub fn start_with(data: &Path, addr: Option<SocketAddr>, limits: Limits) -> Self {
+        Self::start_configured(data, addr, Settings::default(), limits)
+    }
+
+    /// The same, with settings of its own.
+    pub fn start_configured(
+        data: &Path,
+        addr: Option<SocketAddr>,
+        settings: Settings,
+        limits: Limits,
+    ) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .expect("relay runtime");
-        let tokens = Tokens {
-            orchestrator: ORCHESTRATOR.into(),
-            host: HOST.into(),
-        };
-        let artifacts = ArtifactStore::open(data, limits).expect("artifact store");
-        let log = SessionLog::new(data).expect("session log");
-        let relay = Relay::new(Settings::default(), tokens, artifacts, log);
+        let relay = Relay::open(settings, tokens(), data, limits).expect("open the relay's data dir");
         let want = addr.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap());
         // Bound here (std sets SO_REUSEADDR on Unix, so a restart can take the port again) and
         // served on the relay's own runtime: the caller may itself be on a runtime.
@@ -116,67 +140,51 @@ impl TestRelay {
 
     /// Waits until the browser `client_id` is online, bounded by `limit`.
     pub async fn wait_online(&self, client_id: &str, limit: Duration) {
-        self.wait_for(client_id, "client.online", limit).await
+        let filter = json!({ "clientId": client_id });
+        self.wait_until(filter, limit, || async {
+            let list = self.get("/api/extension/extension-list").await;
+            list["clients"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["clientId"] == client_id && c["online"] == true)
+                .then_some(())
+        })
+        .await
     }
 
     /// Waits until the browser `client_id` has reported its tabs, bounded by `limit`.
     pub async fn wait_twin(&self, client_id: &str, limit: Duration) {
-        self.wait_for(client_id, "twin_state_sync", limit).await
+        let filter = json!({ "clientId": client_id });
+        self.wait_until(filter, limit, || async {
+            let twin = self.get(&format!("/api/twin/{client_id}")).await;
+            twin["version"].as_u64().is_some_and(|v| v > 0).then_some(())
+        })
+        .await
     }
 
-    /// Waits for a browser's event `kind`, or for what it would announce to be so already:
-    /// subscribes first, then looks, so an event in between is not missed.
-    async fn wait_for(&self, client_id: &str, kind: &str, limit: Duration) {
-        let url = format!("ws://{}/ws?token={ORCHESTRATOR}", self.addr);
-        let (mut ws, _) = tokio_tungstenite::connect_async(url)
-            .await
-            .expect("connect to the relay");
-        let say = |kind: &str, payload: Value| {
-            let text = json!({ "v": "1", "type": kind, "id": kind, "payload": payload }).to_string();
-            Message::Text(text.into())
-        };
-        ws.send(say("relay.join", json!({ "role": "orchestrator" })))
-            .await
-            .unwrap();
-        ws.send(say("subscribe", json!({ "clientId": client_id })))
-            .await
-            .unwrap();
+    /// Waits (bounded by `limit`) until `ready` gives an answer: asked once subscribed to
+    /// `filter`, then again after each event, so a change in between is never missed.
+    pub async fn wait_until<T, F, Fut>(&self, filter: Value, limit: Duration, ready: F) -> T
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Option<T>>,
+    {
         let wait = async {
-            let mut checked = false;
-            while let Some(Ok(message)) = ws.next().await {
-                let Ok(envelope) = serde_json::from_str::<Value>(message.to_text().unwrap_or_default())
-                else {
-                    continue;
-                };
-                match envelope["type"].as_str() {
-                    Some(got) if got == kind => return,
-                    Some("subscribed") if !checked => {
-                        checked = true;
-                        if self.already(client_id, kind).await {
-                            return;
-                        }
-                    }
-                    _ => {}
+            let mut ws = client::subscribed(&self.addr.to_string(), filter).await;
+            loop {
+                if let Some(answer) = ready().await {
+                    return answer;
+                }
+                match ws.next().await {
+                    Some(Ok(_)) => {}
+                    _ => panic!("the relay closed the connection"),
                 }
             }
-            panic!("the relay closed the connection");
         };
         tokio::time::timeout(limit, wait)
             .await
-            .unwrap_or_else(|_| panic!("no {kind} from {client_id} within {limit:?}"));
-    }
-
-    async fn already(&self, client_id: &str, kind: &str) -> bool {
-        if kind == "twin_state_sync" {
-            let twin = self.get(&format!("/api/twin/{client_id}")).await;
-            return twin["version"].as_u64().is_some_and(|v| v > 0);
-        }
-        let list = self.get("/api/extension/extension-list").await;
-        list["clients"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c["clientId"] == client_id && c["online"] == true)
+            .unwrap_or_else(|_| panic!("not there within {limit:?}"))
     }
 }
 

@@ -7,7 +7,8 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use super::{HOST, ORCHESTRATOR};
+use crate::binary;
+use crate::relay::{HOST, ORCHESTRATOR};
 
 pub struct RelayProcess {
     pub child: Child,
@@ -32,7 +33,7 @@ impl RelayProcess {
             .unwrap()
             .port();
         let addr = format!("127.0.0.1:{port}");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tether-relay"))
+        let mut child = Command::new(binary("tether-relay"))
             .args(["--listen", &format!("{ip}:{port}")])
             .args([
                 "--orchestrator-token",
@@ -72,6 +73,17 @@ impl RelayProcess {
             data,
             startup_log,
         }
+    }
+
+    /// Its resident memory, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let pid = self.child.id().expect("running");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its /proc status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS")
     }
 
     pub fn terminate(&self) {

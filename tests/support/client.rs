@@ -1,4 +1,5 @@
-//! A WebSocket peer of the relay, as an orchestrator in any language would be one.
+//! An orchestrator of the relay as one in any language would be: its WebSocket (raw JSON
+//! envelopes in, raw JSON out) and its HTTP calls.
 
 use std::time::Duration;
 
@@ -8,7 +9,7 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use super::ORCHESTRATOR;
+use crate::relay::ORCHESTRATOR;
 
 pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -137,4 +138,20 @@ pub async fn get_json(addr: &str, path: &str) -> Value {
         .json()
         .await
         .unwrap()
+}
+
+/// An orchestrator that has joined and subscribed to `filter` (`{}`: everything).
+pub async fn subscribed(addr: &str, filter: Value) -> Ws {
+    let mut ws = orchestrator(addr).await;
+    let reply = request(&mut ws, "subscribe", "subscribe", filter).await;
+    assert_eq!(reply["type"], "subscribed", "{reply}");
+    ws
+}
+
+/// Downloads an artifact by the URL a result carries, with no token; its type and bytes.
+pub async fn download(url: &str) -> (String, Vec<u8>) {
+    let response = reqwest::get(url).await.unwrap();
+    assert_eq!(response.status().as_u16(), 200, "{url}");
+    let kind = response.headers()["content-type"].to_str().unwrap().to_owned();
+    (kind, response.bytes().await.unwrap().to_vec())
 }
