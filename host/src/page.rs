@@ -2,7 +2,7 @@
 //! library, events and artifact storage, with every failure already in the wire's error
 //! vocabulary.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -11,9 +11,10 @@ use tether_protocol::{ActionError, ErrorCode};
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
-use crate::actions::Context;
-use crate::cdp::BrowserEvent;
+use crate::artifacts::ArtifactSink;
+use crate::cdp::{BrowserEvent, Transport};
 use crate::library::LibraryCall;
+use crate::tabs::TabState;
 
 /// The in-page library (see `js/tether.js`).
 const LIB_JS: &str = include_str!("js/tether.js");
@@ -38,23 +39,37 @@ const CALL: &str = "function (name, args) { return JSON.stringify(this()[name](a
 /// successful reply starts with an `error` key).
 const ERROR_REPLY: &str = "{\"error\":";
 
+/// One tab, and only what acting on it takes: the browser, the artifact sink, and what the
+/// host keeps for the tab.
 pub struct Page<'a> {
-    cx: &'a Context<'a>,
+    transport: &'a Arc<dyn Transport>,
+    artifacts: &'a dyn ArtifactSink,
+    state: Arc<TabState>,
     pub tab: TabId,
 }
 
 impl<'a> Page<'a> {
-    pub fn new(cx: &'a Context<'a>, tab: TabId) -> Self {
-        Self { cx, tab }
+    pub fn new(
+        transport: &'a Arc<dyn Transport>,
+        artifacts: &'a dyn ArtifactSink,
+        state: Arc<TabState>,
+        tab: TabId,
+    ) -> Self {
+        Self {
+            transport,
+            artifacts,
+            state,
+            tab,
+        }
     }
 
-    /// What the action runs with: the browser, the policy, its session.
-    pub fn cx(&self) -> &'a Context<'a> {
-        self.cx
+    /// The browser, for what is not one tab's (the tab list).
+    pub fn transport(&self) -> &'a Arc<dyn Transport> {
+        self.transport
     }
 
     pub async fn cdp(&self, method: &str, params: Value) -> Result<Value, ActionError> {
-        Ok(self.cx.transport.send(self.tab, method, params).await?)
+        Ok(self.transport.send(self.tab, method, params).await?)
     }
 
     /// Evaluates a fixed expression in the page's main world, awaiting a returned promise.
@@ -72,7 +87,7 @@ impl<'a> Page<'a> {
     pub async fn call<C: LibraryCall>(&self, call: &C) -> Result<C::Reply, ActionError> {
         let args = serde_json::to_value(call)
             .map_err(|e| ActionError::internal(format!("cannot encode {}'s arguments: {e}", C::FUNCTION)))?;
-        let state = self.cx.session.tab_state(self.tab);
+        let state = &self.state;
         // The library's handle dies with its document: a failed call on a kept handle is
         // tried once more on a fresh one.
         let text = match state.library() {
@@ -110,10 +125,7 @@ impl<'a> Page<'a> {
             .and_then(Value::as_str)
             .ok_or_else(|| ActionError::internal(format!("the page library did not install: {reply}")))?
             .to_owned();
-        self.cx
-            .session
-            .tab_state(self.tab)
-            .set_library(Some(object_id.clone()));
+        self.state.set_library(Some(object_id.clone()));
         Ok(object_id)
     }
 
@@ -142,12 +154,12 @@ impl<'a> Page<'a> {
     pub fn events(&self) -> TabEvents {
         TabEvents {
             tab: self.tab,
-            rx: self.cx.transport.events(),
+            rx: self.transport.events(),
         }
     }
 
     pub async fn store(&self, bytes: Vec<u8>, content_type: &str) -> Result<ArtifactRef, ActionError> {
-        self.cx.artifacts.put(bytes, content_type).await
+        self.artifacts.put(bytes, content_type).await
     }
 }
 

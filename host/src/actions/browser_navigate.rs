@@ -112,7 +112,7 @@ pub async fn state(page: &Page<'_>, requested: &str) -> PageState {
             http_status: here.status,
         };
     }
-    let known = page.cx().transport.tab(page.tab).await.ok().flatten();
+    let known = page.transport().tab(page.tab).await.ok().flatten();
     PageState {
         url: known
             .as_ref()

@@ -41,8 +41,8 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     /// A tab of the session, as actions act on it.
-    pub fn page(&'a self, tab: TabId) -> Page<'a> {
-        Page::new(self, tab)
+    pub fn page(&self, tab: TabId) -> Page<'a> {
+        Page::new(self.transport, self.artifacts, self.session.tab_state(tab), tab)
     }
 }
 

@@ -9,7 +9,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use serde_json::json;
+use tether_protocol::actions::ArtifactRef;
 use tether_protocol::{ActionError, ErrorCode};
 
 use crate::artifacts::{is_id, StoreError};
@@ -55,7 +55,7 @@ pub async fn upload(
                 base_url(&headers),
                 state.artifacts.presign(&id)
             );
-            Json(json!({ "artifactId": id, "url": url })).into_response()
+            Json(ArtifactRef { artifact_id: id, url }).into_response()
         }
         Err(e @ StoreError::TooLarge { .. }) => error(
             StatusCode::PAYLOAD_TOO_LARGE,
