@@ -4,13 +4,15 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_navigate::{LoadStatus, Output, Params, DEFAULT_TIMEOUT_MS};
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::Context;
-use crate::page::{deadline, Page};
+use crate::page::{deadline, Page, TabEvents};
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(DEFAULT_TIMEOUT_MS);
 
@@ -50,8 +52,13 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
             && params.get("name").and_then(Value::as_str) == Some("load")
             && params.get("loaderId").and_then(Value::as_str) == loader.as_deref();
     }
-    let state = state(&page, &p.url).await;
-    Ok(Output {
+    Ok(outcome(&page, loaded, &p.url).await)
+}
+
+/// The result of a navigation that `loaded` (or not, within its wait), as the page reports it.
+pub async fn outcome(page: &Page<'_>, loaded: bool, requested: &str) -> Output {
+    let state = state(page, requested).await;
+    Output {
         url: state.url,
         title: state.title,
         status: if loaded {
@@ -60,7 +67,39 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
             LoadStatus::Loading
         },
         http_status: state.http_status,
-    })
+    }
+}
+
+/// Follows a navigation the page makes itself (history, reload) until `until`: waits for the
+/// main frame to commit a document, then for its load. A same-document navigation, or a page
+/// restored from the back-forward cache, has no load to wait for. Whether it loaded in time.
+pub async fn follow(events: &mut TabEvents, until: Instant) -> Result<bool, ActionError> {
+    let mut loader: Option<String> = None;
+    while let Some((method, params)) = events.next_until(until).await? {
+        match method.as_str() {
+            "Page.navigatedWithinDocument" if loader.is_none() => return Ok(true),
+            "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
+                if params.get("type").and_then(Value::as_str) == Some("BackForwardCacheRestore") {
+                    return Ok(true);
+                }
+                loader = params
+                    .pointer("/frame/loaderId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            }
+            "Page.lifecycleEvent" => {
+                let load = params.get("name").and_then(Value::as_str) == Some("load");
+                if load
+                    && loader.is_some()
+                    && params.get("loaderId").and_then(Value::as_str) == loader.as_deref()
+                {
+                    return Ok(true);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(false)
 }
 
 /// Starts a navigation and returns once it committed, with its loader id (`None` for a

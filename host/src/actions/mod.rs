@@ -9,8 +9,11 @@
 pub mod browser_click;
 pub mod browser_debugger_attach;
 pub mod browser_get_html;
+pub mod browser_go_back;
+pub mod browser_go_forward;
 pub mod browser_navigate;
 pub mod browser_readability_extract;
+pub mod browser_reload;
 pub mod browser_screenshot;
 pub mod browser_type;
 pub mod browser_wait_for_loaded;

@@ -94,3 +94,26 @@ pub(crate) fn check_xpath(xpath: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The params of an action that loads a document in the tab and waits for it: history
+/// navigation and reload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LoadWait {
+    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+    pub tab_id: TabId,
+    /// How long to wait for the load event; past it the result says status "loading".
+    #[serde(default)]
+    #[schemars(extend("default" = super::browser_navigate::DEFAULT_TIMEOUT_MS))]
+    pub timeout_ms: Option<u64>,
+}
+
+impl super::ActionParams for LoadWait {
+    fn tab_id(&self) -> Option<TabId> {
+        Some(self.tab_id)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        check_timeout(self.timeout_ms)
+    }
+}

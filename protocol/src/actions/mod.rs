@@ -13,8 +13,11 @@ pub mod fields;
 pub mod browser_click;
 pub mod browser_debugger_attach;
 pub mod browser_get_html;
+pub mod browser_go_back;
+pub mod browser_go_forward;
 pub mod browser_navigate;
 pub mod browser_readability_extract;
+pub mod browser_reload;
 pub mod browser_screenshot;
 pub mod browser_type;
 pub mod browser_wait_for_loaded;
@@ -59,6 +62,9 @@ macro_rules! with_catalog {
             BrowserDebuggerAttach browser_debugger_attach,
             BrowserNavigate browser_navigate,
             BrowserWaitForLoaded browser_wait_for_loaded,
+            BrowserGoBack browser_go_back,
+            BrowserGoForward browser_go_forward,
+            BrowserReload browser_reload,
             BrowserScreenshot browser_screenshot,
             BrowserReadabilityExtract browser_readability_extract,
             BrowserXpathScan browser_xpath_scan,
