@@ -49,6 +49,22 @@ impl LibraryCall for FocusForTyping<'_> {
     type Reply = Focused;
 }
 
+/// Focuses an element for the keys that follow.
+#[derive(Serialize)]
+pub struct Focus<'a> {
+    pub xpath: &'a str,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct FocusTaken {
+    pub focused: bool,
+}
+
+impl LibraryCall for Focus<'_> {
+    const FUNCTION: &'static str = "focus";
+    type Reply = FocusTaken;
+}
+
 /// The document's HTML with its doctype, or one element's outerHTML.
 #[derive(Serialize)]
 pub struct Html<'a> {

@@ -409,6 +409,22 @@
     return { hadText };
   }
 
+  // ---- keys -------------------------------------------------------------------------------
+  function focus({ xpath }) {
+    const found = resolve(xpath);
+    if (found.error) return found;
+    const el = found.el;
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    if (!isRendered(el, el.getBoundingClientRect())) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
+    if (el.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
+    el.focus({ preventScroll: true });
+    const active = deepActive();
+    if (!(active === el || within(el, active))) {
+      return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} did not take the focus (${describe(active)} has it); give an input, a button, a link or an element with a tabindex`);
+    }
+    return { focused: true };
+  }
+
   // ---- html -------------------------------------------------------------------------------
   function html({ xpath }) {
     if (!xpath) {
@@ -419,5 +435,5 @@
     return found.error ? found : { html: found.el.outerHTML };
   }
 
-  return { scan, clickPoint, focusForTyping, html };
+  return { scan, clickPoint, focusForTyping, focus, html };
 }

@@ -15,7 +15,9 @@ pub mod browser_debugger_attach;
 pub mod browser_get_html;
 pub mod browser_go_back;
 pub mod browser_go_forward;
+pub mod browser_hover;
 pub mod browser_navigate;
+pub mod browser_press_key;
 pub mod browser_readability_extract;
 pub mod browser_reload;
 pub mod browser_screenshot;
@@ -69,6 +71,8 @@ macro_rules! with_catalog {
             BrowserReadabilityExtract browser_readability_extract,
             BrowserXpathScan browser_xpath_scan,
             BrowserClick browser_click,
+            BrowserHover browser_hover,
+            BrowserPressKey browser_press_key,
             BrowserType browser_type,
             BrowserGetHtml browser_get_html,
         }
@@ -225,7 +229,7 @@ mod tests {
 
     #[test]
     fn unknown_actions_and_bad_params_get_distinct_codes() {
-        let e = err("browser_hover", json!({}));
+        let e = err("browser_teleport", json!({}));
         assert_eq!(e.code, ErrorCode::UnknownAction);
         assert!(e.message.contains("browser_click"), "{}", e.message);
 

@@ -1,0 +1,131 @@
+//! The rest of a person's hands (PROTOCOL.md §9): resting the pointer on a menu, pressing
+//! keys. Each test checks the page's own state afterwards, in both modes.
+
+use serde_json::json;
+use tether_protocol::ErrorCode;
+use tether_tests::run;
+
+#[test]
+fn hover_opens_a_css_menu_that_a_click_can_then_use() {
+    run(|h| async move {
+        let s = "hover-menu";
+        let tab = h.start(s, "/fixtures/menu.html").await;
+        let sub = "getComputedStyle(document.getElementById('sub')).display";
+        assert_eq!(h.eval(tab, sub).await, "none");
+        let hovered = h
+            .ok(
+                s,
+                "browser_hover",
+                json!({ "tabId": tab, "xpath": "//button[@id='products']" }),
+            )
+            .await;
+        assert_eq!(hovered["hovered"], true);
+        assert_eq!(h.eval(tab, sub).await, "block", "the menu opened on hover");
+        assert_eq!(h.eval(tab, "window.entered").await, 1, "one trusted mouseenter");
+        h.ok(
+            s,
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//a[@id='shoes']" }),
+        )
+        .await;
+        assert_eq!(h.eval(tab, "location.hash").await, "#shoes");
+    });
+}
+
+#[test]
+fn hover_on_a_hidden_element_says_so() {
+    run(|h| async move {
+        let s = "hover-hidden";
+        let tab = h.start(s, "/fixtures/menu.html").await;
+        let error = h
+            .fails_with(
+                ErrorCode::ElementNotInteractable,
+                s,
+                "browser_hover",
+                json!({ "tabId": tab, "xpath": "//a[@id='coats']" }),
+            )
+            .await;
+        assert!(error.message.contains("not rendered"), "{}", error.message);
+    });
+}
+
+#[test]
+fn escape_closes_a_modal_with_a_trusted_key_event() {
+    run(|h| async move {
+        let s = "keys-escape";
+        let tab = h.start(s, "/fixtures/modal.html").await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('modal').hidden").await,
+            false
+        );
+        let pressed = h
+            .ok(s, "browser_press_key", json!({ "tabId": tab, "key": "Escape" }))
+            .await;
+        assert_eq!(pressed["pressed"], true);
+        assert_eq!(h.eval(tab, "document.getElementById('modal').hidden").await, true);
+        assert_eq!(h.eval(tab, "window.keys").await, json!(["Escape"]));
+    });
+}
+
+#[test]
+fn keys_edit_a_field_as_a_keyboard_would() {
+    run(|h| async move {
+        let s = "keys-edit";
+        let tab = h.start(s, "/fixtures/modal.html").await;
+        let field = "//input[@id='field']";
+        let press = |key: &str, extra: serde_json::Value| {
+            let mut params = json!({ "tabId": tab, "key": key });
+            params
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            h.ok(s, "browser_press_key", params)
+        };
+        press("End", json!({ "xpath": field })).await;
+        assert_eq!(h.eval(tab, "document.activeElement.id").await, "field");
+        press("x", json!({ "repeat": 3 })).await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('field').value").await,
+            "hello worldxxx"
+        );
+        press("Shift+y", json!({})).await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('field').value").await,
+            "hello worldxxxY"
+        );
+        press("Control+a", json!({})).await;
+        press("Backspace", json!({})).await;
+        assert_eq!(h.eval(tab, "document.getElementById('field').value").await, "");
+    });
+}
+
+#[test]
+fn an_unknown_key_is_invalid_params_and_presses_nothing() {
+    run(|h| async move {
+        let s = "keys-unknown";
+        let tab = h.start(s, "/fixtures/modal.html").await;
+        for key in ["Escpae", "Hyper+a", "Control+"] {
+            let error = h
+                .fails_with(
+                    ErrorCode::InvalidParams,
+                    s,
+                    "browser_press_key",
+                    json!({ "tabId": tab, "key": key }),
+                )
+                .await;
+            assert!(
+                error.message.contains("key") || error.message.contains("modifier"),
+                "{}",
+                error.message
+            );
+        }
+        h.fails_with(
+            ErrorCode::InvalidParams,
+            s,
+            "browser_press_key",
+            json!({ "tabId": tab, "key": "a", "repeat": 0 }),
+        )
+        .await;
+        assert_eq!(h.eval(tab, "window.keys").await, json!([]));
+    });
+}
