@@ -129,3 +129,86 @@ fn an_unknown_key_is_invalid_params_and_presses_nothing() {
         assert_eq!(h.eval(tab, "window.keys").await, json!([]));
     });
 }
+
+#[test]
+fn select_option_picks_by_value_or_label_and_the_page_hears_it() {
+    run(|h| async move {
+        let s = "select-pick";
+        let tab = h.start(s, "/fixtures/select.html").await;
+        let size = "//select[@id='size']";
+        let picked = h
+            .ok(
+                s,
+                "browser_select_option",
+                json!({ "tabId": tab, "xpath": size, "values": ["Medium"] }),
+            )
+            .await;
+        assert_eq!(picked["selected"], json!(["m"]));
+        assert_eq!(
+            h.eval(tab, "document.getElementById('summary').textContent")
+                .await,
+            "size=m colours=red"
+        );
+        assert_eq!(h.eval(tab, "window.state.inputs").await, 1, "input fired too");
+
+        let colours = "//select[@id='colours']";
+        let picked = h
+            .ok(
+                s,
+                "browser_select_option",
+                json!({ "tabId": tab, "xpath": colours, "values": ["blue", "green"] }),
+            )
+            .await;
+        assert_eq!(
+            picked["selected"],
+            json!(["blue", "green"]),
+            "the whole new selection"
+        );
+        assert_eq!(
+            h.eval(tab, "document.getElementById('summary').textContent")
+                .await,
+            "size=m colours=blue,green"
+        );
+    });
+}
+
+#[test]
+fn select_option_refuses_what_is_not_there() {
+    run(|h| async move {
+        let s = "select-refuse";
+        let tab = h.start(s, "/fixtures/select.html").await;
+        let size = "//select[@id='size']";
+        let missing = h
+            .fails_with(
+                ErrorCode::InvalidParams,
+                s,
+                "browser_select_option",
+                json!({ "tabId": tab, "xpath": size, "values": ["XL"] }),
+            )
+            .await;
+        assert!(
+            missing.message.contains("\"m\" (Medium)"),
+            "lists the options: {}",
+            missing.message
+        );
+        h.fails_with(
+            ErrorCode::ElementNotInteractable,
+            s,
+            "browser_select_option",
+            json!({ "tabId": tab, "xpath": size, "values": ["l"] }),
+        )
+        .await;
+        h.fails_with(
+            ErrorCode::ElementNotInteractable,
+            s,
+            "browser_select_option",
+            json!({ "tabId": tab, "xpath": "//p[@id='summary']", "values": ["m"] }),
+        )
+        .await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('size').value").await,
+            "",
+            "nothing changed"
+        );
+    });
+}

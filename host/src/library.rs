@@ -65,6 +65,23 @@ impl LibraryCall for Focus<'_> {
     type Reply = FocusTaken;
 }
 
+/// Makes `values` the whole selection of a `<select>`, firing `input` and `change`.
+#[derive(Serialize)]
+pub struct SelectOption<'a> {
+    pub xpath: &'a str,
+    pub values: &'a [String],
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Selected {
+    pub selected: Vec<String>,
+}
+
+impl LibraryCall for SelectOption<'_> {
+    const FUNCTION: &'static str = "selectOption";
+    type Reply = Selected;
+}
+
 /// The document's HTML with its doctype, or one element's outerHTML.
 #[derive(Serialize)]
 pub struct Html<'a> {

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use tether_host::cdp::connection::CdpConnection;
 use tether_host::chromium::{Chromium, LaunchOptions};
 use tether_protocol::actions::TabId;
+use tether_protocol::ActionName;
 use tokio::sync::Mutex;
 
 use crate::cdp::RawSession;
@@ -99,8 +100,32 @@ impl ExtensionBrowser {
             _dirs: dirs,
         };
         browser.client_id = browser.wait_for_extension_host().await;
+        browser.check_catalog(host).await;
         browser.wait_for_twin().await;
         browser
+    }
+
+    /// A `tether-host` built before the catalog last changed would fail tests confusingly
+    /// (`UNKNOWN_ACTION`): its join names its actions, so say what to rebuild instead.
+    async fn check_catalog(&self, host: &Path) {
+        let list = self.get("/api/extension/extension-list").await;
+        let actions = list["clients"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["clientId"] == self.client_id.as_str())
+            .map(|c| c["meta"]["actions"].clone())
+            .unwrap_or_default();
+        let missing: Vec<&str> = ActionName::ALL
+            .iter()
+            .map(|a| a.as_str())
+            .filter(|name| !actions.as_array().into_iter().flatten().any(|a| a == name))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{} is older than this test ({missing:?} missing): cargo build -p tether-host, or cargo test --workspace",
+            host.display()
+        );
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -409,6 +409,36 @@
     return { hadText };
   }
 
+  // ---- select -----------------------------------------------------------------------------
+  function selectOption({ xpath, values }) {
+    const found = resolve(xpath);
+    if (found.error) return found;
+    const el = found.el;
+    if (el.localName !== "select") {
+      return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not a <select>; browser_select_option picks options of a select (click custom dropdowns instead)`);
+    }
+    if (el.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
+    const options = [...el.options];
+    const listed = () => options.slice(0, 20).map((o) => (o.label.trim() && o.label.trim() !== o.value ? `${JSON.stringify(o.value)} (${o.label.trim()})` : JSON.stringify(o.value))).join(", ") + (options.length > 20 ? `, and ${options.length - 20} more` : "");
+    const picked = [];
+    for (const value of values) {
+      const option = options.find((o) => o.value === value) ?? options.find((o) => o.label.trim() === value || o.text.trim() === value);
+      if (!option) return fail("INVALID_PARAMS", `${describe(el)} has no option ${JSON.stringify(value)}; its options: ${listed()}`);
+      if (option.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `option ${JSON.stringify(value)} of ${describe(el)} is disabled`);
+      if (!picked.includes(option)) picked.push(option);
+    }
+    if (!el.multiple && picked.length !== 1) {
+      return fail("INVALID_PARAMS", `${describe(el)} takes exactly one value, not ${picked.length}; its options: ${listed()}`);
+    }
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    el.focus({ preventScroll: true });
+    for (const option of options) option.selected = picked.includes(option);
+    // As a person's pick: input, then change, both bubbling.
+    el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+    return { selected: [...el.selectedOptions].map((o) => o.value) };
+  }
+
   // ---- keys -------------------------------------------------------------------------------
   function focus({ xpath }) {
     const found = resolve(xpath);
@@ -435,5 +465,5 @@
     return found.error ? found : { html: found.el.outerHTML };
   }
 
-  return { scan, clickPoint, focusForTyping, focus, html };
+  return { scan, clickPoint, focusForTyping, focus, selectOption, html };
 }

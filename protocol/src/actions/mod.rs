@@ -21,6 +21,7 @@ pub mod browser_press_key;
 pub mod browser_readability_extract;
 pub mod browser_reload;
 pub mod browser_screenshot;
+pub mod browser_select_option;
 pub mod browser_type;
 pub mod browser_wait_for_loaded;
 pub mod browser_xpath_scan;
@@ -73,6 +74,7 @@ macro_rules! with_catalog {
             BrowserClick browser_click,
             BrowserHover browser_hover,
             BrowserPressKey browser_press_key,
+            BrowserSelectOption browser_select_option,
             BrowserType browser_type,
             BrowserGetHtml browser_get_html,
         }

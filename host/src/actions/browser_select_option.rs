@@ -1,0 +1,22 @@
+//! `browser_select_option`: the page library sets the selection and fires `input` and
+//! `change` (what Chromium's own picker does after a person's choice), after checking that
+//! every value names an enabled option.
+
+use tether_protocol::actions::browser_select_option::{Output, Params};
+use tether_protocol::ActionError;
+
+use super::Context;
+use crate::library::SelectOption;
+
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    let page = cx.page(p.tab_id);
+    let picked = page
+        .call(&SelectOption {
+            xpath: &p.xpath,
+            values: &p.values,
+        })
+        .await?;
+    Ok(Output {
+        selected: picked.selected,
+    })
+}

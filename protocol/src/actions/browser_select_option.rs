@@ -1,0 +1,41 @@
+//! `browser_select_option`: picks options of a `<select>` as a person would.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::fields::{check_xpath, TabId};
+use super::{About, ActionParams, Category};
+
+pub const ABOUT: About = About {
+    label: "Select option",
+    category: Category::Interact,
+    description: "Makes values the whole selection of a <select> (option values, or visible labels where no value matches) and fires input and change as a person's pick does. An option that does not exist is INVALID_PARAMS listing the options; an element that is not a select is ELEMENT_NOT_INTERACTABLE.",
+};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Params {
+    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+    pub tab_id: TabId,
+    /// The <select>, as browser_xpath_scan returns it (or any XPath).
+    pub xpath: String,
+    /// The new selection: one value for a plain select, any number for a multiple one.
+    pub values: Vec<String>,
+}
+
+impl ActionParams for Params {
+    fn tab_id(&self) -> Option<TabId> {
+        Some(self.tab_id)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        check_xpath(&self.xpath)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    /// The values of the options selected now.
+    pub selected: Vec<String>,
+}
