@@ -279,3 +279,91 @@ fn bad_calls_get_the_codes_that_say_what_to_fix() {
         assert!(e.message.contains("gif"), "{}", e.message);
     });
 }
+
+#[test]
+fn browser_tabs_lists_opens_and_closes_the_sessions_own_tabs() {
+    run(|h| async move {
+        let s = "tabs-own";
+        let first = h.start(s, "/fixtures/form.html").await;
+        let listed = h.ok(s, "browser_tabs", json!({})).await;
+        let tabs = listed["tabs"].as_array().unwrap();
+        assert_eq!(tabs.len(), 1, "{listed}");
+        assert_eq!(
+            (tabs[0]["tabId"].as_i64(), tabs[0]["status"].as_str()),
+            (Some(first), Some("complete"))
+        );
+        assert_eq!(tabs[0]["url"], h.url("/fixtures/form.html").as_str());
+
+        let article = h.url("/fixtures/article.html");
+        let opened = h
+            .ok(s, "browser_tabs", json!({ "action": "open", "url": article }))
+            .await;
+        let second = opened["tabId"].as_i64().expect("the opened tab");
+        let order: Vec<i64> = opened["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["tabId"].as_i64().unwrap())
+            .collect();
+        assert_eq!(order, [first, second], "in the order they joined");
+        h.ok(s, "browser_wait_for_loaded", json!({ "tabId": second }))
+            .await;
+        assert_eq!(h.eval(second, "location.href").await, article.as_str());
+
+        let closed = h
+            .ok(s, "browser_tabs", json!({ "action": "close", "tabId": first }))
+            .await;
+        let left: Vec<i64> = closed["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["tabId"].as_i64().unwrap())
+            .collect();
+        assert_eq!(left, [second]);
+        h.fails_with(
+            ErrorCode::TabNotFound,
+            s,
+            "browser_get_html",
+            json!({ "tabId": first }),
+        )
+        .await;
+    });
+}
+
+#[test]
+fn browser_tabs_refuses_what_it_cannot_do() {
+    run(|h| async move {
+        let s = "tabs-refuse";
+        let tab = h.start(s, "/fixtures/form.html").await;
+        h.fails_with(
+            ErrorCode::InvalidParams,
+            s,
+            "browser_tabs",
+            json!({ "action": "close" }),
+        )
+        .await;
+        h.fails_with(
+            ErrorCode::InvalidParams,
+            s,
+            "browser_tabs",
+            json!({ "action": "open", "url": "not a url" }),
+        )
+        .await;
+        let other = h.start("tabs-refuse-other", "/fixtures/form.html").await;
+        h.fails_with(
+            ErrorCode::TabNotInSession,
+            s,
+            "browser_tabs",
+            json!({ "action": "close", "tabId": other }),
+        )
+        .await;
+        assert_eq!(
+            h.eval(other, "document.readyState").await,
+            "complete",
+            "the other session's tab stays"
+        );
+        let listed = h.ok(s, "browser_tabs", json!({ "action": "list" })).await;
+        assert_eq!(listed["tabs"].as_array().unwrap().len(), 1);
+        assert_eq!(listed["tabs"][0]["tabId"], tab);
+    });
+}

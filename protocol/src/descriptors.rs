@@ -113,7 +113,7 @@ const DIALOGS: &str = "JavaScript dialogs that opened during the action, each { 
 pub fn describe<P: JsonSchema, O: JsonSchema>(name: &str, about: About) -> ActionDescriptor {
     let params = fields(&schemars::schema_for!(P).to_value());
     let mut result = fields(&schemars::schema_for!(O).to_value());
-    if params.contains_key("tabId") {
+    if params.get("tabId").is_some_and(|f| f.required == Some(true)) {
         result.insert(
             "dialogs".into(),
             FieldDescriptor {

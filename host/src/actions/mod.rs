@@ -18,6 +18,7 @@ pub mod browser_readability_extract;
 pub mod browser_reload;
 pub mod browser_screenshot;
 pub mod browser_select_option;
+pub mod browser_tabs;
 pub mod browser_type;
 pub mod browser_wait_for_loaded;
 pub mod browser_xpath_scan;

@@ -4,12 +4,10 @@
 
 use tether_protocol::actions::session_start::{Output, Params};
 use tether_protocol::actions::TabId;
+use tether_protocol::twin::WINDOW_ID_NONE;
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::{browser_navigate, Context};
-
-/// `chrome.windows.WINDOW_ID_NONE`: what `windowId` says when the browser names no window.
-const WINDOW_ID_NONE: i64 = -1;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     if let Some(why) = p.url.as_deref().and_then(|url| cx.policy.refusal(url)) {
@@ -22,32 +20,16 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     } else {
         None
     };
-    let (tab, opened) = match reusable {
-        Some(tab) => (tab, false),
-        None => {
-            let title = cx.session.group_title();
-            let info = cx.transport.open_tab("about:blank", title.as_deref()).await?;
-            cx.session.join(info.tab_id);
-            (info.tab_id, true)
+    let tab = match reusable {
+        Some(tab) => {
+            cx.session.prepare(tab).await?;
+            if let Some(url) = &p.url {
+                browser_navigate::commit(&cx.page(tab), url).await?;
+            }
+            tab
         }
+        None => open(cx, p.url.as_deref()).await?,
     };
-
-    let committed = async {
-        cx.session.prepare(tab).await?;
-        if let Some(url) = &p.url {
-            browser_navigate::commit(&cx.page(tab), url).await?;
-        }
-        Ok::<_, ActionError>(())
-    }
-    .await;
-    if let Err(e) = committed {
-        // A failed start leaves nothing behind.
-        if opened {
-            let _ = cx.transport.close_tab(tab).await;
-            cx.session.forget(tab);
-        }
-        return Err(e);
-    }
 
     let info = cx.transport.tab(tab).await?.ok_or_else(|| {
         ActionError::new(
@@ -64,6 +46,30 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         url: here.url,
         title: here.title,
     })
+}
+
+/// Opens a tab of the session in the background, in its group, and starts loading `url` in
+/// it; returns once the navigation committed. A tab that fails to get there is closed again:
+/// a failed open leaves nothing behind.
+pub(super) async fn open(cx: &Context<'_>, url: Option<&str>) -> Result<TabId, ActionError> {
+    let title = cx.session.group_title();
+    let info = cx.transport.open_tab("about:blank", title.as_deref()).await?;
+    let tab = info.tab_id;
+    cx.session.join(tab);
+    let committed = async {
+        cx.session.prepare(tab).await?;
+        if let Some(url) = url {
+            browser_navigate::commit(&cx.page(tab), url).await?;
+        }
+        Ok::<_, ActionError>(())
+    }
+    .await;
+    if let Err(e) = committed {
+        let _ = cx.transport.close_tab(tab).await;
+        cx.session.forget(tab);
+        return Err(e);
+    }
+    Ok(tab)
 }
 
 /// The session's first tab that still exists.

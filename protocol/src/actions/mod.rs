@@ -22,6 +22,7 @@ pub mod browser_readability_extract;
 pub mod browser_reload;
 pub mod browser_screenshot;
 pub mod browser_select_option;
+pub mod browser_tabs;
 pub mod browser_type;
 pub mod browser_wait_for_loaded;
 pub mod browser_xpath_scan;
@@ -63,6 +64,7 @@ macro_rules! with_catalog {
             SessionStart session_start,
             SessionStop session_stop,
             BrowserDebuggerAttach browser_debugger_attach,
+            BrowserTabs browser_tabs,
             BrowserNavigate browser_navigate,
             BrowserWaitForLoaded browser_wait_for_loaded,
             BrowserGoBack browser_go_back,
@@ -189,9 +191,12 @@ impl ActionName {
         &catalog()[self as usize]
     }
 
-    /// Whether the action addresses one tab through `tabId`.
+    /// Whether the action acts on one tab, named by its required `tabId`.
     pub fn takes_tab(self) -> bool {
-        self.descriptor().params.contains_key("tabId")
+        self.descriptor()
+            .params
+            .get("tabId")
+            .is_some_and(|f| f.required == Some(true))
     }
 }
 
@@ -291,11 +296,19 @@ mod tests {
         for name in ActionName::ALL {
             assert_eq!(
                 name.takes_tab(),
-                !matches!(name, ActionName::SessionStart | ActionName::SessionStop),
+                !matches!(
+                    name,
+                    ActionName::SessionStart | ActionName::SessionStop | ActionName::BrowserTabs
+                ),
                 "{name}"
             );
         }
         let call = ActionCall::parse("browser_get_html", json!({"tabId": 7})).unwrap();
         assert_eq!(call.tab_id(), Some(7));
+        // Closing a tab checks it is the session's, like any tab action.
+        let close = ActionCall::parse("browser_tabs", json!({"action": "close", "tabId": 7})).unwrap();
+        assert_eq!(close.tab_id(), Some(7));
+        let list = ActionCall::parse("browser_tabs", json!({})).unwrap();
+        assert_eq!(list.tab_id(), None);
     }
 }

@@ -1,0 +1,81 @@
+//! `browser_tabs`: the session's tabs: list them, open one, close one.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::fields::{check_url, TabId};
+use super::{About, ActionParams, Category};
+
+pub const ABOUT: About = About {
+    label: "Tabs",
+    category: Category::Session,
+    description: "Lists the session's own tabs in the order they joined (action \"list\", the default), opens one in the background in the session's group (\"open\", with url; it joins the session), or closes one (\"close\", with tabId). Returns the tabs after the action.",
+};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TabsAction {
+    #[default]
+    List,
+    Open,
+    Close,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Params {
+    /// "list", "open" or "close".
+    #[serde(default)]
+    #[schemars(extend("default" = "list"))]
+    pub action: TabsAction,
+    /// The page to open (open); about:blank when absent.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The session tab to close (close).
+    #[serde(default)]
+    pub tab_id: Option<TabId>,
+}
+
+impl ActionParams for Params {
+    fn tab_id(&self) -> Option<TabId> {
+        // Closing checks the tab is the session's like any tab action; the others name none.
+        match self.action {
+            TabsAction::Close => self.tab_id,
+            TabsAction::List | TabsAction::Open => None,
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        match (self.action, &self.url, self.tab_id) {
+            (TabsAction::Close, _, None) => Err("close needs the tabId to close".into()),
+            (TabsAction::Close | TabsAction::List, Some(_), _) => Err("url is for open only".into()),
+            (TabsAction::Open | TabsAction::List, _, Some(_)) => Err("tabId is for close only".into()),
+            (TabsAction::Open, Some(url), _) => check_url(url),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// One tab of the session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTab {
+    pub tab_id: TabId,
+    pub url: String,
+    pub title: String,
+    /// "loading" or "complete".
+    pub status: String,
+    /// The tab that opened it, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opener_tab_id: Option<TabId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    /// The session's tabs after the action, in the order they joined.
+    pub tabs: Vec<SessionTab>,
+    /// The tab opened (open).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<TabId>,
+}
