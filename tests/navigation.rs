@@ -255,3 +255,96 @@ fn losing_the_debugger_mid_action_ends_the_action_at_once() {
             .await;
     });
 }
+
+#[test]
+fn wait_for_sees_late_text_elements_and_urls() {
+    run(|h| async move {
+        let s = "wait-for-late";
+        let tab = h.start(s, "/fixtures/late.html").await;
+        h.ok(
+            s,
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//button[@id='search']" }),
+        )
+        .await;
+        let found = h
+            .ok(
+                s,
+                "browser_wait_for",
+                json!({ "tabId": tab, "text": "Found 3 results" }),
+            )
+            .await;
+        assert_eq!(found["matched"], true);
+        assert!(found["elapsedMs"].as_u64().is_some());
+        assert_eq!(
+            h.eval(tab, "document.getElementById('status').textContent").await,
+            "Found 3 results"
+        );
+        for condition in [
+            json!({ "textGone": "Loading results" }),
+            json!({ "xpath": "//ul[@id='results']" }),
+            json!({ "xpath": "//div[@id='spinner']", "state": "hidden" }),
+            json!({ "xpath": "//div[@id='spinner']", "state": "attached" }),
+            json!({ "xpath": "//div[@id='gone']", "state": "detached" }),
+            json!({ "url": "*/late.html?page=2" }),
+        ] {
+            let mut params = condition.clone();
+            params["tabId"] = json!(tab);
+            let waited = h.ok(s, "browser_wait_for", params).await;
+            assert_eq!(waited["matched"], true, "{condition}");
+        }
+    });
+}
+
+#[test]
+fn wait_for_follows_the_tab_to_the_next_page() {
+    run(|h| async move {
+        let s = "wait-for-next";
+        let tab = h.start(s, "/fixtures/late.html").await;
+        h.ok(
+            s,
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//a[@id='next']" }),
+        )
+        .await;
+        h.ok(
+            s,
+            "browser_wait_for",
+            json!({ "tabId": tab, "url": "*/fixtures/article.html" }),
+        )
+        .await;
+        h.ok(s, "browser_wait_for", json!({ "tabId": tab, "text": "Harbour" }))
+            .await;
+        assert_eq!(h.eval(tab, "location.pathname").await, "/fixtures/article.html");
+    });
+}
+
+#[test]
+fn wait_for_says_what_it_last_saw_when_time_runs_out() {
+    run(|h| async move {
+        let s = "wait-for-timeout";
+        let tab = h.start(s, "/fixtures/late.html").await;
+        let error = h
+            .fails_with(
+                ErrorCode::ActionTimeout,
+                s,
+                "browser_wait_for",
+                json!({ "tabId": tab, "text": "Found 3 results", "timeoutMs": 300 }),
+            )
+            .await;
+        assert!(
+            error.message.contains("does not show \"Found 3 results\""),
+            "{}",
+            error.message
+        );
+        for bad in [
+            json!({ "tabId": tab }),
+            json!({ "tabId": tab, "text": "a", "url": "*" }),
+            json!({ "tabId": tab, "text": "a", "state": "hidden" }),
+            json!({ "tabId": tab, "xpath": "//p", "state": "gone" }),
+        ] {
+            h.fails_with(ErrorCode::InvalidParams, s, "browser_wait_for", bad)
+                .await;
+        }
+    });
+}

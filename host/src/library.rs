@@ -5,6 +5,7 @@
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use tether_protocol::actions::browser_wait_for;
 use tether_protocol::actions::browser_xpath_scan::{self, ScanScope};
 
 /// One function of the library: its name there, and the type of its answer.
@@ -80,6 +81,27 @@ pub struct Selected {
 impl LibraryCall for SelectOption<'_> {
     const FUNCTION: &'static str = "selectOption";
     type Reply = Selected;
+}
+
+/// Waits in the page until a condition holds, or `timeout_ms` passed.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitFor<'a> {
+    pub condition: &'a browser_wait_for::Params,
+    pub timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Waited {
+    pub matched: bool,
+    /// What kept the condition from holding, when it did not.
+    #[serde(default)]
+    pub seen: String,
+}
+
+impl LibraryCall for WaitFor<'_> {
+    const FUNCTION: &'static str = "waitFor";
+    type Reply = Waited;
 }
 
 /// The document's HTML with its doctype, or one element's outerHTML.

@@ -20,6 +20,7 @@ pub mod browser_screenshot;
 pub mod browser_select_option;
 pub mod browser_tabs;
 pub mod browser_type;
+pub mod browser_wait_for;
 pub mod browser_wait_for_loaded;
 pub mod browser_xpath_scan;
 pub mod session_start;

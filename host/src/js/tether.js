@@ -439,6 +439,56 @@
     return { selected: [...el.selectedOptions].map((o) => o.value) };
   }
 
+  // ---- wait -------------------------------------------------------------------------------
+  // What keeps a condition from holding now (null: it holds), or { error } for a bad XPath.
+  function unmet(c) {
+    const shown = () => (document.body ? document.body.innerText : "");
+    if (c.text !== undefined) return shown().includes(c.text) ? null : `the page does not show ${JSON.stringify(c.text)}`;
+    if (c.textGone !== undefined) return shown().includes(c.textGone) ? `the page still shows ${JSON.stringify(c.textGone)}` : null;
+    if (c.url !== undefined) {
+      const pattern = new RegExp("^" + c.url.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*") + "$");
+      return pattern.test(location.href) ? null : `the tab is at ${location.href}`;
+    }
+    const found = resolve(c.xpath);
+    if (found.error && found.error.code !== "ELEMENT_NOT_FOUND") return found;
+    const el = found.el;
+    const visible = !!el && isRendered(el, el.getBoundingClientRect()) && getComputedStyle(el).visibility !== "hidden";
+    switch (c.state || "visible") {
+      case "attached": return el ? null : "no element matches";
+      case "detached": return el ? `${describe(el)} is still there` : null;
+      case "hidden": return visible ? `${describe(el)} is visible` : null;
+      default: return visible ? null : el ? `${describe(el)} is there but not visible` : "no element matches";
+    }
+  }
+
+  // Resolves when the condition holds, or after timeoutMs with what was last seen. Checked on
+  // every DOM change, and every 100 ms for what no mutation shows (CSS, the URL).
+  function waitFor({ condition, timeoutMs }) {
+    return new Promise((settle) => {
+      let done = false;
+      let seen = "";
+      const finish = (answer) => {
+        done = true;
+        observer.disconnect();
+        clearInterval(poll);
+        clearTimeout(limit);
+        settle(answer);
+      };
+      const check = () => {
+        if (done) return;
+        const reason = unmet(condition);
+        if (reason === null) finish({ matched: true });
+        else if (reason.error) finish(reason);
+        else seen = reason;
+      };
+      const observer = new MutationObserver(check);
+      observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      const poll = setInterval(check, 100);
+      const limit = setTimeout(() => finish({ matched: false, seen }), timeoutMs);
+      check();
+    });
+  }
+
   // ---- keys -------------------------------------------------------------------------------
   function focus({ xpath }) {
     const found = resolve(xpath);
@@ -465,5 +515,5 @@
     return found.error ? found : { html: found.el.outerHTML };
   }
 
-  return { scan, clickPoint, focusForTyping, focus, selectOption, html };
+  return { scan, clickPoint, focusForTyping, focus, selectOption, waitFor, html };
 }

@@ -24,6 +24,7 @@ pub mod browser_screenshot;
 pub mod browser_select_option;
 pub mod browser_tabs;
 pub mod browser_type;
+pub mod browser_wait_for;
 pub mod browser_wait_for_loaded;
 pub mod browser_xpath_scan;
 pub mod session_start;
@@ -67,6 +68,7 @@ macro_rules! with_catalog {
             BrowserTabs browser_tabs,
             BrowserNavigate browser_navigate,
             BrowserWaitForLoaded browser_wait_for_loaded,
+            BrowserWaitFor browser_wait_for,
             BrowserGoBack browser_go_back,
             BrowserGoForward browser_go_forward,
             BrowserReload browser_reload,

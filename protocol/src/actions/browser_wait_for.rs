@@ -1,0 +1,95 @@
+//! `browser_wait_for`: waits until a text shows or goes, an element reaches a state, or the
+//! tab's URL matches.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::fields::{check_timeout, check_xpath, TabId};
+use super::{About, ActionParams, Category};
+
+pub const ABOUT: About = About {
+    label: "Wait for",
+    category: Category::Page,
+    description: "Waits until exactly one condition holds: text appears (visible), textGone is no longer visible, the element at xpath reaches state (visible, hidden, attached, detached), or the tab's URL matches url (a glob: * is any run of characters). Follows the tab across navigations. Past timeoutMs: ACTION_TIMEOUT saying what was last seen.",
+};
+
+/// The wait when `timeoutMs` is absent.
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ElementState {
+    #[default]
+    Visible,
+    Hidden,
+    Attached,
+    Detached,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Params {
+    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+    pub tab_id: TabId,
+    /// A text the page must show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// A text the page must no longer show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_gone: Option<String>,
+    /// An element (any XPath) that must reach `state`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xpath: Option<String>,
+    /// With xpath: "visible", "hidden", "attached" or "detached".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "visible"))]
+    pub state: Option<ElementState>,
+    /// A glob the tab's URL must match (* is any run of characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// How long to wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = DEFAULT_TIMEOUT_MS))]
+    pub timeout_ms: Option<u64>,
+}
+
+impl ActionParams for Params {
+    fn tab_id(&self) -> Option<TabId> {
+        Some(self.tab_id)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let given = [
+            self.text.is_some(),
+            self.text_gone.is_some(),
+            self.xpath.is_some(),
+            self.url.is_some(),
+        ];
+        if given.iter().filter(|g| **g).count() != 1 {
+            return Err("give exactly one of text, textGone, xpath (with state) or url".into());
+        }
+        if self.state.is_some() && self.xpath.is_none() {
+            return Err("state goes with xpath".into());
+        }
+        if let Some(xpath) = &self.xpath {
+            check_xpath(xpath)?;
+        }
+        if [&self.text, &self.text_gone]
+            .into_iter()
+            .flatten()
+            .any(|t| t.is_empty())
+        {
+            return Err("the text to wait for must not be empty".into());
+        }
+        check_timeout(self.timeout_ms)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    /// Always true: a wait that does not match is ACTION_TIMEOUT.
+    pub matched: bool,
+    /// How long the wait took, in milliseconds.
+    pub elapsed_ms: u64,
+}
