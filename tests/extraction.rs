@@ -364,3 +364,38 @@ fn screenshots_decode_to_the_size_asked() {
         );
     });
 }
+
+#[test]
+fn a_screenshot_of_one_element_is_its_box() {
+    run(|h| async move {
+        let s = "screenshot-element";
+        let tab = h.start(s, "/fixtures/below-fold.html").await;
+        let size = "(() => { const r = document.getElementById('far').getBoundingClientRect(); \
+                    return [Math.round(r.width * devicePixelRatio), Math.round(r.height * devicePixelRatio)]; })()";
+        let shot = h
+            .ok(
+                s,
+                "browser_screenshot",
+                json!({ "tabId": tab, "xpath": "//button[@id='far']" }),
+            )
+            .await;
+        let (_, w, hgt) = decode(&h.artifact(&shot).await);
+        let want = h.eval(tab, size).await;
+        let (ww, wh) = (want[0].as_u64().unwrap() as u32, want[1].as_u64().unwrap() as u32);
+        assert!(
+            w.abs_diff(ww) <= 1 && hgt.abs_diff(wh) <= 1,
+            "{w}x{hgt}, the button is {ww}x{wh}"
+        );
+        assert_eq!(
+            (shot["width"].as_u64(), shot["height"].as_u64()),
+            (Some(w as u64), Some(hgt as u64))
+        );
+        h.fails_with(
+            ErrorCode::InvalidParams,
+            s,
+            "browser_screenshot",
+            json!({ "tabId": tab, "xpath": "//button", "fullPage": true }),
+        )
+        .await;
+    });
+}

@@ -252,7 +252,7 @@ fn tabs_opened_by_a_session_tab_join_the_session() {
 fn bad_calls_get_the_codes_that_say_what_to_fix() {
     run(|h| async move {
         let e = h
-            .fails_with(ErrorCode::UnknownAction, "bad", "browser_hover", json!({}))
+            .fails_with(ErrorCode::UnknownAction, "bad", "browser_teleport", json!({}))
             .await;
         assert!(
             e.message.contains("browser_click"),

@@ -104,6 +104,25 @@ impl LibraryCall for WaitFor<'_> {
     type Reply = Waited;
 }
 
+/// An element's box (scrolled into view), in the top document's CSS pixels.
+#[derive(Serialize)]
+pub struct BoxOf<'a> {
+    pub xpath: &'a str,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct ElementBox {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+}
+
+impl LibraryCall for BoxOf<'_> {
+    const FUNCTION: &'static str = "boxOf";
+    type Reply = ElementBox;
+}
+
 /// The document's HTML with its doctype, or one element's outerHTML.
 #[derive(Serialize)]
 pub struct Html<'a> {

@@ -1,5 +1,5 @@
-//! `browser_screenshot`: the viewport or the full page (content only, no scrollbars), PNG or
-//! JPEG, stored as an artifact. Chromium encodes and scales (`clip.scale`) so no pixels are
+//! `browser_screenshot`: the viewport, the full page (content only, no scrollbars) or one
+//! element's box (the part the viewport shows), PNG or JPEG, stored as an artifact. Chromium encodes and scales (`clip.scale`) so no pixels are
 //! decoded here; `image` steps in only to read the size and, should rounding overshoot
 //! `maxWidth`, to shrink.
 
@@ -13,6 +13,7 @@ use tether_protocol::actions::ImageFormat;
 use tether_protocol::ActionError;
 
 use super::Context;
+use crate::library::{BoxOf, ElementBox};
 use crate::page::Page;
 
 /// What to capture, in CSS pixels, and how many device pixels make one.
@@ -26,7 +27,14 @@ struct Region {
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = &cx.page(p.tab_id);
-    let region = measure(page, p.full_page).await?;
+    let box_of = match &p.xpath {
+        Some(xpath) => Some(page.call(&BoxOf { xpath }).await?),
+        None => None,
+    };
+    let mut region = measure(page, p.full_page).await?;
+    if let Some(element) = box_of {
+        region = region.within(element);
+    }
     let scale = match p.max_width {
         // Aimed a hair under the target: Chromium rounds the scaled size up, and a pixel over
         // would cost a decode, resize and re-encode here.
@@ -66,6 +74,23 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         format: p.format,
         bytes: size,
     })
+}
+
+impl Region {
+    /// The part of an element's box this region (the viewport) shows.
+    fn within(self, element: ElementBox) -> Region {
+        let left = element.x.max(self.x);
+        let top = element.y.max(self.y);
+        let right = (element.x + element.width).min(self.x + self.width);
+        let bottom = (element.y + element.height).min(self.y + self.height);
+        Region {
+            x: left,
+            y: top,
+            width: (right - left).max(1.0),
+            height: (bottom - top).max(1.0),
+            dpr: self.dpr,
+        }
+    }
 }
 
 async fn measure(page: &Page<'_>, full_page: bool) -> Result<Region, ActionError> {

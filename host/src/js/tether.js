@@ -369,6 +369,19 @@
     return { x, y };
   }
 
+  // ---- screenshot -------------------------------------------------------------------------
+  // An element's box in the top document's coordinates, scrolled into view.
+  function boxOf({ xpath }) {
+    const found = resolve(xpath);
+    if (found.error) return found;
+    const el = found.el;
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    const r = el.getBoundingClientRect();
+    if (!isRendered(el, r)) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
+    const offset = frameOffset(el.ownerDocument);
+    return { x: offset.x + r.left + scrollX, y: offset.y + r.top + scrollY, width: r.width, height: r.height };
+  }
+
   // ---- type -------------------------------------------------------------------------------
   function focusForTyping({ xpath, clear }) {
     const found = resolve(xpath);
@@ -515,5 +528,5 @@
     return found.error ? found : { html: found.el.outerHTML };
   }
 
-  return { scan, clickPoint, focusForTyping, focus, selectOption, waitFor, html };
+  return { scan, clickPoint, boxOf, focusForTyping, focus, selectOption, waitFor, html };
 }

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{ImageFormat, TabId};
+use super::fields::{check_xpath, ImageFormat, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -33,6 +33,10 @@ pub struct Params {
     /// Scale the image down to at most this many pixels wide; full size when absent.
     #[serde(default)]
     pub max_width: Option<u32>,
+    /// Capture just this element's box (any XPath), scrolled into view; the part of it the
+    /// viewport shows.
+    #[serde(default)]
+    pub xpath: Option<String>,
 }
 
 impl ActionParams for Params {
@@ -47,6 +51,12 @@ impl ActionParams for Params {
             }
             if self.format != ImageFormat::Jpeg {
                 return Err("quality applies to format \"jpeg\" only".into());
+            }
+        }
+        if let Some(xpath) = &self.xpath {
+            check_xpath(xpath)?;
+            if self.full_page {
+                return Err("fullPage and xpath do not go together: capture the page or one element".into());
             }
         }
         match self.max_width {
