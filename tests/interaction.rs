@@ -284,3 +284,45 @@ fn type_refuses_what_does_not_take_text() {
         );
     });
 }
+
+#[test]
+fn clicks_take_any_button_count_modifiers_or_a_point() {
+    run(|h| async move {
+        let s = "click-kinds";
+        let tab = h.start(s, "/fixtures/clicks.html").await;
+        let target = "//button[@id='target']";
+        let click = |extra: Value| {
+            let mut params = json!({ "tabId": tab });
+            params
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            h.ok(s, "browser_click", params)
+        };
+        let seen = || h.eval(tab, "window.seen.splice(0)");
+        click(json!({ "xpath": target, "clickCount": 2 })).await;
+        assert_eq!(seen().await, json!(["click 1", "click 2", "dblclick"]));
+        click(json!({ "xpath": target, "button": "right" })).await;
+        assert_eq!(seen().await, json!(["contextmenu", "auxclick 2"]), "as a real right button");
+        click(json!({ "xpath": target, "button": "middle" })).await;
+        assert_eq!(seen().await, json!(["auxclick 1"]));
+        click(json!({ "xpath": target, "modifiers": ["Shift", "Control"] })).await;
+        assert_eq!(seen().await, json!(["click 1 ctrl+shift"]));
+        // The button's centre, in the viewport: (100 + 80, 120 + 20) with the page unscrolled.
+        h.eval(tab, "scrollTo(0, 0)").await;
+        click(json!({ "x": 180, "y": 140 })).await;
+        assert_eq!(seen().await, json!(["click 1"]));
+        for bad in [
+            json!({ "tabId": tab }),
+            json!({ "tabId": tab, "xpath": target, "x": 1, "y": 1 }),
+            json!({ "tabId": tab, "x": 1 }),
+            json!({ "tabId": tab, "xpath": target, "clickCount": 4 }),
+            json!({ "tabId": tab, "xpath": target, "button": "back" }),
+            json!({ "tabId": tab, "xpath": target, "modifiers": ["Hyper"] }),
+        ] {
+            h.fails_with(ErrorCode::InvalidParams, s, "browser_click", bad)
+                .await;
+        }
+        assert_eq!(seen().await, json!([]), "a refused click clicks nothing");
+    });
+}

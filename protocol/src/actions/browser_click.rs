@@ -9,16 +9,93 @@ use super::{About, ActionParams, Category};
 pub const ABOUT: About = About {
     label: "Click",
     category: Category::Interact,
-    description: "Scrolls the element into view and clicks it with real mouse events. If something covers it, nothing is clicked: ELEMENT_NOT_INTERACTABLE says what, with details.coveredBy.",
+    description: "Scrolls the element into view and clicks it with real mouse events (any button, 1-3 clicks, with modifiers held), or clicks at x, y in the viewport. If something covers the element, nothing is clicked: ELEMENT_NOT_INTERACTABLE says what, with details.coveredBy.",
 };
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MouseButton {
+    #[default]
+    Left,
+    Right,
+    Middle,
+}
+
+impl MouseButton {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Left => "left",
+            Self::Right => "right",
+            Self::Middle => "middle",
+        }
+    }
+
+    /// Its bit in a mouse event's `buttons`.
+    pub fn bit(self) -> u32 {
+        match self {
+            Self::Left => 1,
+            Self::Right => 2,
+            Self::Middle => 4,
+        }
+    }
+}
+
+/// A modifier key held during the click.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ModifierKey {
+    Alt,
+    Control,
+    Meta,
+    Shift,
+}
+
+impl ModifierKey {
+    /// Its bit in CDP's `modifiers` field.
+    pub fn bit(self) -> u32 {
+        match self {
+            Self::Alt => 1,
+            Self::Control => 2,
+            Self::Meta => 4,
+            Self::Shift => 8,
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Params {
     /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
     pub tab_id: TabId,
-    /// The element to click, as browser_xpath_scan returns it (or any XPath).
-    pub xpath: String,
+    /// The element to click, as browser_xpath_scan returns it (or any XPath); or give x and y.
+    #[serde(default)]
+    pub xpath: Option<String>,
+    /// "left", "right" or "middle".
+    #[serde(default)]
+    #[schemars(extend("default" = "left"))]
+    pub button: MouseButton,
+    /// 1 to 3 (2 is a double click).
+    #[serde(default = "one")]
+    pub click_count: u8,
+    /// Keys held during the click: "Alt", "Control", "Meta", "Shift".
+    #[serde(default)]
+    pub modifiers: Vec<ModifierKey>,
+    /// With y, in place of xpath: a point in the viewport, in CSS pixels.
+    #[serde(default)]
+    pub x: Option<f64>,
+    /// With x.
+    #[serde(default)]
+    pub y: Option<f64>,
+}
+
+fn one() -> u8 {
+    1
+}
+
+impl Params {
+    /// The modifiers as CDP's bit field.
+    pub fn modifier_bits(&self) -> u32 {
+        self.modifiers.iter().fold(0, |bits, m| bits | m.bit())
+    }
 }
 
 impl ActionParams for Params {
@@ -27,7 +104,15 @@ impl ActionParams for Params {
     }
 
     fn check(&self) -> Result<(), String> {
-        check_xpath(&self.xpath)
+        if !(1..=3).contains(&self.click_count) {
+            return Err(format!("clickCount must be 1 to 3, not {}", self.click_count));
+        }
+        match (&self.xpath, self.x, self.y) {
+            (Some(xpath), None, None) => check_xpath(xpath),
+            (None, Some(x), Some(y)) if x >= 0.0 && y >= 0.0 && x.is_finite() && y.is_finite() => Ok(()),
+            (None, Some(_), Some(_)) => Err("x and y are CSS pixels in the viewport: 0 or more".into()),
+            _ => Err("give the element's xpath, or x and y, not both".into()),
+        }
     }
 }
 
