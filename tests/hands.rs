@@ -212,3 +212,89 @@ fn select_option_refuses_what_is_not_there() {
         );
     });
 }
+
+#[test]
+fn wheel_scrolling_loads_more_of_an_infinite_list() {
+    run(|h| async move {
+        let s = "scroll-feed";
+        let tab = h.start(s, "/fixtures/feed.html").await;
+        let posts = "document.querySelectorAll('.post').length";
+        assert_eq!(h.eval(tab, posts).await, 10);
+        let mut last = h.ok(s, "browser_scroll", json!({ "tabId": tab })).await;
+        assert!(last["scrollY"].as_f64().unwrap() > 0.0, "{last}");
+        let mut steps = 0;
+        while !last["atEnd"].as_bool().unwrap() {
+            steps += 1;
+            assert!(steps < 60, "the feed never ended: {last}");
+            last = h
+                .ok(s, "browser_scroll", json!({ "tabId": tab, "amount": 2000 }))
+                .await;
+        }
+        assert_eq!(h.eval(tab, posts).await, 50, "every page loaded on the way down");
+        assert!(
+            h.eval(tab, "window.wheels").await.as_u64().unwrap() >= 2,
+            "trusted wheel events"
+        );
+        assert_eq!(
+            h.eval(tab, "Math.round(scrollY)").await.as_f64(),
+            last["scrollY"].as_f64().map(f64::round)
+        );
+        let up = h
+            .ok(
+                s,
+                "browser_scroll",
+                json!({ "tabId": tab, "direction": "up", "amount": 100000 }),
+            )
+            .await;
+        assert_eq!(
+            (up["scrollY"].as_f64(), up["atEnd"].as_bool()),
+            (Some(0.0), Some(true))
+        );
+    });
+}
+
+#[test]
+fn scroll_moves_an_element_or_brings_it_into_view() {
+    run(|h| async move {
+        let s = "scroll-element";
+        let tab = h.start(s, "/fixtures/feed.html").await;
+        let side = "//aside[@id='side']";
+        let moved = h
+            .ok(
+                s,
+                "browser_scroll",
+                json!({ "tabId": tab, "xpath": side, "amount": 240 }),
+            )
+            .await;
+        assert_eq!(moved["scrollY"], 240.0, "{moved}");
+        assert_eq!(
+            h.eval(tab, "document.getElementById('side').scrollTop").await,
+            240
+        );
+        assert_eq!(h.eval(tab, "scrollY").await, 0, "the page stayed");
+        let into = h
+            .ok(
+                s,
+                "browser_scroll",
+                json!({ "tabId": tab, "xpath": "//article[10]", "intoView": true }),
+            )
+            .await;
+        assert!(into["scrollY"].as_f64().unwrap() > 0.0, "{into}");
+        let r = "(() => { const r = document.querySelectorAll('.post')[9].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()";
+        assert_eq!(h.eval(tab, r).await, true);
+        h.fails_with(
+            ErrorCode::InvalidParams,
+            s,
+            "browser_scroll",
+            json!({ "tabId": tab, "intoView": true }),
+        )
+        .await;
+        h.fails_with(
+            ErrorCode::InvalidParams,
+            s,
+            "browser_scroll",
+            json!({ "tabId": tab, "amount": -5 }),
+        )
+        .await;
+    });
+}

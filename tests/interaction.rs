@@ -303,7 +303,11 @@ fn clicks_take_any_button_count_modifiers_or_a_point() {
         click(json!({ "xpath": target, "clickCount": 2 })).await;
         assert_eq!(seen().await, json!(["click 1", "click 2", "dblclick"]));
         click(json!({ "xpath": target, "button": "right" })).await;
-        assert_eq!(seen().await, json!(["contextmenu", "auxclick 2"]), "as a real right button");
+        assert_eq!(
+            seen().await,
+            json!(["contextmenu", "auxclick 2"]),
+            "as a real right button"
+        );
         click(json!({ "xpath": target, "button": "middle" })).await;
         assert_eq!(seen().await, json!(["auxclick 1"]));
         click(json!({ "xpath": target, "modifiers": ["Shift", "Control"] })).await;

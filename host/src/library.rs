@@ -5,6 +5,7 @@
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use tether_protocol::actions::browser_scroll::{self, Direction};
 use tether_protocol::actions::browser_wait_for;
 use tether_protocol::actions::browser_xpath_scan::{self, ScanScope};
 
@@ -121,6 +122,50 @@ pub struct ElementBox {
 impl LibraryCall for BoxOf<'_> {
     const FUNCTION: &'static str = "boxOf";
     type Reply = ElementBox;
+}
+
+/// Where a wheel scroll goes, and how far a page of it is.
+#[derive(Serialize)]
+pub struct WheelAt<'a> {
+    pub xpath: Option<&'a str>,
+    pub direction: Direction,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct WheelPoint {
+    pub x: f64,
+    pub y: f64,
+    /// 90 % of the viewport along the direction, in CSS pixels.
+    pub page: f64,
+}
+
+impl LibraryCall for WheelAt<'_> {
+    const FUNCTION: &'static str = "wheelAt";
+    type Reply = WheelPoint;
+}
+
+/// The scroll position once a wheel's scroll has ended.
+#[derive(Serialize)]
+pub struct Scrolled<'a> {
+    pub xpath: Option<&'a str>,
+    pub direction: Direction,
+}
+
+impl LibraryCall for Scrolled<'_> {
+    const FUNCTION: &'static str = "scrolled";
+    type Reply = browser_scroll::Output;
+}
+
+/// Brings an element into view; the page's scroll position.
+#[derive(Serialize)]
+pub struct IntoView<'a> {
+    pub xpath: &'a str,
+    pub direction: Direction,
+}
+
+impl LibraryCall for IntoView<'_> {
+    const FUNCTION: &'static str = "intoView";
+    type Reply = browser_scroll::Output;
 }
 
 /// The document's HTML with its doctype, or one element's outerHTML.

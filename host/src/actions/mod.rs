@@ -17,6 +17,7 @@ pub mod browser_press_key;
 pub mod browser_readability_extract;
 pub mod browser_reload;
 pub mod browser_screenshot;
+pub mod browser_scroll;
 pub mod browser_select_option;
 pub mod browser_tabs;
 pub mod browser_type;

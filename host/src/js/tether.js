@@ -502,6 +502,75 @@
     });
   }
 
+  // ---- scroll -----------------------------------------------------------------------------
+  // What a scroll acts on: the element at xpath, or the page.
+  function scroller(xpath) {
+    if (!xpath) return { page: true };
+    const found = resolve(xpath);
+    return found.error ? found : { el: found.el };
+  }
+
+  function position(target, direction) {
+    const el = target.el || document.scrollingElement || document.documentElement;
+    const [x, y] = target.el ? [el.scrollLeft, el.scrollTop] : [scrollX, scrollY];
+    const [w, h] = target.el ? [el.clientWidth, el.clientHeight] : [innerWidth, innerHeight];
+    const atEnd = {
+      down: y + h >= el.scrollHeight - 1,
+      up: y <= 0,
+      right: x + w >= el.scrollWidth - 1,
+      left: x <= 0,
+    }[direction];
+    return { scrollX: x, scrollY: y, atEnd };
+  }
+
+  // Where the wheel goes (the element's visible centre, or the viewport's), and how far.
+  function wheelAt({ xpath, direction }) {
+    const target = scroller(xpath);
+    if (target.error) return target;
+    let x = innerWidth / 2;
+    let y = innerHeight / 2;
+    if (target.el) {
+      const r = target.el.getBoundingClientRect();
+      if (!isRendered(target.el, r)) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(target.el)} is not rendered (hidden, display:none or zero size)`);
+      const offset = frameOffset(target.el.ownerDocument);
+      x = offset.x + Math.min(Math.max(r.left + r.width / 2, 1), innerWidth - 1);
+      y = offset.y + Math.min(Math.max(r.top + r.height / 2, 1), innerHeight - 1);
+    }
+    const vertical = direction === "down" || direction === "up";
+    return { x, y, page: vertical ? innerHeight * 0.9 : innerWidth * 0.9 };
+  }
+
+  // The position once the wheel's scroll has ended: on `scrollend`, or when nothing moved
+  // for 150 ms (at an end, nothing moves at all).
+  function scrolled({ xpath, direction }) {
+    const target = scroller(xpath);
+    if (target.error) return target;
+    const on = target.el || window;
+    return new Promise((settle) => {
+      let quiet;
+      const done = () => {
+        on.removeEventListener("scroll", moved);
+        on.removeEventListener("scrollend", done);
+        clearTimeout(quiet);
+        settle(position(target, direction));
+      };
+      const moved = () => {
+        clearTimeout(quiet);
+        quiet = setTimeout(done, 150);
+      };
+      on.addEventListener("scroll", moved);
+      on.addEventListener("scrollend", done);
+      moved();
+    });
+  }
+
+  function intoView({ xpath, direction }) {
+    const found = resolve(xpath);
+    if (found.error) return found;
+    found.el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    return position({ page: true }, direction);
+  }
+
   // ---- keys -------------------------------------------------------------------------------
   function focus({ xpath }) {
     const found = resolve(xpath);
@@ -528,5 +597,5 @@
     return found.error ? found : { html: found.el.outerHTML };
   }
 
-  return { scan, clickPoint, boxOf, focusForTyping, focus, selectOption, waitFor, html };
+  return { scan, clickPoint, boxOf, focusForTyping, focus, selectOption, waitFor, wheelAt, scrolled, intoView, html };
 }

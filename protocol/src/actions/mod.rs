@@ -21,6 +21,7 @@ pub mod browser_press_key;
 pub mod browser_readability_extract;
 pub mod browser_reload;
 pub mod browser_screenshot;
+pub mod browser_scroll;
 pub mod browser_select_option;
 pub mod browser_tabs;
 pub mod browser_type;
@@ -79,6 +80,7 @@ macro_rules! with_catalog {
             BrowserHover browser_hover,
             BrowserPressKey browser_press_key,
             BrowserSelectOption browser_select_option,
+            BrowserScroll browser_scroll,
             BrowserType browser_type,
             BrowserGetHtml browser_get_html,
         }

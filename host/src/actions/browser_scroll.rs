@@ -1,0 +1,46 @@
+//! `browser_scroll`: a real `mouseWheel` over the page's (or the element's visible) centre,
+//! then the position once the scroll ended, as the page reports it; or, with `intoView`, the
+//! element scrolled to the viewport's centre.
+
+use serde_json::json;
+use tether_protocol::actions::browser_scroll::{Direction, Output, Params};
+use tether_protocol::ActionError;
+
+use super::Context;
+use crate::library::{IntoView, Scrolled, WheelAt};
+
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    let page = cx.page(p.tab_id);
+    let xpath = p.xpath.as_deref();
+    if let (true, Some(xpath)) = (p.into_view, xpath) {
+        return page
+            .call(&IntoView {
+                xpath,
+                direction: p.direction,
+            })
+            .await;
+    }
+    let at = page
+        .call(&WheelAt {
+            xpath,
+            direction: p.direction,
+        })
+        .await?;
+    let amount = p.amount.unwrap_or(at.page);
+    let (dx, dy) = match p.direction {
+        Direction::Down => (0.0, amount),
+        Direction::Up => (0.0, -amount),
+        Direction::Right => (amount, 0.0),
+        Direction::Left => (-amount, 0.0),
+    };
+    page.cdp(
+        "Input.dispatchMouseEvent",
+        json!({ "type": "mouseWheel", "x": at.x, "y": at.y, "deltaX": dx, "deltaY": dy }),
+    )
+    .await?;
+    page.call(&Scrolled {
+        xpath,
+        direction: p.direction,
+    })
+    .await
+}

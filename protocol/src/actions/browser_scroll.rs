@@ -1,0 +1,75 @@
+//! `browser_scroll`: scrolls the page or an element with the mouse wheel, or brings an
+//! element into view.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::fields::{check_xpath, TabId};
+use super::{About, ActionParams, Category};
+
+pub const ABOUT: About = About {
+    label: "Scroll",
+    category: Category::Interact,
+    description: "Scrolls with real mouse-wheel events over the page (or over the element at xpath), so lists that load on scroll load; or, with intoView, brings the element into view. Returns the scroll position afterwards and whether there is nothing more to scroll that way.",
+};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    #[default]
+    Down,
+    Up,
+    Left,
+    Right,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Params {
+    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+    pub tab_id: TabId,
+    /// The element to scroll (any XPath); the page when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xpath: Option<String>,
+    /// "down", "up", "left" or "right".
+    #[serde(default)]
+    #[schemars(extend("default" = "down"))]
+    pub direction: Direction,
+    /// How far, in CSS pixels; 90 % of the viewport's height (or width) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<f64>,
+    /// Bring the element at xpath into view instead of scrolling it.
+    #[serde(default)]
+    pub into_view: bool,
+}
+
+impl ActionParams for Params {
+    fn tab_id(&self) -> Option<TabId> {
+        Some(self.tab_id)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if let Some(xpath) = &self.xpath {
+            check_xpath(xpath)?;
+        } else if self.into_view {
+            return Err("intoView needs the xpath of the element to bring into view".into());
+        }
+        match self.amount {
+            Some(a) if !(a.is_finite() && a > 0.0) => {
+                Err(format!("amount must be a positive number of CSS pixels, not {a}"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    /// The horizontal scroll position afterwards (of the element, when one was scrolled).
+    pub scroll_x: f64,
+    /// The vertical scroll position afterwards.
+    pub scroll_y: f64,
+    /// Nothing more to scroll that way.
+    pub at_end: bool,
+}
