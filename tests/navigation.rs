@@ -348,3 +348,43 @@ fn wait_for_says_what_it_last_saw_when_time_runs_out() {
         }
     });
 }
+
+#[test]
+fn an_action_answers_its_own_dialogs_as_asked() {
+    run(|h| async move {
+        let s = "dialogs-asked";
+        let tab = h.start(s, "/fixtures/dialogs.html").await;
+        let confirmed = h
+            .ok(
+                s,
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//button[@id='confirm']", "dialog": { "accept": true } }),
+            )
+            .await;
+        assert_eq!(confirmed["dialogs"][0]["message"], "Delete everything?");
+        assert_eq!(h.eval(tab, "window.confirmed").await, true, "accepted, as asked");
+        h.ok(
+            s,
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//button[@id='prompt']",
+                    "dialog": { "accept": true, "promptText": "Ada" } }),
+        )
+        .await;
+        assert_eq!(h.eval(tab, "window.prompted").await, "Ada");
+        // The next action without a dialog param gets the defaults again.
+        h.ok(
+            s,
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//button[@id='confirm']" }),
+        )
+        .await;
+        assert_eq!(h.eval(tab, "window.confirmed").await, false);
+        h.fails_with(
+            ErrorCode::InvalidParams,
+            s,
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//button[@id='confirm']", "dialog": { "accept": "yes" } }),
+        )
+        .await;
+    });
+}

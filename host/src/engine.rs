@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use serde_json::Value;
-use tether_protocol::actions::TabId;
+use tether_protocol::actions::{DialogAnswer, TabId};
 use tether_protocol::result::ActionHeader;
 use tether_protocol::{ActionCall, ActionError, ActionOutcome, ActionResult, ErrorCode};
 
@@ -14,7 +14,7 @@ use crate::actions::{self, Context, Session};
 use crate::artifacts::ArtifactSink;
 use crate::cdp::{TabInfo, Transport};
 use crate::policy::Policy;
-use crate::tabs::Tabs;
+use crate::tabs::{TabState, Tabs};
 
 /// How far up an opener chain a new tab is traced back to a session tab.
 const MAX_OPENER_DEPTH: usize = 8;
@@ -108,7 +108,10 @@ impl Engine {
         };
         self.session_tab(session_id, tab).await?;
         let state = self.tabs.prepare(tab).await?;
-        let outcome = match actions::dispatch(&cx, call).await {
+        let answering = Answering::start(&state, call.dialog().cloned());
+        let outcome = actions::dispatch(&cx, call).await;
+        drop(answering);
+        let outcome = match outcome {
             Err(e) if e.code != ErrorCode::TabNotFound && !self.tab_exists(tab).await => {
                 Err(ActionError::new(
                     ErrorCode::TabNotFound,
@@ -207,6 +210,23 @@ impl Engine {
             }
         }
         ids
+    }
+}
+
+/// The action's own way of answering dialogs, for as long as it runs: also when its future is
+/// dropped at a timeout, so the next action is answered by its own params.
+struct Answering(Arc<TabState>);
+
+impl Answering {
+    fn start(state: &Arc<TabState>, answer: Option<DialogAnswer>) -> Self {
+        state.dialogs.answer_with(answer);
+        Self(state.clone())
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.dialogs.answer_with(None);
     }
 }
 

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_xpath, TabId};
+use super::fields::{check_xpath, DialogAnswer, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -85,6 +85,10 @@ pub struct Params {
     /// With x.
     #[serde(default)]
     pub y: Option<f64>,
+    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
+    /// and beforeunload are accepted, confirm and prompt dismissed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogAnswer>,
 }
 
 fn one() -> u8 {
@@ -113,6 +117,10 @@ impl ActionParams for Params {
             (None, Some(_), Some(_)) => Err("x and y are CSS pixels in the viewport: 0 or more".into()),
             _ => Err("give the element's xpath, or x and y, not both".into()),
         }
+    }
+
+    fn dialog(&self) -> Option<&DialogAnswer> {
+        self.dialog.as_ref()
     }
 }
 

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_xpath, TabId};
+use super::fields::{check_xpath, DialogAnswer, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -19,6 +19,10 @@ pub struct Params {
     pub tab_id: TabId,
     /// The element to hover, as browser_xpath_scan returns it (or any XPath).
     pub xpath: String,
+    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
+    /// and beforeunload are accepted, confirm and prompt dismissed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogAnswer>,
 }
 
 impl ActionParams for Params {
@@ -28,6 +32,10 @@ impl ActionParams for Params {
 
     fn check(&self) -> Result<(), String> {
         check_xpath(&self.xpath)
+    }
+
+    fn dialog(&self) -> Option<&DialogAnswer> {
+        self.dialog.as_ref()
     }
 }
 

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_timeout, check_url, TabId};
+use super::fields::{check_timeout, check_url, DialogAnswer, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -27,6 +27,10 @@ pub struct Params {
     #[serde(default)]
     #[schemars(extend("default" = DEFAULT_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
+    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
+    /// and beforeunload are accepted, confirm and prompt dismissed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogAnswer>,
 }
 
 impl ActionParams for Params {
@@ -37,6 +41,10 @@ impl ActionParams for Params {
     fn check(&self) -> Result<(), String> {
         check_url(&self.url)?;
         check_timeout(self.timeout_ms)
+    }
+
+    fn dialog(&self) -> Option<&DialogAnswer> {
+        self.dialog.as_ref()
     }
 }
 

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_xpath, TabId};
+use super::fields::{check_xpath, DialogAnswer, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -31,6 +31,10 @@ pub struct Params {
     #[serde(default)]
     #[schemars(extend("default" = 1))]
     pub repeat: Option<u32>,
+    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
+    /// and beforeunload are accepted, confirm and prompt dismissed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogAnswer>,
 }
 
 impl ActionParams for Params {
@@ -47,6 +51,10 @@ impl ActionParams for Params {
             Some(n) if n == 0 || n > MAX_REPEAT => Err(format!("repeat must be 1 to {MAX_REPEAT}, not {n}")),
             _ => Ok(()),
         }
+    }
+
+    fn dialog(&self) -> Option<&DialogAnswer> {
+        self.dialog.as_ref()
     }
 }
 

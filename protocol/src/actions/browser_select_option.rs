@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_xpath, TabId};
+use super::fields::{check_xpath, DialogAnswer, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -21,6 +21,10 @@ pub struct Params {
     pub xpath: String,
     /// The new selection: one value for a plain select, any number for a multiple one.
     pub values: Vec<String>,
+    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
+    /// and beforeunload are accepted, confirm and prompt dismissed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogAnswer>,
 }
 
 impl ActionParams for Params {
@@ -30,6 +34,10 @@ impl ActionParams for Params {
 
     fn check(&self) -> Result<(), String> {
         check_xpath(&self.xpath)
+    }
+
+    fn dialog(&self) -> Option<&DialogAnswer> {
+        self.dialog.as_ref()
     }
 }
 

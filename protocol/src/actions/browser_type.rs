@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_xpath, default_true, TabId};
+use super::fields::{check_xpath, default_true, DialogAnswer, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -27,6 +27,10 @@ pub struct Params {
     /// Replace the field's content (true) or append at its end (false).
     #[serde(default = "default_true")]
     pub clear: bool,
+    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
+    /// and beforeunload are accepted, confirm and prompt dismissed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogAnswer>,
 }
 
 impl ActionParams for Params {
@@ -36,6 +40,10 @@ impl ActionParams for Params {
 
     fn check(&self) -> Result<(), String> {
         check_xpath(&self.xpath)
+    }
+
+    fn dialog(&self) -> Option<&DialogAnswer> {
+        self.dialog.as_ref()
     }
 }
 

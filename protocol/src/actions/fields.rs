@@ -59,6 +59,17 @@ pub struct Dialog {
     pub message: String,
 }
 
+/// How to answer the JavaScript dialogs that open during one action (PROTOCOL.md §9).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DialogAnswer {
+    /// Accept (OK) or dismiss (Cancel).
+    pub accept: bool,
+    /// What to type into a prompt before accepting it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_text: Option<String>,
+}
+
 pub(crate) fn default_true() -> bool {
     true
 }
@@ -106,6 +117,10 @@ pub struct LoadWait {
     #[serde(default)]
     #[schemars(extend("default" = super::browser_navigate::DEFAULT_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
+    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
+    /// and beforeunload are accepted, confirm and prompt dismissed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogAnswer>,
 }
 
 impl super::ActionParams for LoadWait {
@@ -115,5 +130,9 @@ impl super::ActionParams for LoadWait {
 
     fn check(&self) -> Result<(), String> {
         check_timeout(self.timeout_ms)
+    }
+
+    fn dialog(&self) -> Option<&DialogAnswer> {
+        self.dialog.as_ref()
     }
 }

@@ -40,7 +40,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use fields::{ArtifactRef, BBox, Dialog, ImageFormat, TabId, MAX_TIMEOUT_MS};
+pub use fields::{ArtifactRef, BBox, Dialog, DialogAnswer, ImageFormat, TabId, MAX_TIMEOUT_MS};
 
 use crate::descriptors::{self, ActionDescriptor};
 pub use crate::descriptors::{About, Category};
@@ -54,6 +54,11 @@ pub trait ActionParams: Serialize + DeserializeOwned + JsonSchema + Clone + Debu
     /// Checks what serde's types cannot say; the message names the param and what to fix.
     fn check(&self) -> Result<(), String> {
         Ok(())
+    }
+
+    /// How to answer the dialogs this action opens (its `dialog` param), where it has one.
+    fn dialog(&self) -> Option<&DialogAnswer> {
+        None
     }
 }
 
@@ -158,6 +163,7 @@ with_catalog!(define_catalog);
 trait Checked {
     fn tab_id(&self) -> Option<TabId>;
     fn check(&self) -> Result<(), String>;
+    fn dialog(&self) -> Option<&DialogAnswer>;
     fn to_json(&self) -> Value;
 }
 
@@ -170,6 +176,10 @@ impl<P: ActionParams> Checked for P {
         ActionParams::check(self)
     }
 
+    fn dialog(&self) -> Option<&DialogAnswer> {
+        ActionParams::dialog(self)
+    }
+
     fn to_json(&self) -> Value {
         // Plain structs of strings, numbers and booleans always serialise.
         serde_json::to_value(self).unwrap_or_default()
@@ -180,6 +190,11 @@ impl ActionCall {
     /// The tab the action addresses, if it addresses one.
     pub fn tab_id(&self) -> Option<TabId> {
         self.params().tab_id()
+    }
+
+    /// How to answer the dialogs that open while the action runs (`None`: the defaults).
+    pub fn dialog(&self) -> Option<&DialogAnswer> {
+        self.params().dialog()
     }
 
     /// The parsed params as JSON, every field present (defaults filled in).
