@@ -259,9 +259,11 @@ mod tests {
         assert_eq!(e.code, ErrorCode::UnknownAction);
         assert!(e.message.contains("browser_click"), "{}", e.message);
 
-        let e = err("browser_click", json!({"tabId": 1}));
+        let e = err("browser_type", json!({"tabId": 1, "text": "x"}));
         assert_eq!(e.code, ErrorCode::InvalidParams);
         assert!(e.message.contains("missing field `xpath`"), "{}", e.message);
+        let e = err("browser_click", json!({"tabId": 1}));
+        assert!(e.message.contains("xpath, or x and y"), "{}", e.message);
 
         let e = err("browser_click", json!({"tabId": 1, "xPath": "//a"}));
         assert!(e.message.contains("unknown field `xPath`"), "{}", e.message);
