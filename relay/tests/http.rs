@@ -93,7 +93,13 @@ async fn the_catalog_lists_every_action_with_its_descriptor() {
     assert_eq!(names, expected);
     let click = actions.iter().find(|a| a["name"] == "browser_click").unwrap();
     assert_eq!(click["category"], "interact");
-    assert_eq!(click["params"]["xpath"]["required"], true);
+    assert_eq!(click["params"]["tabId"]["required"], true);
+    assert_eq!(
+        click["params"]["x"]["type"], "number",
+        "a point, in place of xpath"
+    );
+    let typing = actions.iter().find(|a| a["name"] == "browser_type").unwrap();
+    assert_eq!(typing["params"]["xpath"]["required"], true);
 }
 
 #[tokio::test]

@@ -343,14 +343,22 @@
     return { elements: out };
   }
 
-  // ---- click ------------------------------------------------------------------------------
-  function clickPoint({ xpath }) {
+  // The element at xpath scrolled to the viewport's centre, with its box; or why not.
+  function shown(xpath) {
     const found = resolve(xpath);
     if (found.error) return found;
     const el = found.el;
     el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
     const r = el.getBoundingClientRect();
     if (!isRendered(el, r)) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
+    return { el, r };
+  }
+
+  // ---- click ------------------------------------------------------------------------------
+  function clickPoint({ xpath }) {
+    const target = shown(xpath);
+    if (target.error) return target;
+    const { el, r } = target;
     if (el.disabled || el.getAttribute("aria-disabled") === "true") return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
     const offset = frameOffset(el.ownerDocument);
     const x = offset.x + r.left + r.width / 2;
@@ -372,12 +380,9 @@
   // ---- screenshot -------------------------------------------------------------------------
   // An element's box in the top document's coordinates, scrolled into view.
   function boxOf({ xpath }) {
-    const found = resolve(xpath);
-    if (found.error) return found;
-    const el = found.el;
-    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
-    const r = el.getBoundingClientRect();
-    if (!isRendered(el, r)) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
+    const target = shown(xpath);
+    if (target.error) return target;
+    const { el, r } = target;
     const offset = frameOffset(el.ownerDocument);
     return { x: offset.x + r.left + scrollX, y: offset.y + r.top + scrollY, width: r.width, height: r.height };
   }
@@ -573,11 +578,9 @@
 
   // ---- keys -------------------------------------------------------------------------------
   function focus({ xpath }) {
-    const found = resolve(xpath);
-    if (found.error) return found;
-    const el = found.el;
-    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
-    if (!isRendered(el, el.getBoundingClientRect())) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
+    const target = shown(xpath);
+    if (target.error) return target;
+    const { el } = target;
     if (el.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
     el.focus({ preventScroll: true });
     const active = deepActive();
