@@ -48,6 +48,9 @@ pub enum StoreError {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Meta {
     content_type: String,
+    /// The file name an orchestrator gave it (`PUT /artifacts?name=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
     size: u64,
     /// Unix seconds after which the artifact is gone.
     expires: u64,
@@ -112,6 +115,16 @@ impl ArtifactStore {
 
     /// Stores an artifact; returns its id.
     pub async fn put(&self, bytes: &[u8], content_type: &str) -> Result<String, StoreError> {
+        self.put_named(bytes, content_type, None).await
+    }
+
+    /// Stores an artifact under a file name; returns its id.
+    pub async fn put_named(
+        &self,
+        bytes: &[u8],
+        content_type: &str,
+        name: Option<&str>,
+    ) -> Result<String, StoreError> {
         let size = bytes.len() as u64;
         if size > self.limits.max_artifact_bytes {
             return Err(StoreError::TooLarge {
@@ -123,6 +136,7 @@ impl ArtifactStore {
         let id = random_hex(16);
         let meta = Meta {
             content_type: content_type.to_owned(),
+            name: name.map(str::to_owned),
             size,
             expires: now() + self.limits.ttl.as_secs(),
         };
@@ -151,8 +165,9 @@ impl ArtifactStore {
         Ok(id)
     }
 
-    /// An artifact's content type and bytes; `None` if unknown or expired.
-    pub async fn get(&self, id: &str) -> Option<(String, Vec<u8>)> {
+    /// An artifact's content type, file name (if it has one) and bytes; `None` if unknown or
+    /// expired.
+    pub async fn get(&self, id: &str) -> Option<(String, Option<String>, Vec<u8>)> {
         if !is_id(id) {
             return None;
         }
@@ -162,7 +177,7 @@ impl ArtifactStore {
             return None;
         }
         let bytes = tokio::fs::read(self.data_path(id)).await.ok()?;
-        Some((meta.content_type, bytes))
+        Some((meta.content_type, meta.name, bytes))
     }
 
     /// The query that presigns `id` until it expires: `exp=<unix s>&sig=<hex>`.
@@ -267,7 +282,7 @@ mod tests {
         let reopened = store(dir.path(), Limits::default());
         assert_eq!(
             reopened.get(&id).await,
-            Some(("text/plain".into(), b"hello".to_vec()))
+            Some(("text/plain".into(), None, b"hello".to_vec()))
         );
     }
 

@@ -74,28 +74,31 @@ impl IntoResponse for Refusal {
 
 /// Checks that a request carries a token of `role`.
 pub fn require(parts: &Parts, tokens: &Tokens, role: Role) -> Result<(), Refusal> {
-    let Some(token) = token_of(parts) else {
+    require_one_of(token_of(parts), tokens, &[role]).map(|_| ())
+}
+
+/// Checks that a request carries a token of one of `roles`; the role it has.
+pub fn require_one_of(token: Option<String>, tokens: &Tokens, roles: &[Role]) -> Result<Role, Refusal> {
+    let wanted: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
+    let role = wanted.join(" or ");
+    let Some(token) = token else {
         return Err(Refusal(
             StatusCode::UNAUTHORIZED,
             ActionError::new(
                 ErrorCode::Unauthorized,
-                format!(
-                    "a {} token is required: send Authorization: Bearer <token>",
-                    role.as_str()
-                ),
+                format!("a {role} token is required: send Authorization: Bearer <token>"),
             ),
         ));
     };
     match tokens.role_of(&token) {
-        Some(granted) if granted == role => Ok(()),
+        Some(granted) if roles.contains(&granted) => Ok(granted),
         Some(granted) => Err(Refusal(
             StatusCode::FORBIDDEN,
             ActionError::new(
                 ErrorCode::Forbidden,
                 format!(
-                    "this is a {} token; this route needs the {} token",
-                    granted.as_str(),
-                    role.as_str()
+                    "this is a {} token; this route needs the {role} token",
+                    granted.as_str()
                 ),
             ),
         )),

@@ -105,12 +105,47 @@ async fn bad_signatures_unknown_ids_and_odd_paths_are_refused() {
 }
 
 #[tokio::test]
-async fn only_hosts_upload() {
+async fn hosts_upload_and_orchestrators_upload_named_files() {
     let base = relay(Limits::default()).await;
     assert_eq!(upload(&base, None, b"x".to_vec()).await.0, 401);
     assert_eq!(upload(&base, Some("wrong"), b"x".to_vec()).await.0, 401);
     let (status, error) = upload(&base, Some(ORCHESTRATOR), b"x".to_vec()).await;
-    assert_eq!((status, error["code"].as_str()), (403, Some("FORBIDDEN")));
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (400, Some("INVALID_PARAMS")),
+        "{error}"
+    );
+    assert!(error["message"].as_str().unwrap().contains("?name="), "{error}");
+
+    let put = |name: &str| {
+        let encoded: String = name
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'-' | b'_' => (b as char).to_string(),
+                other => format!("%{other:02X}"),
+            })
+            .collect();
+        reqwest::Client::new()
+            .put(format!("{base}/artifacts?name={encoded}"))
+            .bearer_auth(ORCHESTRATOR)
+            .header("content-type", "text/csv")
+            .body("id,qty\n1,2\n")
+            .send()
+    };
+    let response = put("order list.csv").await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let stored: Value = response.json().await.unwrap();
+    let response = reqwest::get(stored["url"].as_str().unwrap()).await.unwrap();
+    assert_eq!(response.headers()["content-type"], "text/csv");
+    assert_eq!(
+        response.headers()["content-disposition"],
+        "attachment; filename*=UTF-8''order%20list.csv"
+    );
+    assert_eq!(response.text().await.unwrap(), "id,qty\n1,2\n");
+    for bad in ["../etc/passwd", "a/b", "", ".."] {
+        let response = put(bad).await.unwrap();
+        assert_eq!(response.status().as_u16(), 400, "{bad:?}");
+    }
 }
 
 #[tokio::test]

@@ -1,10 +1,11 @@
-//! `PUT /artifacts` (hosts upload) and `GET /artifacts/{id}` (orchestrators, or anyone holding
+//! `PUT /artifacts` (hosts upload; orchestrators upload named files, `?name=`) and
+//! `GET /artifacts/{id}` (orchestrators, or anyone holding
 //! a presigned URL). A bad or expired signature is 403; an unknown or expired id is 404; an
 //! artifact over the cap is 413 `PAYLOAD_TOO_LARGE`.
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Path, Query, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -13,7 +14,7 @@ use tether_protocol::actions::ArtifactRef;
 use tether_protocol::{ActionError, ErrorCode};
 
 use crate::artifacts::{is_id, StoreError};
-use crate::auth::{self, Host, Role};
+use crate::auth::{self, Role};
 use crate::server::base_url;
 use crate::state::AppState;
 
@@ -21,12 +22,30 @@ fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Res
     (status, Json(ActionError::new(code, message))).into_response()
 }
 
+/// `?name=`: the file name an orchestrator uploads a file under (for `browser_upload_file`).
+#[derive(Deserialize)]
+pub struct Named {
+    name: Option<String>,
+}
+
+/// The longest file name kept, in bytes (what file systems allow).
+const MAX_NAME_BYTES: usize = 255;
+
 pub async fn upload(
-    _: Host,
     State(state): State<AppState>,
     headers: HeaderMap,
+    RawQuery(query): RawQuery,
+    Query(named): Query<Named>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let token = auth::token_from(&headers, query.as_deref());
+    let role = match auth::require_one_of(token, &state.tokens, &[Role::Host, Role::Orchestrator]) {
+        Ok(role) => role,
+        Err(refusal) => return refusal.into_response(),
+    };
+    if let Err(why) = check_name(role, named.name.as_deref()) {
+        return error(StatusCode::BAD_REQUEST, ErrorCode::InvalidParams, why);
+    }
     let body = match body {
         Ok(body) => body,
         Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
@@ -48,7 +67,11 @@ pub async fn upload(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/octet-stream");
-    match state.artifacts.put(&body, content_type).await {
+    match state
+        .artifacts
+        .put_named(&body, content_type, named.name.as_deref())
+        .await
+    {
         Ok(id) => {
             let url = format!(
                 "{}/artifacts/{id}?{}",
@@ -83,6 +106,29 @@ pub async fn upload(
                 e.to_string(),
             )
         }
+    }
+}
+
+/// An orchestrator uploads files for a page, so it names them; a name is a plain file name.
+fn check_name(role: Role, name: Option<&str>) -> Result<(), String> {
+    match name {
+        None if role == Role::Orchestrator => {
+            Err("name the file: PUT /artifacts?name=<file name> (the page sees that name)".into())
+        }
+        None => Ok(()),
+        Some(name) if name.is_empty() || name.len() > MAX_NAME_BYTES => {
+            Err(format!("a file name is 1 to {MAX_NAME_BYTES} bytes"))
+        }
+        Some(name)
+            if name.chars().any(|c| c == '/' || c == '\\' || c.is_control())
+                || name == "."
+                || name == ".." =>
+        {
+            Err(format!(
+                "{name:?} is not a plain file name (no slashes or control characters)"
+            ))
+        }
+        Some(_) => Ok(()),
     }
 }
 
@@ -121,11 +167,31 @@ pub async fn download(
         None
     };
     match found {
-        Some((content_type, bytes)) => ([(header::CONTENT_TYPE, content_type)], bytes).into_response(),
+        Some((content_type, name, bytes)) => {
+            let mut response = ([(header::CONTENT_TYPE, content_type)], bytes).into_response();
+            if let Some(disposition) = name.and_then(|n| attachment(&n)) {
+                response
+                    .headers_mut()
+                    .insert(header::CONTENT_DISPOSITION, disposition);
+            }
+            response
+        }
         None => error(
             StatusCode::NOT_FOUND,
             ErrorCode::InvalidParams,
             format!("no artifact {id} (unknown, or expired)"),
         ),
     }
+}
+
+/// `attachment; filename*=UTF-8''<name>` (RFC 6266), so a download keeps the file's name.
+fn attachment(name: &str) -> Option<header::HeaderValue> {
+    let encoded: String = name
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'-' | b'_' => (b as char).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect();
+    header::HeaderValue::from_str(&format!("attachment; filename*=UTF-8''{encoded}")).ok()
 }
