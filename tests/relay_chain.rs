@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tether_host::worker::Worker;
-use tether_tests::client::download;
+use tether_tests::client::{self, download};
 use tether_tests::relay::{TestRelay, HOST};
 use tether_tests::{find_element as find, run_worker, Harness};
 use tokio_tungstenite::tungstenite::Message;
@@ -28,24 +28,6 @@ fn start_worker(harness: &Harness, relay: &TestRelay, client_id: &str) -> tokio:
         let outcome = worker.serve().await;
         panic!("the worker stopped: {outcome:?}");
     })
-}
-
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-/// An orchestrator joined over `/ws`.
-async fn orchestrator_socket(addr: std::net::SocketAddr) -> Socket {
-    let url = format!("ws://{addr}/ws?token={}", tether_tests::relay::ORCHESTRATOR);
-    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
-    let join = json!({ "v": "1", "type": "relay.join", "id": "j", "payload": { "role": "orchestrator" } });
-    ws.send(Message::Text(join.to_string().into())).await.unwrap();
-    let Some(Ok(Message::Text(text))) = ws.next().await else {
-        panic!("no relay.joined")
-    };
-    assert_eq!(
-        serde_json::from_str::<Value>(&text).unwrap()["type"],
-        "relay.joined"
-    );
-    ws
 }
 
 #[test]
@@ -169,7 +151,7 @@ fn a_worker_rejoins_a_restarted_relay_and_serves_it() {
         relay.ok("before", "session_stop", json!({})).await;
         assert!(started["tabId"].as_i64().is_some());
         // An orchestrator on a socket sees the relay go, and dials it again.
-        let mut orchestrator = orchestrator_socket(relay.addr).await;
+        let mut orchestrator = client::orchestrator(&relay.addr.to_string()).await;
         relay.kill().await;
         let gone = async { while let Some(Ok(_)) = orchestrator.next().await {} };
         tokio::time::timeout(JOIN_WITHIN, gone)
@@ -177,7 +159,7 @@ fn a_worker_rejoins_a_restarted_relay_and_serves_it() {
             .expect("the socket closed with the relay");
 
         let relay = TestRelay::start(data.path(), Some(addr));
-        let mut orchestrator = orchestrator_socket(relay.addr).await;
+        let mut orchestrator = client::orchestrator(&relay.addr.to_string()).await;
         relay.wait_online("restart-worker", JOIN_WITHIN).await;
         relay.wait_twin("restart-worker", JOIN_WITHIN).await;
         let envelope = json!({ "v": "1", "type": "extension.list", "id": "l", "payload": {} });

@@ -123,7 +123,7 @@ impl Engine {
         let shown = state.dialogs.take();
         match outcome {
             Ok(Value::Object(mut result)) if !shown.is_empty() => {
-                result.insert("dialogs".into(), encode_dialogs(shown)?);
+                result.insert("dialogs".into(), actions::encode(shown)?);
                 Ok(Value::Object(result))
             }
             other => other,
@@ -235,8 +235,4 @@ fn not_in_session(tab: TabId, session_id: &str) -> ActionError {
         ErrorCode::TabNotInSession,
         format!("tab {tab} is not a tab of session {session_id:?}; act on the tab session_start returned, or on tabs it opened"),
     )
-}
-
-fn encode_dialogs(shown: Vec<tether_protocol::actions::Dialog>) -> Result<Value, ActionError> {
-    serde_json::to_value(shown).map_err(|e| ActionError::internal(format!("cannot encode dialogs: {e}")))
 }

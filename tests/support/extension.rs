@@ -16,10 +16,10 @@ use tether_protocol::actions::TabId;
 use tether_protocol::ActionName;
 use tokio::sync::Mutex;
 
+use crate::binary;
 use crate::cdp::RawSession;
 use crate::fixtures;
 use crate::relay::{TestRelay, HOST};
-use crate::{binary, client};
 
 /// The extension's id, fixed by the public key in its manifest.
 pub const EXTENSION_ID: &str = "eccdmegnppddiconemhgfcncpfpmdggp";
@@ -255,9 +255,4 @@ impl ExtensionBrowser {
             })
             .collect()
     }
-}
-
-/// Downloads an artifact by the URL a result carries, with no token.
-pub async fn download(url: &str) -> (String, Vec<u8>) {
-    client::download(url).await
 }

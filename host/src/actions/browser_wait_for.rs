@@ -9,14 +9,12 @@ use tether_protocol::actions::browser_wait_for::{Output, Params, DEFAULT_TIMEOUT
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::time::Instant;
 
+use super::browser_wait_for_loaded::RETRY_PAUSE;
 use super::Context;
 use crate::library::WaitFor;
 use crate::page::deadline;
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(DEFAULT_TIMEOUT_MS);
-
-/// Pause before asking a page again that was replaced mid-wait (as `browser_wait_for_loaded`).
-const RETRY_PAUSE: Duration = Duration::from_millis(20);
 
 /// How long past the deadline the page's own "not matched" answer is awaited: it carries what
 /// was last seen. (Extension mode's first call, which installs the page library through

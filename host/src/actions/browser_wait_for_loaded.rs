@@ -17,7 +17,7 @@ const LOADED: &str = "document.readyState === 'complete' || \
 
 /// Pause before asking a page again that was replaced mid-wait (a navigation destroyed the
 /// context the promise lived in).
-const RETRY_PAUSE: Duration = Duration::from_millis(20);
+pub(super) const RETRY_PAUSE: Duration = Duration::from_millis(20);
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);

@@ -118,6 +118,7 @@ macro_rules! define_dispatch {
 
 tether_protocol::with_catalog!(define_dispatch);
 
-fn encode(output: impl Serialize) -> Result<Value, ActionError> {
+/// A typed output (or any typed part of a result) as the result's JSON.
+pub(crate) fn encode(output: impl Serialize) -> Result<Value, ActionError> {
     serde_json::to_value(output).map_err(|e| ActionError::internal(format!("cannot encode a result: {e}")))
 }

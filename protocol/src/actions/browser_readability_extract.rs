@@ -3,8 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::TabId;
-use super::{About, ActionParams, Category};
+use super::{About, Category};
+
+pub use super::fields::OnTab as Params;
 
 pub const ABOUT: About = About {
     label: "Extract article",
@@ -14,19 +15,6 @@ pub const ABOUT: About = About {
 
 /// How much of `text` a result carries inline; the whole text goes to an artifact past it.
 pub const INLINE_TEXT_LIMIT: usize = 256 * 1024;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Params {
-    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
-    pub tab_id: TabId,
-}
-
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

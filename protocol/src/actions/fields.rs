@@ -106,6 +106,20 @@ pub(crate) fn check_xpath(xpath: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The params of an action that needs only its tab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OnTab {
+    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+    pub tab_id: TabId,
+}
+
+impl super::ActionParams for OnTab {
+    fn tab_id(&self) -> Option<TabId> {
+        Some(self.tab_id)
+    }
+}
+
 /// The params of an action that loads a document in the tab and waits for it: history
 /// navigation and reload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
