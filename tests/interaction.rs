@@ -5,8 +5,13 @@ use serde_json::{json, Value};
 use tether_protocol::ErrorCode;
 use tether_tests::{run, Harness};
 
-/// The first element of a document-wide scan whose `attributes.id` is `id`.
+/// The xpath of the first element of a document-wide scan whose `attributes.id` is `id`.
 async fn scanned_xpath(h: &Harness, session: &str, tab: i64, id: &str) -> String {
+    scanned(h, session, tab, id, "xpath").await
+}
+
+/// A field (`xpath`, `ref`) of the first scanned element whose `attributes.id` is `id`.
+async fn scanned(h: &Harness, session: &str, tab: i64, id: &str, field: &str) -> String {
     let scan = h
         .ok(
             session,
@@ -19,7 +24,7 @@ async fn scanned_xpath(h: &Harness, session: &str, tab: i64, id: &str) -> String
         .unwrap()
         .iter()
         .find(|e| e["attributes"]["id"] == id)
-        .unwrap_or_else(|| panic!("no #{id} in {scan}"))["xpath"]
+        .unwrap_or_else(|| panic!("no #{id} in {scan}"))[field]
         .as_str()
         .unwrap()
         .to_owned()
@@ -141,6 +146,67 @@ fn click_reports_missing_hidden_and_malformed_targets() {
             )
             .await;
         assert!(e.message.contains("not rendered"), "{}", e.message);
+    });
+}
+
+#[test]
+fn refs_from_a_scan_address_elements_until_they_leave_the_page() {
+    run(|h| async move {
+        let s = "refs";
+        let tab = h.start(s, "/fixtures/form.html").await;
+        let name = scanned(h, s, tab, "name", "ref").await;
+        let go = scanned(h, s, tab, "go", "ref").await;
+        assert_ne!(name, go);
+        assert_eq!(
+            scanned(h, s, tab, "name", "ref").await,
+            name,
+            "a second scan keeps refs"
+        );
+
+        let typed = json!({ "tabId": tab, "ref": name, "text": "Grace" });
+        h.ok(s, "browser_type", typed).await;
+        h.ok(s, "browser_click", json!({ "tabId": tab, "ref": go })).await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('submitted').textContent")
+                .await,
+            "Grace"
+        );
+
+        h.eval(tab, "document.getElementById('go').remove()").await;
+        let gone = h
+            .fails_with(
+                ErrorCode::ElementNotFound,
+                s,
+                "browser_click",
+                json!({ "tabId": tab, "ref": go }),
+            )
+            .await;
+        assert!(
+            gone.message.contains("stale") && gone.message.contains("removed"),
+            "{}",
+            gone.message
+        );
+
+        h.ok(s, "browser_reload", json!({ "tabId": tab })).await;
+        let reloaded = h
+            .fails_with(
+                ErrorCode::ElementNotFound,
+                s,
+                "browser_type",
+                json!({ "tabId": tab, "ref": name, "text": "x" }),
+            )
+            .await;
+        assert!(
+            reloaded.message.contains("navigated or reloaded"),
+            "{}",
+            reloaded.message
+        );
+
+        let both = json!({ "tabId": tab, "ref": name, "xpath": "//input", "text": "x" });
+        let error = h
+            .fails_with(ErrorCode::InvalidParams, s, "browser_type", both)
+            .await;
+        assert!(error.message.contains("not both"), "{}", error.message);
     });
 }
 

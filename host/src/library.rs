@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use tether_protocol::actions::browser_scroll::{self, Direction};
 use tether_protocol::actions::browser_wait_for;
 use tether_protocol::actions::browser_xpath_scan::{self, ScanScope};
+use tether_protocol::actions::Element;
 
 /// One function of the library: its name there, and the type of its answer.
 pub trait LibraryCall: Serialize {
@@ -19,7 +20,8 @@ pub trait LibraryCall: Serialize {
 /// element and nothing covering it is there.
 #[derive(Serialize)]
 pub struct ClickPoint<'a> {
-    pub xpath: &'a str,
+    #[serde(flatten)]
+    pub at: Element<'a>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -36,7 +38,8 @@ impl LibraryCall for ClickPoint<'_> {
 /// Focuses a text field and selects its content (`clear`) or puts the caret at its end.
 #[derive(Serialize)]
 pub struct FocusForTyping<'a> {
-    pub xpath: &'a str,
+    #[serde(flatten)]
+    pub at: Element<'a>,
     pub clear: bool,
 }
 
@@ -54,7 +57,8 @@ impl LibraryCall for FocusForTyping<'_> {
 /// Focuses an element for the keys that follow.
 #[derive(Serialize)]
 pub struct Focus<'a> {
-    pub xpath: &'a str,
+    #[serde(flatten)]
+    pub at: Element<'a>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -70,7 +74,8 @@ impl LibraryCall for Focus<'_> {
 /// Makes `values` the whole selection of a `<select>`, firing `input` and `change`.
 #[derive(Serialize)]
 pub struct SelectOption<'a> {
-    pub xpath: &'a str,
+    #[serde(flatten)]
+    pub at: Element<'a>,
     pub values: &'a [String],
 }
 
@@ -108,7 +113,8 @@ impl LibraryCall for WaitFor<'_> {
 /// An element's box (scrolled into view), in the top document's CSS pixels.
 #[derive(Serialize)]
 pub struct BoxOf<'a> {
-    pub xpath: &'a str,
+    #[serde(flatten)]
+    pub at: Element<'a>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -127,7 +133,8 @@ impl LibraryCall for BoxOf<'_> {
 /// Where a wheel scroll goes, and how far a page of it is.
 #[derive(Serialize)]
 pub struct WheelAt<'a> {
-    pub xpath: Option<&'a str>,
+    #[serde(flatten)]
+    pub at: Option<Element<'a>>,
     pub direction: Direction,
 }
 
@@ -147,7 +154,8 @@ impl LibraryCall for WheelAt<'_> {
 /// The scroll position once a wheel's scroll has ended.
 #[derive(Serialize)]
 pub struct Scrolled<'a> {
-    pub xpath: Option<&'a str>,
+    #[serde(flatten)]
+    pub at: Option<Element<'a>>,
     pub direction: Direction,
 }
 
@@ -159,7 +167,8 @@ impl LibraryCall for Scrolled<'_> {
 /// Brings an element into view; the page's scroll position.
 #[derive(Serialize)]
 pub struct IntoView<'a> {
-    pub xpath: &'a str,
+    #[serde(flatten)]
+    pub at: Element<'a>,
     pub direction: Direction,
 }
 
@@ -171,7 +180,8 @@ impl LibraryCall for IntoView<'_> {
 /// The document's HTML with its doctype, or one element's outerHTML.
 #[derive(Serialize)]
 pub struct Html<'a> {
-    pub xpath: Option<&'a str>,
+    #[serde(flatten)]
+    pub at: Option<Element<'a>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

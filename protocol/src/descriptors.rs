@@ -311,7 +311,8 @@ mod tests {
         assert_eq!(click["params"]["xpath"]["type"], "string");
         assert!(click["params"]["xpath"].get("required").is_none(), "or x and y");
         let typing = serde_json::to_value(ActionName::BrowserType.descriptor()).unwrap();
-        assert_eq!(typing["params"]["xpath"]["required"], true);
+        assert!(typing["params"]["xpath"].get("required").is_none(), "or ref");
+        assert_eq!(typing["params"]["ref"]["type"], "string");
         assert_eq!(click["params"]["tabId"]["type"], "number");
         assert_eq!(click["result"]["openedTabIds"]["type"], "array");
         let start = serde_json::to_value(ActionName::SessionStart.descriptor()).unwrap();

@@ -7,20 +7,20 @@ use tether_protocol::actions::browser_click::{Output, Params};
 use tether_protocol::actions::TabId;
 use tether_protocol::ActionError;
 
-use super::Context;
+use super::{element, Context};
 use crate::library::ClickPoint;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
-    let (x, y) = match (&p.xpath, p.x, p.y) {
-        (Some(xpath), _, _) => {
-            let point = page.call(&ClickPoint { xpath }).await?;
+    let (x, y) = match (element(&p.xpath, &p.r#ref)?, p.x, p.y) {
+        (Some(at), _, _) => {
+            let point = page.call(&ClickPoint { at }).await?;
             (point.x, point.y)
         }
         (None, Some(x), Some(y)) => (x, y),
         _ => {
             return Err(ActionError::invalid_params(
-                "give the element's xpath, or x and y",
+                "give the element (its xpath or ref), or x and y",
             ))
         }
     };

@@ -4,14 +4,14 @@
 use tether_protocol::actions::browser_get_html::{Output, Params};
 use tether_protocol::ActionError;
 
-use super::Context;
+use super::{element, Context};
 use crate::library::Html;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
     let html = page
         .call(&Html {
-            xpath: p.xpath.as_deref(),
+            at: element(&p.xpath, &p.r#ref)?,
         })
         .await?
         .html;

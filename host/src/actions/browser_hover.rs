@@ -6,12 +6,16 @@ use serde_json::json;
 use tether_protocol::actions::browser_hover::{Output, Params};
 use tether_protocol::ActionError;
 
-use super::Context;
+use super::{required_element, Context};
 use crate::library::ClickPoint;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
-    let point = page.call(&ClickPoint { xpath: &p.xpath }).await?;
+    let point = page
+        .call(&ClickPoint {
+            at: required_element(&p.xpath, &p.r#ref)?,
+        })
+        .await?;
     page.cdp(
         "Input.dispatchMouseEvent",
         json!({ "type": "mouseMoved", "x": point.x, "y": point.y, "buttons": 0 }),

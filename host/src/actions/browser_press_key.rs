@@ -1,12 +1,12 @@
 //! `browser_press_key`: real key events through CDP Input to the focused element (focused
-//! first when an xpath is given): the modifiers go down, the key goes down and up, the
+//! first when an xpath or ref is given): the modifiers go down, the key goes down and up, the
 //! modifiers come up, `repeat` times. The key names were read by the protocol's `Chord`.
 
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_press_key::{Chord, Key, Output, Params};
 use tether_protocol::ActionError;
 
-use super::Context;
+use super::{element, Context};
 use crate::library::Focus;
 use crate::page::Page;
 
@@ -14,8 +14,8 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
     // Checked already: the relay and the engine parse params before anything runs.
     let chord = Chord::parse(&p.key).map_err(ActionError::invalid_params)?;
-    if let Some(xpath) = &p.xpath {
-        page.call(&Focus { xpath }).await?;
+    if let Some(at) = element(&p.xpath, &p.r#ref)? {
+        page.call(&Focus { at }).await?;
     }
     for _ in 0..p.repeat.unwrap_or(1) {
         press(&page, &chord).await?;

@@ -12,7 +12,7 @@ use tether_protocol::actions::browser_screenshot::{Output, Params, DEFAULT_JPEG_
 use tether_protocol::actions::ImageFormat;
 use tether_protocol::ActionError;
 
-use super::Context;
+use super::{element, Context};
 use crate::library::{BoxOf, ElementBox};
 use crate::page::Page;
 
@@ -27,8 +27,8 @@ struct Region {
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = &cx.page(p.tab_id);
-    let box_of = match &p.xpath {
-        Some(xpath) => Some(page.call(&BoxOf { xpath }).await?),
+    let box_of = match element(&p.xpath, &p.r#ref)? {
+        Some(at) => Some(page.call(&BoxOf { at }).await?),
         None => None,
     };
     let mut region = measure(page, p.full_page).await?;

@@ -6,27 +6,27 @@ use serde_json::json;
 use tether_protocol::actions::browser_scroll::{Direction, Output, Params};
 use tether_protocol::ActionError;
 
-use super::Context;
+use super::{element, Context};
 use crate::library::{IntoView, Scrolled, WheelAt};
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
-    let xpath = p.xpath.as_deref();
-    if let (true, Some(xpath)) = (p.into_view, xpath) {
+    let at = element(&p.xpath, &p.r#ref)?;
+    if let (true, Some(at)) = (p.into_view, at) {
         return page
             .call(&IntoView {
-                xpath,
+                at,
                 direction: p.direction,
             })
             .await;
     }
-    let at = page
+    let wheel = page
         .call(&WheelAt {
-            xpath,
+            at,
             direction: p.direction,
         })
         .await?;
-    let amount = p.amount.unwrap_or(at.page);
+    let amount = p.amount.unwrap_or(wheel.page);
     let (dx, dy) = match p.direction {
         Direction::Down => (0.0, amount),
         Direction::Up => (0.0, -amount),
@@ -35,11 +35,11 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     };
     page.cdp(
         "Input.dispatchMouseEvent",
-        json!({ "type": "mouseWheel", "x": at.x, "y": at.y, "deltaX": dx, "deltaY": dy }),
+        json!({ "type": "mouseWheel", "x": wheel.x, "y": wheel.y, "deltaX": dx, "deltaY": dy }),
     )
     .await?;
     page.call(&Scrolled {
-        xpath,
+        at,
         direction: p.direction,
     })
     .await

@@ -5,14 +5,14 @@
 use tether_protocol::actions::browser_select_option::{Output, Params};
 use tether_protocol::ActionError;
 
-use super::Context;
+use super::{required_element, Context};
 use crate::library::SelectOption;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
     let picked = page
         .call(&SelectOption {
-            xpath: &p.xpath,
+            at: required_element(&p.xpath, &p.r#ref)?,
             values: &p.values,
         })
         .await?;

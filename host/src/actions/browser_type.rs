@@ -6,7 +6,7 @@ use serde_json::json;
 use tether_protocol::actions::browser_type::{Output, Params};
 use tether_protocol::ActionError;
 
-use super::Context;
+use super::{required_element, Context};
 use crate::library::FocusForTyping;
 use crate::page::Page;
 
@@ -15,7 +15,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = &page;
     let focused = page
         .call(&FocusForTyping {
-            xpath: &p.xpath,
+            at: required_element(&p.xpath, &p.r#ref)?,
             clear: p.clear,
         })
         .await?;

@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
-use tether_protocol::actions::TabId;
+use tether_protocol::actions::{Element, TabId};
 use tether_protocol::{ActionCall, ActionError};
 
 use crate::artifacts::ArtifactSink;
@@ -117,6 +117,22 @@ macro_rules! define_dispatch {
 }
 
 tether_protocol::with_catalog!(define_dispatch);
+
+/// The element an action's (checked) `xpath`/`ref` pair names, if it names one.
+pub(crate) fn element<'p>(
+    xpath: &'p Option<String>,
+    r#ref: &'p Option<String>,
+) -> Result<Option<Element<'p>>, ActionError> {
+    Element::named(xpath, r#ref).map_err(ActionError::invalid_params)
+}
+
+/// The element an action that needs one addresses.
+pub(crate) fn required_element<'p>(
+    xpath: &'p Option<String>,
+    r#ref: &'p Option<String>,
+) -> Result<Element<'p>, ActionError> {
+    Element::required(xpath, r#ref).map_err(ActionError::invalid_params)
+}
 
 /// A typed output (or any typed part of a result) as the result's JSON.
 pub(crate) fn encode(output: impl Serialize) -> Result<Value, ActionError> {

@@ -112,7 +112,7 @@
     return firstNode(doc, "." + rest, chosen);
   }
 
-  function resolve(xpath) {
+  function resolvePath(xpath) {
     const parts = xpath.split(/(\/#shadow-root|\/#document)/);
     let root = document;
     let node = null;
@@ -141,6 +141,49 @@
     }
     if (node.nodeType !== 1) return fail("ELEMENT_NOT_FOUND", `${xpath} matches a ${node.nodeName} node, not an element`);
     return { el: node };
+  }
+
+  // ---- refs -------------------------------------------------------------------------------
+  // A ref (e1, e2, ...) names an element for as long as it stays in its document. Scans hand
+  // them out; the registry lives on the top window, so a new document starts a new one.
+  const REFS = Symbol.for("tether.refs");
+  function registry() {
+    let refs = window[REFS];
+    if (!refs) {
+      refs = { next: 1, elements: new Map(), numbers: new WeakMap() };
+      Object.defineProperty(window, REFS, { value: refs });
+    }
+    return refs;
+  }
+
+  function refOf(el) {
+    const refs = registry();
+    let n = refs.numbers.get(el);
+    if (!n) {
+      n = refs.next++;
+      refs.numbers.set(el, n);
+      refs.elements.set(n, new WeakRef(el));
+    }
+    return `e${n}`;
+  }
+
+  function resolveRef(ref) {
+    const refs = registry();
+    const n = Number(ref.slice(1));
+    const fresh = "run browser_xpath_scan again for current refs";
+    if (!refs.elements.has(n)) {
+      return fail("ELEMENT_NOT_FOUND", `ref ${ref} is stale: it is not from the page now in the tab (${location.href}), which navigated or reloaded since; ${fresh}`);
+    }
+    const el = refs.elements.get(n).deref();
+    if (!el || !el.isConnected || !el.ownerDocument.defaultView) {
+      return fail("ELEMENT_NOT_FOUND", `ref ${ref} is stale: its element was removed from the page; ${fresh}`);
+    }
+    return { el };
+  }
+
+  // The element an action addresses: { xpath } or { ref }.
+  function resolve(at) {
+    return at.ref !== undefined ? resolveRef(at.ref) : resolvePath(at.xpath);
   }
 
   // ---- geometry and hit-testing ------------------------------------------------------------
@@ -292,7 +335,7 @@
       const bbox = { x: round(r.left + ox), y: round(r.top + oy), w: round(r.width), h: round(r.height) };
       const inView = bbox.x < vw && bbox.y < vh && bbox.x + bbox.w > 0 && bbox.y + bbox.h > 0;
       if (scope === "viewport" && !inView) return;
-      const item = { xpath: pathOf(el, memo), tag: el.localName };
+      const item = { xpath: pathOf(el, memo), ref: refOf(el), tag: el.localName };
       const text = textOf(el);
       if (text) item.text = text;
       item.bbox = bbox;
@@ -343,9 +386,9 @@
     return { elements: out };
   }
 
-  // The element at xpath scrolled to the viewport's centre, with its box; or why not.
-  function shown(xpath) {
-    const found = resolve(xpath);
+  // The element at `at` scrolled to the viewport's centre, with its box; or why not.
+  function shown(at) {
+    const found = resolve(at);
     if (found.error) return found;
     const el = found.el;
     el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
@@ -355,8 +398,8 @@
   }
 
   // ---- click ------------------------------------------------------------------------------
-  function clickPoint({ xpath }) {
-    const target = shown(xpath);
+  function clickPoint(at) {
+    const target = shown(at);
     if (target.error) return target;
     const { el, r } = target;
     if (el.disabled || el.getAttribute("aria-disabled") === "true") return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
@@ -379,8 +422,8 @@
 
   // ---- screenshot -------------------------------------------------------------------------
   // An element's box in the top document's coordinates, scrolled into view.
-  function boxOf({ xpath }) {
-    const target = shown(xpath);
+  function boxOf(at) {
+    const target = shown(at);
     if (target.error) return target;
     const { el, r } = target;
     const offset = frameOffset(el.ownerDocument);
@@ -388,8 +431,8 @@
   }
 
   // ---- type -------------------------------------------------------------------------------
-  function focusForTyping({ xpath, clear }) {
-    const found = resolve(xpath);
+  function focusForTyping({ clear, ...at }) {
+    const found = resolve(at);
     if (found.error) return found;
     const el = found.el;
     const textInput = el.localName === "textarea" || (el.localName === "input" && !NON_TEXT_INPUTS.has(el.type));
@@ -428,8 +471,8 @@
   }
 
   // ---- select -----------------------------------------------------------------------------
-  function selectOption({ xpath, values }) {
-    const found = resolve(xpath);
+  function selectOption({ values, ...at }) {
+    const found = resolve(at);
     if (found.error) return found;
     const el = found.el;
     if (el.localName !== "select") {
@@ -467,7 +510,7 @@
       const pattern = new RegExp("^" + c.url.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*") + "$");
       return pattern.test(location.href) ? null : `the tab is at ${location.href}`;
     }
-    const found = resolve(c.xpath);
+    const found = resolve(c);
     if (found.error && found.error.code !== "ELEMENT_NOT_FOUND") return found;
     const el = found.el;
     const visible = !!el && isRendered(el, el.getBoundingClientRect()) && getComputedStyle(el).visibility !== "hidden";
@@ -508,10 +551,10 @@
   }
 
   // ---- scroll -----------------------------------------------------------------------------
-  // What a scroll acts on: the element at xpath, or the page.
-  function scroller(xpath) {
-    if (!xpath) return { page: true };
-    const found = resolve(xpath);
+  // What a scroll acts on: the element at `at`, or the page.
+  function scroller(at) {
+    if (at.xpath === undefined && at.ref === undefined) return { page: true };
+    const found = resolve(at);
     return found.error ? found : { el: found.el };
   }
 
@@ -529,8 +572,8 @@
   }
 
   // Where the wheel goes (the element's visible centre, or the viewport's), and how far.
-  function wheelAt({ xpath, direction }) {
-    const target = scroller(xpath);
+  function wheelAt({ direction, ...at }) {
+    const target = scroller(at);
     if (target.error) return target;
     let x = innerWidth / 2;
     let y = innerHeight / 2;
@@ -547,8 +590,8 @@
 
   // The position once the wheel's scroll has ended: on `scrollend`, or when nothing moved
   // for 150 ms (at an end, nothing moves at all).
-  function scrolled({ xpath, direction }) {
-    const target = scroller(xpath);
+  function scrolled({ direction, ...at }) {
+    const target = scroller(at);
     if (target.error) return target;
     const on = target.el || window;
     return new Promise((settle) => {
@@ -569,16 +612,16 @@
     });
   }
 
-  function intoView({ xpath, direction }) {
-    const found = resolve(xpath);
+  function intoView({ direction, ...at }) {
+    const found = resolve(at);
     if (found.error) return found;
     found.el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
     return position({ page: true }, direction);
   }
 
   // ---- keys -------------------------------------------------------------------------------
-  function focus({ xpath }) {
-    const target = shown(xpath);
+  function focus(at) {
+    const target = shown(at);
     if (target.error) return target;
     const { el } = target;
     if (el.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
@@ -591,12 +634,12 @@
   }
 
   // ---- html -------------------------------------------------------------------------------
-  function html({ xpath }) {
-    if (!xpath) {
+  function html(at) {
+    if (at.xpath === undefined && at.ref === undefined) {
       const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) + "\n" : "";
       return { html: doctype + document.documentElement.outerHTML };
     }
-    const found = resolve(xpath);
+    const found = resolve(at);
     return found.error ? found : { html: found.el.outerHTML };
   }
 

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_xpath, DialogAnswer, TabId};
+use super::fields::{DialogAnswer, Element, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -69,6 +69,9 @@ pub struct Params {
     /// The element to click, as browser_xpath_scan returns it (or any XPath); or give x and y.
     #[serde(default)]
     pub xpath: Option<String>,
+    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
     /// "left", "right" or "middle".
     #[serde(default)]
     #[schemars(extend("default" = "left"))]
@@ -79,7 +82,7 @@ pub struct Params {
     /// Keys held during the click: "Alt", "Control", "Meta", "Shift".
     #[serde(default)]
     pub modifiers: Vec<ModifierKey>,
-    /// With y, in place of xpath: a point in the viewport, in CSS pixels.
+    /// With y, in place of xpath or ref: a point in the viewport, in CSS pixels.
     #[serde(default)]
     pub x: Option<f64>,
     /// With x.
@@ -111,11 +114,11 @@ impl ActionParams for Params {
         if !(1..=3).contains(&self.click_count) {
             return Err(format!("clickCount must be 1 to 3, not {}", self.click_count));
         }
-        match (&self.xpath, self.x, self.y) {
-            (Some(xpath), None, None) => check_xpath(xpath),
+        match (Element::named(&self.xpath, &self.r#ref)?, self.x, self.y) {
+            (Some(_), None, None) => Ok(()),
             (None, Some(x), Some(y)) if x >= 0.0 && y >= 0.0 && x.is_finite() && y.is_finite() => Ok(()),
             (None, Some(_), Some(_)) => Err("x and y are CSS pixels in the viewport: 0 or more".into()),
-            _ => Err("give the element's xpath, or x and y, not both".into()),
+            _ => Err("give the element (its xpath or ref), or x and y, not both".into()),
         }
     }
 

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_xpath, TabId};
+use super::fields::{Element, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -21,6 +21,9 @@ pub struct Params {
     /// One element instead of the whole document.
     #[serde(default)]
     pub xpath: Option<String>,
+    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
 }
 
 impl ActionParams for Params {
@@ -29,7 +32,7 @@ impl ActionParams for Params {
     }
 
     fn check(&self) -> Result<(), String> {
-        self.xpath.as_deref().map_or(Ok(()), check_xpath)
+        Element::named(&self.xpath, &self.r#ref).map(drop)
     }
 }
 

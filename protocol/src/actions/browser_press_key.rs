@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_xpath, DialogAnswer, TabId};
+use super::fields::{DialogAnswer, Element, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -27,6 +27,9 @@ pub struct Params {
     /// The element to focus first (any XPath); the focused element when absent.
     #[serde(default)]
     pub xpath: Option<String>,
+    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
     /// How many times to press it (1 to 100).
     #[serde(default)]
     #[schemars(extend("default" = 1))]
@@ -44,9 +47,7 @@ impl ActionParams for Params {
 
     fn check(&self) -> Result<(), String> {
         Chord::parse(&self.key)?;
-        if let Some(xpath) = &self.xpath {
-            check_xpath(xpath)?;
-        }
+        Element::named(&self.xpath, &self.r#ref)?;
         match self.repeat {
             Some(n) if n == 0 || n > MAX_REPEAT => Err(format!("repeat must be 1 to {MAX_REPEAT}, not {n}")),
             _ => Ok(()),

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_xpath, ImageFormat, TabId};
+use super::fields::{Element, ImageFormat, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -37,6 +37,9 @@ pub struct Params {
     /// viewport shows.
     #[serde(default)]
     pub xpath: Option<String>,
+    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
 }
 
 impl ActionParams for Params {
@@ -53,11 +56,8 @@ impl ActionParams for Params {
                 return Err("quality applies to format \"jpeg\" only".into());
             }
         }
-        if let Some(xpath) = &self.xpath {
-            check_xpath(xpath)?;
-            if self.full_page {
-                return Err("fullPage and xpath do not go together: capture the page or one element".into());
-            }
+        if Element::named(&self.xpath, &self.r#ref)?.is_some() && self.full_page {
+            return Err("fullPage and an element do not go together: capture the page or one element".into());
         }
         match self.max_width {
             Some(0) => Err("maxWidth must be at least 1".into()),

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_xpath, TabId};
+use super::fields::{Element, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -31,6 +31,9 @@ pub struct Params {
     /// The element to scroll (any XPath); the page when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xpath: Option<String>,
+    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
     /// "down", "up", "left" or "right".
     #[serde(default)]
     #[schemars(extend("default" = "down"))]
@@ -38,7 +41,7 @@ pub struct Params {
     /// How far, in CSS pixels; 90 % of the viewport's height (or width) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amount: Option<f64>,
-    /// Bring the element at xpath into view instead of scrolling it.
+    /// Bring the element (xpath or ref) into view instead of scrolling it.
     #[serde(default)]
     pub into_view: bool,
 }
@@ -49,10 +52,8 @@ impl ActionParams for Params {
     }
 
     fn check(&self) -> Result<(), String> {
-        if let Some(xpath) = &self.xpath {
-            check_xpath(xpath)?;
-        } else if self.into_view {
-            return Err("intoView needs the xpath of the element to bring into view".into());
+        if Element::named(&self.xpath, &self.r#ref)?.is_none() && self.into_view {
+            return Err("intoView needs the element to bring into view: its xpath or ref".into());
         }
         match self.amount {
             Some(a) if !(a.is_finite() && a > 0.0) => {

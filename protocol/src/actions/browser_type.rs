@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_xpath, default_true, DialogAnswer, TabId};
+use super::fields::{default_true, DialogAnswer, Element, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -18,7 +18,11 @@ pub struct Params {
     /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
     pub tab_id: TabId,
     /// The field to type into, as browser_xpath_scan returns it (or any XPath).
-    pub xpath: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xpath: Option<String>,
+    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
     /// The text to type.
     pub text: String,
     /// Press Enter afterwards.
@@ -39,7 +43,7 @@ impl ActionParams for Params {
     }
 
     fn check(&self) -> Result<(), String> {
-        check_xpath(&self.xpath)
+        Element::required(&self.xpath, &self.r#ref).map(drop)
     }
 
     fn dialog(&self) -> Option<&DialogAnswer> {

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{check_timeout, check_xpath, TabId};
+use super::fields::{check_timeout, Element, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -40,7 +40,10 @@ pub struct Params {
     /// An element (any XPath) that must reach `state`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xpath: Option<String>,
-    /// With xpath: "visible", "hidden", "attached" or "detached".
+    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
+    /// With xpath or ref: "visible", "hidden", "attached" or "detached".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "visible"))]
     pub state: Option<ElementState>,
@@ -62,17 +65,16 @@ impl ActionParams for Params {
         let given = [
             self.text.is_some(),
             self.text_gone.is_some(),
-            self.xpath.is_some(),
+            self.xpath.is_some() || self.r#ref.is_some(),
             self.url.is_some(),
         ];
         if given.iter().filter(|g| **g).count() != 1 {
-            return Err("give exactly one of text, textGone, xpath (with state) or url".into());
+            return Err(
+                "give exactly one of text, textGone, an element (xpath or ref, with state) or url".into(),
+            );
         }
-        if self.state.is_some() && self.xpath.is_none() {
-            return Err("state goes with xpath".into());
-        }
-        if let Some(xpath) = &self.xpath {
-            check_xpath(xpath)?;
+        if Element::named(&self.xpath, &self.r#ref)?.is_none() && self.state.is_some() {
+            return Err("state goes with an element: its xpath or ref".into());
         }
         if [&self.text, &self.text_gone]
             .into_iter()

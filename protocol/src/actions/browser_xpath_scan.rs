@@ -10,7 +10,7 @@ use super::{About, ActionParams, Category};
 pub const ABOUT: About = About {
     label: "Scan interactive elements",
     category: Category::Extract,
-    description: "Lists what a person could interact with (links, buttons, inputs, selects, textareas, contenteditable, clickable elements, interactive ARIA roles), rendered ones only, in document order, each with an XPath that browser_click and browser_type accept. Same-origin iframes and open shadow roots are included.",
+    description: "Lists what a person could interact with (links, buttons, inputs, selects, textareas, contenteditable, clickable elements, interactive ARIA roles), rendered ones only, in document order, each with an XPath and a ref (eN) that every element action accepts. Same-origin iframes and open shadow roots are included.",
 };
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -42,6 +42,10 @@ impl ActionParams for Params {
 #[serde(rename_all = "camelCase")]
 pub struct ScannedElement {
     pub xpath: String,
+    /// The element's ref (eN): accepted in place of xpath for as long as the element stays in
+    /// its document.
+    #[serde(rename = "ref")]
+    pub r#ref: String,
     pub tag: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,

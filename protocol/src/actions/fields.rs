@@ -99,11 +99,47 @@ pub(crate) fn check_timeout(timeout_ms: Option<u64>) -> Result<(), String> {
     }
 }
 
-pub(crate) fn check_xpath(xpath: &str) -> Result<(), String> {
+/// The element an action addresses (PROTOCOL.md §9): by `xpath`, or by `ref` (`eN`, from
+/// browser_snapshot or browser_xpath_scan). The page library reads it as `{xpath}` or `{ref}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Element<'a> {
+    Xpath(&'a str),
+    Ref(&'a str),
+}
+
+impl<'a> Element<'a> {
+    /// The element an action's `xpath`/`ref` pair names: one of the two, or neither.
+    pub fn named(xpath: &'a Option<String>, r#ref: &'a Option<String>) -> Result<Option<Self>, String> {
+        match (xpath, r#ref) {
+            (Some(_), Some(_)) => Err("give the element's xpath or its ref, not both".into()),
+            (Some(xpath), None) => check_xpath(xpath).map(|()| Some(Self::Xpath(xpath))),
+            (None, Some(r#ref)) => check_ref(r#ref).map(|()| Some(Self::Ref(r#ref))),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// As [`Element::named`], for actions that need an element.
+    pub fn required(xpath: &'a Option<String>, r#ref: &'a Option<String>) -> Result<Self, String> {
+        Self::named(xpath, r#ref)?
+            .ok_or_else(|| "give the element: its xpath, or its ref (eN) from browser_xpath_scan".into())
+    }
+}
+
+fn check_xpath(xpath: &str) -> Result<(), String> {
     if xpath.trim().is_empty() {
         return Err("xpath must not be empty; take one from browser_xpath_scan".into());
     }
     Ok(())
+}
+
+fn check_ref(r#ref: &str) -> Result<(), String> {
+    match r#ref.strip_prefix('e') {
+        Some(n) if !n.is_empty() && n.len() <= 15 && n.bytes().all(|b| b.is_ascii_digit()) => Ok(()),
+        _ => Err(format!(
+            "ref is an element's ref such as \"e12\", as browser_xpath_scan gives it; got {ref:?}"
+        )),
+    }
 }
 
 /// The params of an action that needs only its tab.

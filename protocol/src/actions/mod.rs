@@ -40,7 +40,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use fields::{ArtifactRef, BBox, Dialog, DialogAnswer, ImageFormat, TabId, MAX_TIMEOUT_MS};
+pub use fields::{ArtifactRef, BBox, Dialog, DialogAnswer, Element, ImageFormat, TabId, MAX_TIMEOUT_MS};
 
 use crate::descriptors::{self, ActionDescriptor};
 pub use crate::descriptors::{About, Category};
@@ -259,11 +259,11 @@ mod tests {
         assert_eq!(e.code, ErrorCode::UnknownAction);
         assert!(e.message.contains("browser_click"), "{}", e.message);
 
-        let e = err("browser_type", json!({"tabId": 1, "text": "x"}));
+        let e = err("browser_type", json!({"tabId": 1}));
         assert_eq!(e.code, ErrorCode::InvalidParams);
-        assert!(e.message.contains("missing field `xpath`"), "{}", e.message);
+        assert!(e.message.contains("missing field `text`"), "{}", e.message);
         let e = err("browser_click", json!({"tabId": 1}));
-        assert!(e.message.contains("xpath, or x and y"), "{}", e.message);
+        assert!(e.message.contains("xpath or ref), or x and y"), "{}", e.message);
 
         let e = err("browser_click", json!({"tabId": 1, "xPath": "//a"}));
         assert!(e.message.contains("unknown field `xPath`"), "{}", e.message);
@@ -285,6 +285,52 @@ mod tests {
         assert!(e.message.contains("timeoutMs"), "{}", e.message);
         let e = err("browser_type", json!({"tabId": 1, "xpath": " ", "text": "x"}));
         assert!(e.message.contains("xpath"), "{}", e.message);
+    }
+
+    #[test]
+    fn element_actions_take_exactly_one_of_xpath_and_ref() {
+        for (name, rest) in [
+            ("browser_hover", json!({})),
+            ("browser_type", json!({"text": "x"})),
+            ("browser_select_option", json!({"values": ["a"]})),
+        ] {
+            let mut params = rest.as_object().unwrap().clone();
+            params.insert("tabId".into(), json!(1));
+            let neither = err(name, Value::Object(params.clone()));
+            assert!(
+                neither.message.contains("its xpath, or its ref"),
+                "{name}: {}",
+                neither.message
+            );
+            params.insert("xpath".into(), json!("//a"));
+            params.insert("ref".into(), json!("e1"));
+            assert!(
+                err(name, Value::Object(params)).message.contains("not both"),
+                "{name}"
+            );
+        }
+        for bad in ["e", "12", "e1x", "E1", "e-1", "e12345678901234567"] {
+            let e = err("browser_hover", json!({"tabId": 1, "ref": bad}));
+            assert_eq!(e.code, ErrorCode::InvalidParams);
+            assert!(e.message.contains("such as \"e12\""), "{bad}: {}", e.message);
+        }
+        let ActionCall::BrowserHover(p) =
+            ActionCall::parse("browser_hover", json!({"tabId": 1, "ref": "e7"})).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(Element::required(&p.xpath, &p.r#ref), Ok(Element::Ref("e7")));
+        // Optional elements may be left out, but not half given.
+        assert!(ActionCall::parse("browser_scroll", json!({"tabId": 1})).is_ok());
+        let e = err("browser_scroll", json!({"tabId": 1, "intoView": true}));
+        assert!(e.message.contains("xpath or ref"), "{}", e.message);
+        let e = err("browser_wait_for", json!({"tabId": 1, "ref": "e2", "text": "x"}));
+        assert!(e.message.contains("exactly one"), "{}", e.message);
+        assert!(ActionCall::parse(
+            "browser_wait_for",
+            json!({"tabId": 1, "ref": "e2", "state": "detached"})
+        )
+        .is_ok());
     }
 
     #[test]
