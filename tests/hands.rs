@@ -298,3 +298,98 @@ fn scroll_moves_an_element_or_brings_it_into_view() {
         .await;
     });
 }
+
+#[test]
+fn upload_hands_the_page_files_it_reads_as_a_persons_pick() {
+    run(|h| async move {
+        let s = "upload-read";
+        let tab = h.start(s, "/fixtures/upload.html").await;
+        let note = h.store_file("note.txt", "text/plain", b"hello from tether").await;
+        let uploaded = h
+            .ok(
+                s,
+                "browser_upload_file",
+                json!({ "tabId": tab, "xpath": "//input[@id='avatar']", "artifactIds": [note] }),
+            )
+            .await;
+        assert_eq!(uploaded["files"], json!([{ "name": "note.txt", "bytes": 17 }]));
+        // The page reads the file when it likes: wait for what its FileReader shows.
+        let read = json!({ "tabId": tab, "text": "hello from tether", "timeoutMs": 5000 });
+        h.ok(s, "browser_wait_for", read).await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('events').textContent").await,
+            "avatar:input:true avatar:change:true"
+        );
+
+        let a = h.store_file("a.txt", "text/plain", b"a").await;
+        let b = h.store_file("b.csv", "text/csv", b"1,2").await;
+        let both = json!({ "tabId": tab, "xpath": "//input[@id='docs']", "artifactIds": [a, b] });
+        h.ok(s, "browser_upload_file", both).await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('docs-list').textContent")
+                .await,
+            "a.txt=1,b.csv=3"
+        );
+    });
+}
+
+#[test]
+fn upload_through_a_button_that_opens_the_file_chooser() {
+    run(|h| async move {
+        let s = "upload-chooser";
+        let tab = h.start(s, "/fixtures/upload.html").await;
+        let report = h.store_file("report.pdf", "application/pdf", b"%PDF-1.4").await;
+        let picked = json!({ "tabId": tab, "xpath": "//button[@id='pick']", "artifactIds": [report] });
+        h.ok(s, "browser_upload_file", picked).await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('picked').textContent").await,
+            "report.pdf"
+        );
+        // The chooser is the page's own again afterwards: a click opens no interception.
+        let heading = json!({ "tabId": tab, "xpath": "//h1", "artifactIds": [report] });
+        let error = h
+            .fails_with(
+                ErrorCode::ElementNotInteractable,
+                s,
+                "browser_upload_file",
+                heading,
+            )
+            .await;
+        assert!(error.message.contains("no file chooser"), "{}", error.message);
+    });
+}
+
+#[test]
+fn upload_refuses_unknown_files_and_too_many_for_a_single_field() {
+    run(|h| async move {
+        let s = "upload-refusals";
+        let tab = h.start(s, "/fixtures/upload.html").await;
+        let avatar = "//input[@id='avatar']";
+        let missing =
+            json!({ "tabId": tab, "xpath": avatar, "artifactIds": ["0123456789abcdef0123456789abcdef"] });
+        let error = h
+            .fails_with(ErrorCode::InvalidParams, s, "browser_upload_file", missing)
+            .await;
+        assert!(
+            error.message.contains("PUT /artifacts?name="),
+            "{}",
+            error.message
+        );
+        let none = json!({ "tabId": tab, "xpath": avatar, "artifactIds": [] });
+        h.fails_with(ErrorCode::InvalidParams, s, "browser_upload_file", none)
+            .await;
+
+        let one = h.store_file("one.txt", "text/plain", b"1").await;
+        let two = h.store_file("two.txt", "text/plain", b"2").await;
+        let both = json!({ "tabId": tab, "xpath": avatar, "artifactIds": [one, two] });
+        let error = h
+            .fails_with(ErrorCode::InvalidParams, s, "browser_upload_file", both)
+            .await;
+        assert!(error.message.contains("takes one file"), "{}", error.message);
+        assert_eq!(
+            h.eval(tab, "document.getElementById('events').textContent").await,
+            "",
+            "nothing was set"
+        );
+    });
+}

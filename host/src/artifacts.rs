@@ -1,7 +1,8 @@
-//! Where big outputs go (screenshots, HTML, long text): an [`ArtifactSink`] stores the bytes
-//! and hands back a reference, so results never carry base64.
+//! Where big outputs go (screenshots, HTML, long text), and where files to upload come from:
+//! an [`ArtifactStore`] stores bytes and hands back a reference, so results never carry
+//! base64, and gives a stored file to the browser as a file on this machine's disk.
 //!
-//! Standalone (`exec`) the sink is a local folder; connected to a relay it is the relay's
+//! Standalone (`exec`) the store is a local folder; connected to a relay it is the relay's
 //! artifact store.
 
 use std::path::{Path, PathBuf};
@@ -9,12 +10,42 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use rand::RngCore;
+use reqwest::StatusCode;
 use tether_protocol::actions::ArtifactRef;
-use tether_protocol::ActionError;
+use tether_protocol::{ActionError, ErrorCode};
 
 #[async_trait]
-pub trait ArtifactSink: Send + Sync + 'static {
+pub trait ArtifactStore: Send + Sync + 'static {
     async fn put(&self, bytes: Vec<u8>, content_type: &str) -> Result<ArtifactRef, ActionError>;
+
+    /// The stored file `id` as a file on this machine (where the browser can read it), under
+    /// the name a page should see. It stays there as long as the host runs: a page reads a
+    /// picked file when it likes, not when it is picked.
+    async fn file(&self, id: &str) -> Result<LocalFile, ActionError>;
+}
+
+/// A stored file on this machine's disk.
+#[derive(Debug, Clone)]
+pub struct LocalFile {
+    pub path: PathBuf,
+    /// The name a page sees (the path's last part).
+    pub name: String,
+    pub bytes: u64,
+}
+
+fn unknown(id: &str, where_: &str) -> ActionError {
+    ActionError::invalid_params(format!(
+        "no artifact {id:?} {where_} (unknown, or expired); store the file first (PUT /artifacts?name=<file name>) and give the artifactId it answers"
+    ))
+}
+
+/// A name usable as one path part: no separators, no control characters, not `.` or `..`.
+fn plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && name != "."
+        && name != ".."
+        && !name.chars().any(|c| c == '/' || c == '\\' || c.is_control())
 }
 
 /// A random id of 128 bits, hex: unguessable, and safe in a path or a URL.
@@ -24,12 +55,14 @@ pub fn new_artifact_id() -> String {
     hex::encode(bytes)
 }
 
-/// Stores artifacts as files `<id>.<ext>` in one folder; the reference URL is `file://`.
-pub struct LocalDirSink {
+/// Stores artifacts as files `<id>.<ext>` in one folder; the reference URL is `file://`. A file
+/// to upload is any file of the folder, named by its file name or by its name without the
+/// extension (the id a screenshot was stored under).
+pub struct LocalDir {
     dir: PathBuf,
 }
 
-impl LocalDirSink {
+impl LocalDir {
     pub fn new(dir: impl Into<PathBuf>) -> std::io::Result<Self> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir)?;
@@ -55,7 +88,7 @@ fn extension(content_type: &str) -> &'static str {
 }
 
 #[async_trait]
-impl ArtifactSink for LocalDirSink {
+impl ArtifactStore for LocalDir {
     async fn put(&self, bytes: Vec<u8>, content_type: &str) -> Result<ArtifactRef, ActionError> {
         let artifact_id = new_artifact_id();
         let path = self
@@ -69,19 +102,49 @@ impl ArtifactSink for LocalDirSink {
             url: format!("file://{}", path.display()),
         })
     }
+
+    async fn file(&self, id: &str) -> Result<LocalFile, ActionError> {
+        let where_ = format!("in {}", self.dir.display());
+        if !plain_name(id) || id.starts_with('.') {
+            return Err(unknown(id, &where_));
+        }
+        let exact = self.dir.join(id);
+        let path = if exact.is_file() {
+            exact
+        } else {
+            let stem = |p: &Path| p.file_stem().is_some_and(|s| s == id);
+            let entries = std::fs::read_dir(&self.dir)
+                .map_err(|e| ActionError::internal(format!("cannot list {}: {e}", self.dir.display())))?;
+            entries
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .find(|p| p.is_file() && stem(p))
+                .ok_or_else(|| unknown(id, &where_))?
+        };
+        let bytes = std::fs::metadata(&path)
+            .map_err(|e| ActionError::internal(format!("cannot read {}: {e}", path.display())))?
+            .len();
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        Ok(LocalFile { path, name, bytes })
+    }
 }
 
 /// Uploads artifacts to the relay's store (`PUT /artifacts` with the host token); the
 /// reference URL is the relay's presigned one, ready to hand to anyone.
-pub struct RelaySink {
+pub struct RelayStore {
     http: reqwest::Client,
     upload_url: String,
     token: String,
+    /// Where files fetched for uploads wait for the page to read them; gone when the host is.
+    staging: tempfile::TempDir,
 }
 
-impl RelaySink {
+impl RelayStore {
     /// `relay` is the relay's base URL (`http://host:port` or `https://...`).
-    pub fn new(relay: &str, token: &str, tls: &Arc<rustls::ClientConfig>) -> Self {
+    pub fn new(relay: &str, token: &str, tls: &Arc<rustls::ClientConfig>) -> std::io::Result<Self> {
         let http = reqwest::Client::builder()
             .use_preconfigured_tls((**tls).clone())
             .build()
@@ -89,16 +152,35 @@ impl RelaySink {
                 tracing::warn!("cannot build an HTTP client with the TLS settings ({e}); using the defaults");
                 reqwest::Client::new()
             });
-        Self {
+        Ok(Self {
             http,
             upload_url: format!("{}/artifacts", relay.trim_end_matches('/')),
             token: token.to_owned(),
-        }
+            staging: tempfile::Builder::new().prefix("tether-uploads-").tempdir()?,
+        })
     }
 }
 
+/// The file name a download's `Content-Disposition: attachment; filename*=UTF-8''<name>`
+/// carries (the form the relay writes).
+fn disposition_name(response: &reqwest::Response) -> Option<String> {
+    let header = response
+        .headers()
+        .get(reqwest::header::CONTENT_DISPOSITION)?
+        .to_str()
+        .ok()?;
+    let encoded = header
+        .split("filename*=UTF-8''")
+        .nth(1)?
+        .split(';')
+        .next()?
+        .trim();
+    let name = percent_encoding::percent_decode_str(encoded).decode_utf8().ok()?;
+    plain_name(&name).then(|| name.into_owned())
+}
+
 #[async_trait]
-impl ArtifactSink for RelaySink {
+impl ArtifactStore for RelayStore {
     async fn put(&self, bytes: Vec<u8>, content_type: &str) -> Result<ArtifactRef, ActionError> {
         let size = bytes.len();
         let response = self
@@ -127,5 +209,59 @@ impl ArtifactSink for RelaySink {
             code,
             format!("the relay refused a {size}-byte artifact ({status}): {message}"),
         ))
+    }
+
+    async fn file(&self, id: &str) -> Result<LocalFile, ActionError> {
+        let where_ = "in the relay's store";
+        if !plain_name(id) {
+            return Err(unknown(id, where_));
+        }
+        let response = self
+            .http
+            .get(format!("{}/{id}", self.upload_url))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|e| ActionError::internal(format!("cannot fetch artifact {id} from the relay: {e}")))?;
+        match response.status() {
+            StatusCode::OK => {}
+            StatusCode::NOT_FOUND => return Err(unknown(id, where_)),
+            status => {
+                return Err(ActionError::new(
+                    ErrorCode::Internal,
+                    format!(
+                        "the relay refused artifact {id} ({status}): {}",
+                        response.text().await.unwrap_or_default()
+                    ),
+                ))
+            }
+        }
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let name =
+            disposition_name(&response).unwrap_or_else(|| format!("{id}.{}", extension(&content_type)));
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| ActionError::internal(format!("cannot fetch artifact {id} from the relay: {e}")))?;
+        // A folder per file, so that two files of one name can both be picked.
+        let folder = self.staging.path().join(new_artifact_id());
+        let path = folder.join(&name);
+        let written = async {
+            tokio::fs::create_dir(&folder).await?;
+            tokio::fs::write(&path, &bytes).await
+        };
+        written.await.map_err(|e| {
+            ActionError::internal(format!("cannot write {} for the browser: {e}", path.display()))
+        })?;
+        Ok(LocalFile {
+            path,
+            name,
+            bytes: bytes.len() as u64,
+        })
     }
 }

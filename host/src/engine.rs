@@ -11,7 +11,7 @@ use tether_protocol::result::ActionHeader;
 use tether_protocol::{ActionCall, ActionError, ActionOutcome, ActionResult, ErrorCode};
 
 use crate::actions::{self, Context, Session};
-use crate::artifacts::ArtifactSink;
+use crate::artifacts::ArtifactStore;
 use crate::cdp::{TabInfo, Transport};
 use crate::policy::Policy;
 use crate::tabs::{TabState, Tabs};
@@ -21,7 +21,7 @@ const MAX_OPENER_DEPTH: usize = 8;
 
 pub struct Engine {
     transport: Arc<dyn Transport>,
-    artifacts: Arc<dyn ArtifactSink>,
+    artifacts: Arc<dyn ArtifactStore>,
     policy: Policy,
     client_id: String,
     tabs: Tabs,
@@ -30,7 +30,7 @@ pub struct Engine {
 impl Engine {
     pub fn new(
         transport: Arc<dyn Transport>,
-        artifacts: Arc<dyn ArtifactSink>,
+        artifacts: Arc<dyn ArtifactStore>,
         policy: Policy,
         client_id: impl Into<String>,
     ) -> Self {
@@ -47,7 +47,7 @@ impl Engine {
         &self.transport
     }
 
-    pub fn artifacts(&self) -> &Arc<dyn ArtifactSink> {
+    pub fn artifacts(&self) -> &Arc<dyn ArtifactStore> {
         &self.artifacts
     }
 

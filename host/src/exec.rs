@@ -13,7 +13,7 @@ use serde_json::Value;
 use tether_protocol::actions::TabId;
 use tether_protocol::ActionName;
 
-use crate::artifacts::LocalDirSink;
+use crate::artifacts::LocalDir;
 use crate::cdp::worker::WorkerTransport;
 use crate::chromium::{Chromium, LaunchOptions};
 use crate::policy::Policy;
@@ -75,8 +75,8 @@ async fn run(args: ExecArgs) -> Result<bool> {
         .artifact_dir
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join("tether-artifacts"));
-    let sink =
-        LocalDirSink::new(&artifact_dir).with_context(|| format!("cannot use {}", artifact_dir.display()))?;
+    let store =
+        LocalDir::new(&artifact_dir).with_context(|| format!("cannot use {}", artifact_dir.display()))?;
 
     let (chromium, ws_url) = match &args.browser_ws {
         Some(url) => (None, url.clone()),
@@ -93,7 +93,7 @@ async fn run(args: ExecArgs) -> Result<bool> {
     };
     let all_ok = match WorkerTransport::connect(&ws_url).await {
         Ok(transport) => {
-            let engine = Engine::new(Arc::new(transport), Arc::new(sink), policy, CLIENT_ID);
+            let engine = Engine::new(Arc::new(transport), Arc::new(store), policy, CLIENT_ID);
             run_steps(&engine, steps).await
         }
         Err(e) => Err(anyhow::anyhow!("cannot drive the browser at {ws_url}: {e}")),

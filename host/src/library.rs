@@ -204,3 +204,19 @@ impl LibraryCall for Scan {
     const FUNCTION: &'static str = "scan";
     type Reply = browser_xpath_scan::Output;
 }
+
+/// The file field an upload sets: the element itself, or the field a `<label>` is for (a
+/// handle, through [`crate::page::Page::call_for_node`]); for any other element, the point a
+/// click presses to open the page's file chooser.
+#[derive(Serialize)]
+pub struct FileInput<'a> {
+    #[serde(flatten)]
+    pub at: Element<'a>,
+    /// How many files will be set (a field without `multiple` takes one).
+    pub count: usize,
+}
+
+impl LibraryCall for FileInput<'_> {
+    const FUNCTION: &'static str = "fileInput";
+    type Reply = Point;
+}

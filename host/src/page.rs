@@ -6,12 +6,13 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tether_protocol::actions::browser_click::MouseButton;
 use tether_protocol::actions::{ArtifactRef, TabId};
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
-use crate::artifacts::ArtifactSink;
+use crate::artifacts::ArtifactStore;
 use crate::cdp::{BrowserEvent, Transport};
 use crate::library::LibraryCall;
 use crate::tabs::TabState;
@@ -35,15 +36,20 @@ static INSTALL: LazyLock<String> = LazyLock::new(|| {
 /// (a 6,000-element scan: ~120 ms saved).
 const CALL: &str = "async function (name, args) { return JSON.stringify(await this()[name](args)); }";
 
+/// As [`CALL`], for a function that answers with an element: the element comes back as a
+/// handle (a remote object), anything else as JSON.
+const CALL_FOR_NODE: &str =
+    "async function (name, args) { const r = await this()[name](args); return r instanceof Node ? r : JSON.stringify(r); }";
+
 /// How the library's `{ error }` answers begin (`JSON.stringify` keeps key order, and no
 /// successful reply starts with an `error` key).
 const ERROR_REPLY: &str = "{\"error\":";
 
-/// One tab, and only what acting on it takes: the browser, the artifact sink, and what the
+/// One tab, and only what acting on it takes: the browser, the artifact store, and what the
 /// host keeps for the tab.
 pub struct Page<'a> {
     transport: &'a Arc<dyn Transport>,
-    artifacts: &'a dyn ArtifactSink,
+    artifacts: &'a dyn ArtifactStore,
     state: Arc<TabState>,
     pub tab: TabId,
 }
@@ -51,7 +57,7 @@ pub struct Page<'a> {
 impl<'a> Page<'a> {
     pub fn new(
         transport: &'a Arc<dyn Transport>,
-        artifacts: &'a dyn ArtifactSink,
+        artifacts: &'a dyn ArtifactStore,
         state: Arc<TabState>,
         tab: TabId,
     ) -> Self {
@@ -85,32 +91,70 @@ impl<'a> Page<'a> {
 
     /// Calls a function of the in-page library; its `{ error }` answers become action errors.
     pub async fn call<C: LibraryCall>(&self, call: &C) -> Result<C::Reply, ActionError> {
+        match self.invoke(CALL, call).await? {
+            Value::String(text) => parse_reply::<C>(&text),
+            other => Err(ActionError::internal(format!(
+                "the page library returned {other}"
+            ))),
+        }
+    }
+
+    /// Calls a library function that answers with an element (a handle on it: release it with
+    /// [`Page::release`]) or with its reply.
+    pub async fn call_for_node<C: LibraryCall>(&self, call: &C) -> Result<NodeOr<C::Reply>, ActionError> {
+        let answer = self.invoke(CALL_FOR_NODE, call).await?;
+        match (
+            answer.get("objectId").and_then(Value::as_str),
+            answer.get("value"),
+        ) {
+            (Some(node), _) if answer["subtype"] == "node" => Ok(NodeOr::Node(node.to_owned())),
+            (_, Some(Value::String(text))) => parse_reply::<C>(text).map(NodeOr::Reply),
+            _ => Err(ActionError::internal(format!(
+                "the page library's {} returned {answer}",
+                C::FUNCTION
+            ))),
+        }
+    }
+
+    /// Lets the page forget a handle [`Page::call_for_node`] gave.
+    pub async fn release(&self, node: &str) {
+        if let Err(e) = self
+            .cdp("Runtime.releaseObject", json!({ "objectId": node }))
+            .await
+        {
+            tracing::debug!(tab = self.tab, "cannot release a node handle: {e}");
+        }
+    }
+
+    /// `Runtime.callFunctionOn` of `declaration` on the library with the call's function and
+    /// arguments: the returned remote object.
+    async fn invoke<C: LibraryCall>(&self, declaration: &str, call: &C) -> Result<Value, ActionError> {
         let args = serde_json::to_value(call)
             .map_err(|e| ActionError::internal(format!("cannot encode {}'s arguments: {e}", C::FUNCTION)))?;
         let state = &self.state;
+        // Handles come back by reference; everything else as the JSON string the call made.
+        let by_value = declaration != CALL_FOR_NODE;
         // The library's handle dies with its document: a failed call on a kept handle is
         // tried once more on a fresh one.
-        let text = match state.library() {
-            Some(library) => match self.call_on(&library, C::FUNCTION, &args).await {
-                Ok(text) => text,
+        match state.library() {
+            Some(library) => match self
+                .call_on(&library, declaration, by_value, C::FUNCTION, &args)
+                .await
+            {
+                Ok(answer) => Ok(answer),
                 Err(_) => {
                     state.set_library(None);
-                    self.call_on(&self.install().await?, C::FUNCTION, &args).await?
+                    let library = self.install().await?;
+                    self.call_on(&library, declaration, by_value, C::FUNCTION, &args)
+                        .await
                 }
             },
-            None => self.call_on(&self.install().await?, C::FUNCTION, &args).await?,
-        };
-        let parsed = if text.starts_with(ERROR_REPLY) {
-            serde_json::from_str::<LibraryError>(&text).map(|e| Err(e.error))
-        } else {
-            serde_json::from_str::<C::Reply>(&text).map(Ok)
-        };
-        parsed.map_err(|e| {
-            ActionError::internal(format!(
-                "the page library's {} answered in an unknown shape: {e}",
-                C::FUNCTION
-            ))
-        })?
+            None => {
+                let library = self.install().await?;
+                self.call_on(&library, declaration, by_value, C::FUNCTION, &args)
+                    .await
+            }
+        }
     }
 
     async fn install(&self) -> Result<String, ActionError> {
@@ -129,25 +173,54 @@ impl<'a> Page<'a> {
         Ok(object_id)
     }
 
-    async fn call_on(&self, library: &str, function: &str, args: &Value) -> Result<String, ActionError> {
+    async fn call_on(
+        &self,
+        library: &str,
+        declaration: &str,
+        by_value: bool,
+        function: &str,
+        args: &Value,
+    ) -> Result<Value, ActionError> {
         let reply = self
             .cdp(
                 "Runtime.callFunctionOn",
                 json!({
                     "objectId": library,
-                    "functionDeclaration": CALL,
+                    "functionDeclaration": declaration,
                     "arguments": [{ "value": function }, { "value": args }],
-                    "returnByValue": true,
+                    "returnByValue": by_value,
                     "awaitPromise": true,
                 }),
             )
             .await?;
-        match value_of(reply)? {
-            Value::String(text) => Ok(text),
-            other => Err(ActionError::internal(format!(
-                "the page library returned {other}"
-            ))),
+        if by_value {
+            return value_of(reply);
         }
+        remote_object_of(reply)
+    }
+
+    /// A person's click at a point of the viewport: the pointer moves there, then the button
+    /// goes down and up `count` times (the second press of a double click counting 2, as a
+    /// mouse reports it), with `modifiers` (CDP's bit field) held.
+    pub async fn click_at(
+        &self,
+        (x, y): (f64, f64),
+        button: MouseButton,
+        count: u8,
+        modifiers: u32,
+    ) -> Result<(), ActionError> {
+        let moved = json!({ "type": "mouseMoved", "x": x, "y": y, "buttons": 0, "modifiers": modifiers });
+        self.cdp("Input.dispatchMouseEvent", moved).await?;
+        for count in 1..=count {
+            for (kind, buttons) in [("mousePressed", button.bit()), ("mouseReleased", 0)] {
+                let event = json!({
+                    "type": kind, "x": x, "y": y, "button": button.as_str(), "buttons": buttons,
+                    "clickCount": count, "modifiers": modifiers,
+                });
+                self.cdp("Input.dispatchMouseEvent", event).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Events of this tab from now on.
@@ -163,14 +236,44 @@ impl<'a> Page<'a> {
     }
 }
 
+/// What a library function that may answer with an element answered.
+pub enum NodeOr<R> {
+    /// A handle on the element (a CDP `objectId`).
+    Node(String),
+    Reply(R),
+}
+
 #[derive(serde::Deserialize)]
 struct LibraryError {
     error: ActionError,
 }
 
+/// A library function's JSON answer: its reply, or its `{ error }` as an action error.
+fn parse_reply<C: LibraryCall>(text: &str) -> Result<C::Reply, ActionError> {
+    let parsed = if text.starts_with(ERROR_REPLY) {
+        serde_json::from_str::<LibraryError>(text).map(|e| Err(e.error))
+    } else {
+        serde_json::from_str::<C::Reply>(text).map(Ok)
+    };
+    parsed.map_err(|e| {
+        ActionError::internal(format!(
+            "the page library's {} answered in an unknown shape: {e}",
+            C::FUNCTION
+        ))
+    })?
+}
+
 /// The value a `Runtime.evaluate` or `callFunctionOn` reply carries; a thrown exception is a
 /// `CDP_ERROR` with its text.
 fn value_of(reply: Value) -> Result<Value, ActionError> {
+    Ok(remote_object_of(reply)?
+        .get("value")
+        .cloned()
+        .unwrap_or(Value::Null))
+}
+
+/// The remote object (`result`) a `Runtime.evaluate` or `callFunctionOn` reply carries.
+fn remote_object_of(mut reply: Value) -> Result<Value, ActionError> {
     if let Some(exception) = reply.get("exceptionDetails") {
         let text = exception
             .pointer("/exception/description")
@@ -182,7 +285,7 @@ fn value_of(reply: Value) -> Result<Value, ActionError> {
             format!("a script in the page failed: {text}"),
         ));
     }
-    Ok(reply.pointer("/result/value").cloned().unwrap_or(Value::Null))
+    Ok(reply.get_mut("result").map(Value::take).unwrap_or(Value::Null))
 }
 
 /// A tab's CDP events, ending when the tab goes away.

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use serde_json::{json, Value};
 use tether_protocol::ActionName;
 
-use crate::artifacts::RelaySink;
+use crate::artifacts::RelayStore;
 use crate::cdp::worker::WorkerTransport;
 use crate::cdp::Transport;
 use crate::chromium::{Chromium, LaunchOptions};
@@ -171,10 +171,11 @@ impl Worker {
         let transport: Arc<dyn Transport> = Arc::new(transport);
         let twin = TransportTwin::new(transport.clone());
         let tls = crate::tls::client_config(self.ca_file.as_deref())?;
-        let sink = RelaySink::new(&http_base, &self.token, &tls);
+        let store = RelayStore::new(&http_base, &self.token, &tls)
+            .context("cannot make a folder for files to upload")?;
         let engine = Arc::new(Engine::new(
             transport,
-            Arc::new(sink),
+            Arc::new(store),
             policy,
             self.client_id.clone(),
         ));

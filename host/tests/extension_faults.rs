@@ -1,11 +1,13 @@
-//! The user's kill switch, a host that dies and a service worker that restarts, in extension
-//! mode. Both end every session of
-//! the browser, so they run one after the other on a browser of their own.
+//! The user's kill switch, a host that dies, a service worker that restarts, and file access
+//! turned off, in extension mode. Each ends every session of the browser, so they run one
+//! after the other on a browser of their own.
 
 use std::time::Duration;
 
 use serde_json::json;
-use tether_tests::extension::{ExtensionBrowser, JOIN_WITHIN};
+use tether_host::cdp::connection::CdpConnection;
+use tether_tests::cdp::RawSession;
+use tether_tests::extension::{ExtensionBrowser, EXTENSION_ID, JOIN_WITHIN};
 
 /// Starts a session on a page that never finishes loading and an action that waits for it;
 /// returns the waiting action, once the relay has sent it to the host.
@@ -46,7 +48,7 @@ async fn until_running(b: &ExtensionBrowser, session: &str) {
 }
 
 #[test]
-fn stop_all_and_a_killed_host_end_running_actions_with_clear_errors() {
+fn stop_all_a_killed_host_a_restarted_worker_and_no_file_access_each_end_clearly() {
     tether_tests::block_on(async {
         let b: &'static ExtensionBrowser = Box::leak(Box::new(ExtensionBrowser::launch().await));
 
@@ -146,5 +148,64 @@ fn stop_all_and_a_killed_host_end_running_actions_with_clear_errors() {
             )
             .await;
         assert!(again["tabId"].as_i64().is_some());
+
+        upload_without_file_access(b).await;
     });
+}
+
+/// The person turns "Allow access to file URLs" off for Tether (Chrome reloads the extension
+/// for it): an upload is FORBIDDEN, naming that switch; other actions go on.
+async fn upload_without_file_access(b: &ExtensionBrowser) {
+    let before = b.host_pids();
+    let cdp = CdpConnection::connect(b.chromium.ws_url()).await.unwrap();
+    let settings = json!({ "url": "chrome://extensions", "background": true });
+    let target = cdp.call(None, "Target.createTarget", settings).await.unwrap()["targetId"].clone();
+    let page = RawSession::attach(&cdp, &target).await;
+    // An unpacked extension is only reloaded in developer mode, as a person running one has.
+    let developer_mode = "new Promise(done => chrome.developerPrivate.updateProfileConfiguration({ inDeveloperMode: true }, done))";
+    page.eval_checked(developer_mode).await;
+    let turn_off = format!(
+        "new Promise(done => chrome.developerPrivate.updateExtensionConfiguration({{ extensionId: '{EXTENSION_ID}', fileAccess: false }}, done))"
+    );
+    page.eval_checked(&turn_off).await;
+    // Chrome reloads the extension for the change: a new worker starts a new host.
+    let reloaded = async {
+        loop {
+            let pids = b.host_pids();
+            if !pids.is_empty() && pids.iter().all(|p| !before.contains(p)) {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(JOIN_WITHIN, reloaded)
+        .await
+        .expect("the reloaded extension started a new host");
+    tokio::time::timeout(JOIN_WITHIN, b.wait_for_extension_host())
+        .await
+        .expect("a new host joined");
+
+    let s = "no-file-access";
+    let started = b
+        .ok(
+            s,
+            "session_start",
+            json!({ "url": b.url("/fixtures/upload.html") }),
+        )
+        .await;
+    let tab = started["tabId"].clone();
+    let note = tether_tests::client::upload_named(
+        &b.relay.addr.to_string(),
+        "note.txt",
+        "text/plain",
+        b"hi".to_vec(),
+    )
+    .await;
+    let upload = json!({ "tabId": tab, "xpath": "//input[@id='avatar']", "artifactIds": [note] });
+    let refused = b.act(s, "browser_upload_file", upload).await;
+    assert_eq!(refused["error"]["code"], "FORBIDDEN", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("Allow access to file URLs"), "{message}");
+    let scan = b.ok(s, "browser_xpath_scan", json!({ "tabId": tab })).await;
+    assert!(!scan["elements"].as_array().unwrap().is_empty());
 }

@@ -155,3 +155,21 @@ pub async fn download(url: &str) -> (String, Vec<u8>) {
     let kind = response.headers()["content-type"].to_str().unwrap().to_owned();
     (kind, response.bytes().await.unwrap().to_vec())
 }
+
+/// `PUT /artifacts?name=` with the orchestrator's token, as an orchestrator stores a file for
+/// a page: the stored artifact's id.
+pub async fn upload_named(addr: &str, name: &str, content_type: &str, bytes: Vec<u8>) -> String {
+    let mut url = url::Url::parse(&format!("http://{addr}/artifacts")).unwrap();
+    url.query_pairs_mut().append_pair("name", name);
+    let response = reqwest::Client::new()
+        .put(url)
+        .bearer_auth(ORCHESTRATOR)
+        .header("content-type", content_type)
+        .body(bytes)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200, "upload {name}");
+    let stored: Value = response.json().await.unwrap();
+    stored["artifactId"].as_str().unwrap().to_owned()
+}

@@ -23,7 +23,7 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tether_host::artifacts::LocalDirSink;
+use tether_host::artifacts::LocalDir;
 use tether_host::cdp::worker::WorkerTransport;
 use tether_host::cdp::Transport;
 use tether_host::chromium::{Chromium, LaunchOptions};
@@ -165,10 +165,10 @@ impl WorkerBrowser {
             .await
             .expect("attach to the user's tab");
         let artifact_dir = std::env::temp_dir().join(format!("tether-test-artifacts-{}", std::process::id()));
-        let sink = LocalDirSink::new(&artifact_dir).expect("artifact dir");
+        let store = LocalDir::new(&artifact_dir).expect("artifact dir");
         let control_ui = format!("{}{}*", server.origin(), CONTROL_UI_PATH);
         let policy = Policy::new(&[control_ui]).expect("policy");
-        let engine = Engine::new(transport.clone(), Arc::new(sink), policy, "test-client");
+        let engine = Engine::new(transport.clone(), Arc::new(store), policy, "test-client");
         Self {
             engine,
             user_tab,
@@ -318,6 +318,27 @@ impl Harness {
                 reply.pointer("/result/value").cloned().unwrap_or(Value::Null)
             }
             Driver::Extension(browser) => browser.eval(tab, expression).await,
+        }
+    }
+
+    /// Puts a file in the artifact store as an orchestrator would, for browser_upload_file: in
+    /// worker mode a file of the artifact folder (its id is its name), in extension mode a
+    /// named upload to the relay. Its artifact id.
+    pub async fn store_file(&self, name: &str, content_type: &str, bytes: &[u8]) -> String {
+        match &self.driver {
+            Driver::Worker(worker) => {
+                std::fs::write(worker.artifact_dir.join(name), bytes).expect("write a file to upload");
+                name.to_owned()
+            }
+            Driver::Extension(browser) => {
+                client::upload_named(
+                    &browser.relay.addr.to_string(),
+                    name,
+                    content_type,
+                    bytes.to_vec(),
+                )
+                .await
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 //! defines. The dispatch below is generated from the protocol's one table (`with_catalog!`),
 //! so an action the table lists and this folder lacks does not compile.
 //!
-//! An action sees a narrow [`Context`]: the browser (`Transport`), the artifact sink, the
+//! An action sees a narrow [`Context`]: the browser (`Transport`), the artifact store, the
 //! policy, and a handle on its own session's tabs; never the engine.
 
 pub mod browser_click;
@@ -21,6 +21,7 @@ pub mod browser_scroll;
 pub mod browser_select_option;
 pub mod browser_tabs;
 pub mod browser_type;
+pub mod browser_upload_file;
 pub mod browser_wait_for;
 pub mod browser_wait_for_loaded;
 pub mod browser_xpath_scan;
@@ -34,7 +35,7 @@ use serde_json::Value;
 use tether_protocol::actions::{Element, TabId};
 use tether_protocol::{ActionCall, ActionError};
 
-use crate::artifacts::ArtifactSink;
+use crate::artifacts::ArtifactStore;
 use crate::cdp::Transport;
 use crate::page::Page;
 use crate::policy::Policy;
@@ -43,7 +44,7 @@ use crate::tabs::{TabState, Tabs};
 /// What an action runs with.
 pub struct Context<'a> {
     pub transport: &'a Arc<dyn Transport>,
-    pub artifacts: &'a dyn ArtifactSink,
+    pub artifacts: &'a dyn ArtifactStore,
     pub policy: &'a Policy,
     pub session: Session<'a>,
 }

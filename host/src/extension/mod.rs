@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use async_trait::async_trait;
 use serde_json::json;
 use tether_protocol::framing::{self, FrameError, BROWSER_TO_HOST_MAX, HOST_TO_BROWSER_MAX};
@@ -23,7 +24,7 @@ use tether_protocol::native::{FromExtension, HostStatus, SessionTabs, ToExtensio
 use tether_protocol::twin::FullState;
 use tokio::sync::{broadcast, mpsc};
 
-use crate::artifacts::RelaySink;
+use crate::artifacts::RelayStore;
 use crate::config::{self, HostConfig};
 use crate::policy::Policy;
 use crate::relay_link::{self, LinkOptions};
@@ -114,10 +115,11 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
     patterns.push(format!("{http_base}/*"));
     let policy = Policy::new(&patterns).map_err(anyhow::Error::msg)?;
     let tls = crate::tls::client_config(config.ca_file.as_deref())?;
-    let sink = RelaySink::new(&http_base, &config.token, &tls);
+    let store = RelayStore::new(&http_base, &config.token, &tls)
+        .context("cannot make a folder for files to upload")?;
     let engine = Arc::new(Engine::new(
         transport.clone(),
-        Arc::new(sink),
+        Arc::new(store),
         policy,
         client_id.clone(),
     ));

@@ -633,6 +633,21 @@
     return { focused: true };
   }
 
+  // ---- upload -----------------------------------------------------------------------------
+  // The <input type=file> an upload sets (the element itself, or the field a label is for),
+  // answered as the element; for anything else, where a click opens the page's file chooser.
+  function fileInput({ count, ...at }) {
+    const found = resolve(at);
+    if (found.error) return found;
+    const field = found.el.localName === "label" ? found.el.control : found.el;
+    if (!field || field.localName !== "input" || field.type !== "file") return clickPoint(at);
+    if (field.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(field)} is disabled`);
+    if (count > 1 && !field.multiple) {
+      return fail("INVALID_PARAMS", `${describe(field)} takes one file (it has no multiple attribute), not ${count}`);
+    }
+    return field;
+  }
+
   // ---- html -------------------------------------------------------------------------------
   function html(at) {
     if (at.xpath === undefined && at.ref === undefined) {
@@ -643,5 +658,5 @@
     return found.error ? found : { html: found.el.outerHTML };
   }
 
-  return { scan, clickPoint, boxOf, focusForTyping, focus, selectOption, waitFor, wheelAt, scrolled, intoView, html };
+  return { scan, clickPoint, boxOf, focusForTyping, focus, selectOption, waitFor, wheelAt, scrolled, intoView, fileInput, html };
 }

@@ -25,6 +25,7 @@ pub mod browser_scroll;
 pub mod browser_select_option;
 pub mod browser_tabs;
 pub mod browser_type;
+pub mod browser_upload_file;
 pub mod browser_wait_for;
 pub mod browser_wait_for_loaded;
 pub mod browser_xpath_scan;
@@ -87,6 +88,7 @@ macro_rules! with_catalog {
             BrowserSelectOption browser_select_option,
             BrowserScroll browser_scroll,
             BrowserType browser_type,
+            BrowserUploadFile browser_upload_file,
             BrowserGetHtml browser_get_html,
         }
     };

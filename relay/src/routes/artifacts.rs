@@ -1,6 +1,6 @@
 //! `PUT /artifacts` (hosts upload; orchestrators upload named files, `?name=`) and
-//! `GET /artifacts/{id}` (orchestrators, or anyone holding
-//! a presigned URL). A bad or expired signature is 403; an unknown or expired id is 404; an
+//! `GET /artifacts/{id}` (orchestrators, hosts fetching files to upload, or anyone holding a
+//! presigned URL). A bad or expired signature is 403; an unknown or expired id is 404; an
 //! artifact over the cap is 413 `PAYLOAD_TOO_LARGE`.
 
 use axum::body::Bytes;
@@ -155,8 +155,11 @@ pub async fn download(
             }
         }
         _ => {
+            // Hosts fetch the files an upload hands a page (browser_upload_file).
             let (parts, _) = request.into_parts();
-            if let Err(refusal) = auth::require(&parts, &state.tokens, Role::Orchestrator) {
+            let token = auth::token_of(&parts);
+            let readers = [Role::Orchestrator, Role::Host];
+            if let Err(refusal) = auth::require_one_of(token, &state.tokens, &readers) {
                 return refusal.into_response();
             }
         }

@@ -1,0 +1,84 @@
+//! `browser_upload_file`: hands files from the artifact store to a page's file field, as a
+//! person's pick in the file chooser would.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::fields::{DialogAnswer, Element, TabId};
+use super::{About, ActionParams, Category};
+
+pub const ABOUT: About = About {
+    label: "Upload files",
+    category: Category::Interact,
+    description: "Sets files on an <input type=file> (hidden ones too), or on the file chooser that clicking the element opens, as a person's pick: the page hears input and change. The files are artifacts the orchestrator stored first (PUT /artifacts?name=<file name>); the page sees each under its name. An unknown artifact id is INVALID_PARAMS; where the browser will not let the host set files, FORBIDDEN saying what to turn on.",
+};
+
+/// The most files one upload sets.
+pub const MAX_FILES: usize = 100;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Params {
+    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+    pub tab_id: TabId,
+    /// The <input type=file>, or an element whose click opens a file chooser (any XPath).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xpath: Option<String>,
+    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
+    /// The files, in order: ids of artifacts in the store (PUT /artifacts?name=<file name>).
+    pub artifact_ids: Vec<String>,
+    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
+    /// and beforeunload are accepted, confirm and prompt dismissed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogAnswer>,
+}
+
+impl ActionParams for Params {
+    fn tab_id(&self) -> Option<TabId> {
+        Some(self.tab_id)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        Element::required(&self.xpath, &self.r#ref)?;
+        if self.artifact_ids.is_empty() || self.artifact_ids.len() > MAX_FILES {
+            return Err(format!(
+                "artifactIds names 1 to {MAX_FILES} files, not {}",
+                self.artifact_ids.len()
+            ));
+        }
+        for id in &self.artifact_ids {
+            if id.is_empty()
+                || id.len() > 255
+                || id.starts_with('.')
+                || id.chars().any(|c| "/\\".contains(c) || c.is_control())
+            {
+                return Err(format!(
+                    "{id:?} is not an artifact id; store the file with PUT /artifacts?name=<file name> and give the artifactId it answers"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn dialog(&self) -> Option<&DialogAnswer> {
+        self.dialog.as_ref()
+    }
+}
+
+/// A file the page was given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UploadedFile {
+    /// The name the page sees.
+    pub name: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    /// The files the page's field holds now, in order.
+    pub files: Vec<UploadedFile>,
+}
