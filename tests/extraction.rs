@@ -399,3 +399,76 @@ fn a_screenshot_of_one_element_is_its_box() {
         .await;
     });
 }
+
+#[test]
+fn evaluate_runs_only_once_the_owner_allows_it_and_answers_json() {
+    run(|h| async move {
+        let s = "evaluate";
+        let tab = h.start(s, "/fixtures/form.html").await;
+        let eval = |expression: &str| json!({ "tabId": tab, "expression": expression, "timeoutMs": 2000 });
+        let refused = h
+            .fails_with(
+                ErrorCode::Forbidden,
+                s,
+                "browser_evaluate",
+                eval("document.title"),
+            )
+            .await;
+        assert!(
+            refused.message.contains("--allow-evaluate"),
+            "{}",
+            refused.message
+        );
+
+        h.allow_evaluate(true).await;
+        let title = h.ok(s, "browser_evaluate", eval("document.title")).await;
+        assert_eq!(title, json!({ "value": "Form", "type": "string" }));
+        let awaited = h
+            .ok(
+                s,
+                "browser_evaluate",
+                eval("Promise.resolve({ a: [1, 2], n: document.querySelectorAll('input').length })"),
+            )
+            .await;
+        assert_eq!(
+            awaited,
+            json!({ "value": { "a": [1, 2], "n": 4 }, "type": "object" })
+        );
+        let nothing = h.ok(s, "browser_evaluate", eval("undefined")).await;
+        assert_eq!(nothing, json!({ "value": null, "type": "undefined" }));
+        let big = h.ok(s, "browser_evaluate", eval("'x'.repeat(300000)")).await;
+        assert!(big.get("value").is_none(), "over 256 KiB is an artifact");
+        assert_eq!(h.artifact(&big).await.len(), 300_002, "a JSON string");
+
+        let thrown = h
+            .fails_with(
+                ErrorCode::CdpError,
+                s,
+                "browser_evaluate",
+                eval("throw new Error('boom')"),
+            )
+            .await;
+        assert!(thrown.message.contains("boom"), "{}", thrown.message);
+        let rejected = h
+            .fails_with(
+                ErrorCode::CdpError,
+                s,
+                "browser_evaluate",
+                eval("Promise.reject(new Error('nope'))"),
+            )
+            .await;
+        assert!(rejected.message.contains("nope"), "{}", rejected.message);
+        let never = json!({ "tabId": tab, "expression": "new Promise(() => {})", "timeoutMs": 300 });
+        h.fails_with(ErrorCode::ActionTimeout, s, "browser_evaluate", never)
+            .await;
+        let spins = json!({ "tabId": tab, "expression": "while (true) {}", "timeoutMs": 300 });
+        h.fails_with(ErrorCode::ActionTimeout, s, "browser_evaluate", spins)
+            .await;
+        // The page is still the page's: the loop was ended, not left running.
+        assert_eq!(h.eval(tab, "document.title").await, "Form");
+
+        h.allow_evaluate(false).await;
+        h.fails_with(ErrorCode::Forbidden, s, "browser_evaluate", eval("1"))
+            .await;
+    });
+}

@@ -23,6 +23,7 @@ fn start_worker(harness: &Harness, relay: &TestRelay, client_id: &str) -> tokio:
         client_id: client_id.into(),
         forbid_urls: Vec::new(),
         ca_file: None,
+        allow_evaluate: false,
     };
     tokio::spawn(async move {
         let outcome = worker.serve().await;
@@ -212,6 +213,7 @@ fn a_worker_with_a_wrong_token_stops_and_says_why() {
                 client_id: "refused-worker".into(),
                 forbid_urls: Vec::new(),
                 ca_file: None,
+                allow_evaluate: false,
             };
             let outcome = tokio::time::timeout(JOIN_WITHIN, worker.serve())
                 .await

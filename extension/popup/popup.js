@@ -1,5 +1,7 @@
-// The popup: host and relay connection, this browser's clientId, the active sessions, and the
-// user's kill switch.
+// The popup: host and relay connection, this browser's clientId, the active sessions, the
+// owner's settings, and the user's kill switch.
+
+import { loadSettings, saveSettings } from "../src/settings.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -22,6 +24,11 @@ async function refresh() {
   }
   if (state.sessions.length === 0) list.append(Object.assign(document.createElement("li"), { textContent: "none" }));
 }
+
+$("evaluate").addEventListener("change", (event) => saveSettings({ allowEvaluate: event.target.checked }));
+loadSettings().then((settings) => {
+  $("evaluate").checked = settings.allowEvaluate;
+});
 
 $("stop").addEventListener("click", async () => {
   const { stopped } = await chrome.runtime.sendMessage({ type: "popup.stop_all" });

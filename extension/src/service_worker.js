@@ -6,9 +6,10 @@ import { HostPort } from "./host_port.js";
 import * as twin from "./twin.js";
 import * as tabOps from "./tab_ops.js";
 import * as bridge from "./debugger_bridge.js";
+import { loadSettings, watchSettings } from "./settings.js";
 
 /** What the host last said about the relay and the sessions, for the popup. */
-let hostStatus = { relay: "unknown", clientId: null, sessions: [] };
+let hostStatus = { relay: "unknown", clientId: null, sessions: [], allowEvaluate: false };
 
 const calls = {
   "tabs.create": tabOps.createTab,
@@ -28,13 +29,18 @@ const host = new HostPort({
   onMessage: handle,
   onConnect: () => {
     host.send({ type: "hello", extensionVersion: chrome.runtime.getManifest().version, userAgent: navigator.userAgent });
+    sendSettings();
     syncTwin();
   },
   onDisconnect: (why) => {
-    hostStatus = { relay: "unknown", clientId: hostStatus.clientId, sessions: [] };
+    hostStatus = { relay: "unknown", clientId: hostStatus.clientId, sessions: [], allowEvaluate: false };
     console.warn("tether: the host port closed:", why);
   },
 });
+
+async function sendSettings() {
+  host.send({ type: "settings", ...(await loadSettings()) });
+}
 
 async function syncTwin() {
   host.send({ type: "full_state_sync", payload: await twin.fullState() });
@@ -54,7 +60,12 @@ async function handle(message) {
       break;
     }
     case "status":
-      hostStatus = { relay: message.relay, clientId: message.clientId, sessions: message.sessions ?? [] };
+      hostStatus = {
+        relay: message.relay,
+        clientId: message.clientId,
+        sessions: message.sessions ?? [],
+        allowEvaluate: message.allowEvaluate === true,
+      };
       break;
     case "pong":
       break;
@@ -69,9 +80,13 @@ async function stopAll() {
   return tabs;
 }
 
+function popupState() {
+  return { host: host.connected, hostError: host.lastError, ...hostStatus, attachedTabs: bridge.attachedTabs() };
+}
+
 chrome.runtime.onMessage.addListener((message, _sender, reply) => {
   if (message?.type === "popup.state") {
-    reply({ host: host.connected, hostError: host.lastError, ...hostStatus, attachedTabs: bridge.attachedTabs() });
+    reply(popupState());
   } else if (message?.type === "popup.stop_all") {
     stopAll().then((tabs) => reply({ stopped: tabs }));
     return true; // answers asynchronously
@@ -85,9 +100,11 @@ chrome.runtime.onStartup.addListener(() => host.connect());
 chrome.runtime.onInstalled.addListener(() => host.connect());
 
 twin.watch((payload) => host.send({ type: "tab_event", payload }));
+watchSettings(() => sendSettings());
 bridge.watch((event) => host.send(event));
 tabOps.groupPopups();
 host.connect();
 
-// For tests and the popup: the same stop as the button.
+// For tests and the popup: the same stop as the button, and what the popup shows.
 globalThis.tetherStopAll = stopAll;
+globalThis.tetherState = popupState;

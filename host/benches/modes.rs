@@ -69,6 +69,7 @@ fn main() {
             client_id: "bench-worker".into(),
             forbid_urls: Vec::new(),
             ca_file: None,
+            allow_evaluate: false,
         };
         tokio::spawn(worker.serve());
         let page = b.url("/fixtures/article.html");

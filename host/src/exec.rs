@@ -38,6 +38,9 @@ pub struct ExecArgs {
     /// A page pattern to refuse like the control UI (Chrome match pattern); repeatable.
     #[arg(long = "forbid-url", value_name = "PATTERN")]
     pub forbid_urls: Vec<String>,
+    /// Let steps run their own JavaScript in pages (browser_evaluate); refused without it.
+    #[arg(long)]
+    pub allow_evaluate: bool,
     /// A flag for the launched Chromium, e.g. --chromium-arg=--lang=de; repeatable.
     #[arg(long = "chromium-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub chromium_args: Vec<String>,
@@ -71,6 +74,7 @@ pub async fn main(args: ExecArgs) -> ExitCode {
 async fn run(args: ExecArgs) -> Result<bool> {
     let steps = parse_steps(&args.steps)?;
     let policy = Policy::new(&args.forbid_urls).map_err(anyhow::Error::msg)?;
+    policy.set_allow_evaluate(args.allow_evaluate);
     let artifact_dir = args
         .artifact_dir
         .clone()

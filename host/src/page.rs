@@ -265,7 +265,7 @@ fn parse_reply<C: LibraryCall>(text: &str) -> Result<C::Reply, ActionError> {
 
 /// The value a `Runtime.evaluate` or `callFunctionOn` reply carries; a thrown exception is a
 /// `CDP_ERROR` with its text.
-fn value_of(reply: Value) -> Result<Value, ActionError> {
+pub(crate) fn value_of(reply: Value) -> Result<Value, ActionError> {
     Ok(remote_object_of(reply)?
         .get("value")
         .cloned()
@@ -273,7 +273,7 @@ fn value_of(reply: Value) -> Result<Value, ActionError> {
 }
 
 /// The remote object (`result`) a `Runtime.evaluate` or `callFunctionOn` reply carries.
-fn remote_object_of(mut reply: Value) -> Result<Value, ActionError> {
+pub(crate) fn remote_object_of(mut reply: Value) -> Result<Value, ActionError> {
     if let Some(exception) = reply.get("exceptionDetails") {
         let text = exception
             .pointer("/exception/description")

@@ -1,6 +1,11 @@
-//! Which pages Tether refuses to touch (`FORBIDDEN_TARGET`): the browser's own pages, and the
-//! control UI's pages, given as Chrome match patterns (`https://app.example.com/*`,
-//! `*://*.example.com/*`), like an extension's `externally_connectable.matches`.
+//! What Tether refuses: pages it never touches (`FORBIDDEN_TARGET`: the browser's own pages,
+//! and the control UI's pages, given as Chrome match patterns (`https://app.example.com/*`,
+//! `*://*.example.com/*`), like an extension's `externally_connectable.matches`), and whether
+//! an agent's own JavaScript may run (`browser_evaluate`, off unless the browser's owner
+//! allows it; docs/security.md says why).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use url::Url;
 
@@ -19,6 +24,8 @@ const INTERNAL_SCHEMES: &[&str] = &[
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     patterns: Vec<MatchPattern>,
+    /// Shared by the policy's clones: in extension mode the owner changes it while the host runs.
+    evaluate: Arc<AtomicBool>,
 }
 
 impl Policy {
@@ -28,7 +35,19 @@ impl Policy {
             .iter()
             .map(|p| MatchPattern::parse(p.as_ref()))
             .collect::<Result<_, _>>()?;
-        Ok(Self { patterns })
+        Ok(Self {
+            patterns,
+            evaluate: Arc::default(),
+        })
+    }
+
+    /// Whether `browser_evaluate` may run the agent's JavaScript.
+    pub fn allows_evaluate(&self) -> bool {
+        self.evaluate.load(Ordering::Relaxed)
+    }
+
+    pub fn set_allow_evaluate(&self, allowed: bool) {
+        self.evaluate.store(allowed, Ordering::Relaxed);
     }
 
     /// Why Tether will not act on `url`, or `None` when it may.

@@ -51,6 +51,9 @@ pub struct WorkerArgs {
     /// PEM certificates of a CA to trust for a wss:// relay, besides the web's roots.
     #[arg(long)]
     pub ca_file: Option<PathBuf>,
+    /// Let agents run their own JavaScript in pages (browser_evaluate); refused without it.
+    #[arg(long)]
+    pub allow_evaluate: bool,
 }
 
 fn parse_size(text: &str) -> Result<(u32, u32), String> {
@@ -103,6 +106,7 @@ async fn run(args: WorkerArgs) -> Result<()> {
         client_id,
         forbid_urls: args.forbid_urls,
         ca_file: args.ca_file,
+        allow_evaluate: args.allow_evaluate,
     };
     // A worker without its browser can serve nothing: it stops, so whatever supervises it can
     // start it again (the relay has already failed its running actions).
@@ -151,6 +155,8 @@ pub struct Worker {
     pub forbid_urls: Vec<String>,
     /// A CA to trust for a `wss://` relay, besides the web's roots.
     pub ca_file: Option<PathBuf>,
+    /// Whether `browser_evaluate` may run (`--allow-evaluate`).
+    pub allow_evaluate: bool,
 }
 
 impl Worker {
@@ -160,6 +166,7 @@ impl Worker {
         let mut patterns = self.forbid_urls;
         patterns.push(format!("{http_base}/*"));
         let policy = Policy::new(&patterns).map_err(anyhow::Error::msg)?;
+        policy.set_allow_evaluate(self.allow_evaluate);
         let transport = WorkerTransport::connect(&self.browser_ws)
             .await
             .with_context(|| format!("cannot drive the browser at {}", self.browser_ws))?;

@@ -100,3 +100,23 @@ fn malformed_steps_are_explained_without_starting_a_browser() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("not JSON"));
 }
+
+#[test]
+fn evaluate_runs_only_with_allow_evaluate() {
+    let steps = serde_json::json!([
+        { "actionName": "session_start", "params": { "url": PAGE } },
+        { "actionName": "browser_evaluate", "params": { "expression": "document.title" } },
+    ])
+    .to_string();
+    let refused = exec(&["-"], Some(&steps));
+    assert_eq!(refused.status.code(), Some(1), "a step failed");
+    assert_eq!(results(&refused)[1]["error"]["code"], "FORBIDDEN");
+
+    let allowed = exec(&["--allow-evaluate", "-"], Some(&steps));
+    assert!(
+        allowed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&allowed.stderr)
+    );
+    assert_eq!(results(&allowed)[1]["result"]["value"], "Exec");
+}

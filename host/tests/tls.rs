@@ -72,6 +72,7 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
         client_id: "untrusting".into(),
         forbid_urls: Vec::new(),
         ca_file: None,
+        allow_evaluate: false,
     };
     let untrusting = tokio::spawn(untrusting.serve());
 
@@ -82,6 +83,7 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
         client_id: "over-tls".into(),
         forbid_urls: Vec::new(),
         ca_file: Some(ca_file),
+        allow_evaluate: false,
     };
     let serving = tokio::spawn(worker.serve());
     relay.wait_online("over-tls", JOIN_WITHIN).await;

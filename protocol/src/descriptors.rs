@@ -38,6 +38,11 @@ pub enum FieldType {
     Boolean,
     Object,
     Array,
+    /// Any JSON value (browser_evaluate's `value`). The spec's descriptor types have no word
+    /// for it, so it is written as "object" (its description says "any JSON value"): a
+    /// catalog reader that knows the five types keeps working.
+    #[serde(rename(serialize = "object"), skip_deserializing)]
+    Any,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,6 +76,7 @@ impl FieldType {
             FieldType::Boolean => value.is_boolean(),
             FieldType::Object => value.is_object(),
             FieldType::Array => value.is_array(),
+            FieldType::Any => true,
         }
     }
 }
@@ -166,8 +172,14 @@ fn fields(schema: &Value) -> BTreeMap<String, FieldDescriptor> {
 }
 
 /// The descriptor type of a property: `Option`'s `null` is left out, `$ref`s are followed,
-/// and integers are numbers.
+/// integers are numbers, and a schema that says nothing (`true`, `{}`) is any value.
 fn field_type(property: &Value, defs: &Value) -> FieldType {
+    let says_nothing = ["type", "$ref", "anyOf", "oneOf"]
+        .iter()
+        .all(|key| property.get(key).is_none());
+    if property == &Value::Bool(true) || (property.is_object() && says_nothing) {
+        return FieldType::Any;
+    }
     if let Some(name) = property
         .get("$ref")
         .and_then(Value::as_str)
@@ -209,6 +221,7 @@ mod tests {
             FieldType::Boolean => json!(true),
             FieldType::Object => json!({}),
             FieldType::Array => json!([]),
+            FieldType::Any => json!(null),
         }
     }
 

@@ -24,6 +24,13 @@ pub enum FromExtension {
         #[serde(default)]
         user_agent: String,
     },
+    /// What the browser's owner set in the extension; sent after `hello` and on each change.
+    #[serde(rename = "settings")]
+    Settings {
+        /// May agents run their own JavaScript in pages (`browser_evaluate`)? Off unless set.
+        #[serde(default)]
+        allow_evaluate: bool,
+    },
     #[serde(rename = "full_state_sync")]
     FullStateSync { payload: FullState },
     #[serde(rename = "tab_event")]
@@ -83,6 +90,9 @@ pub struct HostStatus {
     pub relay: String,
     pub client_id: String,
     pub sessions: Vec<SessionTabs>,
+    /// Whether the host lets `browser_evaluate` run, as the owner's setting made it.
+    #[serde(default)]
+    pub allow_evaluate: bool,
 }
 
 /// A session the host drives, with its tabs.

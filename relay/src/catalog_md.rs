@@ -64,7 +64,8 @@ fn fields(md: &mut String, heading: &str, fields: &std::collections::BTreeMap<St
     md.push('\n');
 }
 
-/// A body with the required params filled in with plausible values.
+/// A body with the required params filled in with plausible values, and the element (if the
+/// action takes one) given by ref.
 fn example(action: &ActionDescriptor) -> String {
     let mut params = Map::new();
     for (name, f) in action.params.iter().filter(|(_, f)| f.required == Some(true)) {
@@ -73,12 +74,35 @@ fn example(action: &ActionDescriptor) -> String {
             "url" => json!("https://example.com"),
             "xpath" => json!("//button[1]"),
             "text" => json!("hello"),
+            "key" => json!("Enter"),
+            "values" => json!(["medium"]),
+            "expression" => json!("document.title"),
+            "artifactIds" => json!(["ARTIFACT_ID_FROM_PUT_ARTIFACTS"]),
             _ => f.default.clone().unwrap_or(Value::Null),
         };
         params.insert(name.clone(), value);
+    }
+    // An element action names its element by a ref from a scan (or an xpath).
+    if action.params.contains_key("ref") {
+        params.insert("ref".into(), json!("e3"));
     }
     if action.name == "session_start" {
         params.insert("url".into(), json!("https://example.com"));
     }
     json!({ "sessionId": "my-session", "actionName": action.name, "params": params }).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_protocol::ActionCall;
+
+    #[test]
+    fn every_example_is_a_call_the_host_accepts() {
+        for action in tether_protocol::actions::catalog() {
+            let body: Value = serde_json::from_str(&example(action)).unwrap();
+            let parsed = ActionCall::parse(&action.name, body["params"].clone());
+            assert!(parsed.is_ok(), "{}: {:?}", action.name, parsed.err());
+        }
+    }
 }

@@ -53,6 +53,7 @@ fn main() {
             client_id: "bench-worker".into(),
             forbid_urls: Vec::new(),
             ca_file: None,
+            allow_evaluate: false,
         };
         tokio::spawn(worker.serve());
         relay.wait_online("bench-worker", Duration::from_secs(20)).await;

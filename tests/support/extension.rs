@@ -237,6 +237,24 @@ impl ExtensionBrowser {
         page.eval_checked(expression).await
     }
 
+    /// Sets the owner's "let agents run their own JavaScript" option as the popup does, and
+    /// waits (bounded) until the host reports it applied it.
+    pub async fn allow_evaluate(&self, allowed: bool) {
+        let (cdp, service_worker) = self.service_worker().await;
+        let worker = RawSession {
+            cdp: &cdp,
+            session: service_worker,
+        };
+        let applied = format!(
+            "chrome.storage.local.set({{ allowEvaluate: {allowed} }}).then(() => new Promise(done => {{ \
+               const check = () => tetherState().allowEvaluate === {allowed} ? done(true) : setTimeout(check, 10); check(); }}))"
+        );
+        let wait = worker.eval_checked(&applied);
+        tokio::time::timeout(JOIN_WITHIN, wait)
+            .await
+            .expect("the host applied the owner's setting");
+    }
+
     /// The pids of `tether-host` processes this Chromium started for the extension.
     pub fn host_pids(&self) -> Vec<i32> {
         let origin = format!("chrome-extension://{EXTENSION_ID}/");

@@ -321,6 +321,15 @@ impl Harness {
         }
     }
 
+    /// Lets `browser_evaluate` run, or not, as the browser's owner would: the worker's
+    /// `--allow-evaluate`, or the extension's popup setting (waiting until the host applied it).
+    pub async fn allow_evaluate(&self, allowed: bool) {
+        match &self.driver {
+            Driver::Worker(worker) => worker.engine.policy().set_allow_evaluate(allowed),
+            Driver::Extension(browser) => browser.allow_evaluate(allowed).await,
+        }
+    }
+
     /// Puts a file in the artifact store as an orchestrator would, for browser_upload_file: in
     /// worker mode a file of the artifact folder (its id is its name), in extension mode a
     /// named upload to the relay. Its artifact id.

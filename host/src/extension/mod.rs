@@ -232,6 +232,11 @@ fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &Exten
             extension_version,
             user_agent,
         } => tracing::info!(extension_version, user_agent, "extension says hello"),
+        FromExtension::Settings { allow_evaluate } => {
+            tracing::info!(allow_evaluate, "the browser's owner changed Tether's settings");
+            status.engine.policy().set_allow_evaluate(allow_evaluate);
+            status.send();
+        }
         FromExtension::StopAll => {
             let stopped = status.engine.stop_all();
             tracing::warn!(?stopped, "the user stopped every session from the extension");
@@ -262,6 +267,7 @@ impl Status {
             relay: if joined { "connected" } else { "disconnected" }.into(),
             client_id: self.client_id.clone(),
             sessions,
+            allow_evaluate: self.engine.policy().allows_evaluate(),
         }));
     }
 

@@ -12,6 +12,7 @@ pub mod fields;
 
 pub mod browser_click;
 pub mod browser_debugger_attach;
+pub mod browser_evaluate;
 pub mod browser_get_html;
 pub mod browser_go_back;
 pub mod browser_go_forward;
@@ -90,6 +91,7 @@ macro_rules! with_catalog {
             BrowserType browser_type,
             BrowserUploadFile browser_upload_file,
             BrowserGetHtml browser_get_html,
+            BrowserEvaluate browser_evaluate,
         }
     };
 }
