@@ -458,6 +458,15 @@ fn evaluate_runs_only_once_the_owner_allows_it_and_answers_json() {
             )
             .await;
         assert!(rejected.message.contains("nope"), "{}", rejected.message);
+        let cycle = "(() => { const a = {}; a.self = a; return a; })()";
+        let error = h
+            .fails_with(ErrorCode::CdpError, s, "browser_evaluate", eval(cycle))
+            .await;
+        assert!(
+            error.message.contains("cannot be returned as JSON"),
+            "{}",
+            error.message
+        );
         let never = json!({ "tabId": tab, "expression": "new Promise(() => {})", "timeoutMs": 300 });
         h.fails_with(ErrorCode::ActionTimeout, s, "browser_evaluate", never)
             .await;

@@ -265,7 +265,7 @@ fn parse_reply<C: LibraryCall>(text: &str) -> Result<C::Reply, ActionError> {
 
 /// The value a `Runtime.evaluate` or `callFunctionOn` reply carries; a thrown exception is a
 /// `CDP_ERROR` with its text.
-pub(crate) fn value_of(reply: Value) -> Result<Value, ActionError> {
+fn value_of(reply: Value) -> Result<Value, ActionError> {
     Ok(remote_object_of(reply)?
         .get("value")
         .cloned()

@@ -46,23 +46,37 @@ print("Running a shop task on %s through %s" % (page, relay), file=sys.stderr)
 tab = None
 failed = False
 artifacts = []
+scanned = []
+
+
+def ref_of(element_id):
+    """The ref (eN) the last scan gave the element with this id: what an agent clicks by."""
+    return next(e["ref"] for e in scanned if (e.get("attributes") or {}).get("id") == element_id)
+
+
 steps = [
     ("session_start", {"url": page, "groupTitle": "Tether demo"}),
     ("browser_wait_for_loaded", {}),
     ("browser_xpath_scan", {}),
     ("browser_type", {"xpath": "//input[@id='search']", "text": "lantern", "submit": True}),
-    ("browser_click", {"xpath": "//button[@id='add-to-basket']"}),
+    ("browser_select_option", lambda: {"ref": ref_of("quantity"), "values": ["Two"]}),
+    ("browser_click", lambda: {"ref": ref_of("add-to-basket")}),
+    ("browser_wait_for", {"text": "In your basket: 2"}),
     ("browser_readability_extract", {}),
     ("browser_screenshot", {"maxWidth": 800}),
     ("browser_get_html", {"xpath": "//main"}),
     ("session_stop", {}),
 ]
 for name, params in steps:
+    if callable(params):
+        params = params()
     if tab is not None and name.startswith("browser_"):
         params = dict(params, tabId=tab)
     r = call("POST", "/api/browser/action", {"sessionId": session, "actionName": name, "params": params})
     if name == "session_start" and r["status"] == "success":
         tab = r["result"]["tabId"]
+    if name == "browser_xpath_scan" and r["status"] == "success":
+        scanned = r["result"]["elements"]
     body = r.get("result") if r["status"] == "success" else r.get("error")
     if r["status"] == "success" and "artifactId" in (body or {}):
         artifacts.append((name, body["url"]))

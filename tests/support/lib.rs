@@ -9,6 +9,7 @@
 //! a Chromium that started `tether-host` over native messaging (extension mode). Tests of what
 //! only one mode has use [`run_worker`].
 
+pub mod bench;
 pub mod cdp;
 pub mod client;
 pub mod extension;

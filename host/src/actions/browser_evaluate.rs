@@ -1,7 +1,6 @@
 //! `browser_evaluate`: `Runtime.evaluate` of the agent's expression as a page script, once the
-//! policy allows it. The value comes back as `JSON.stringify` sees it (a second call on the
-//! result object), so DOM nodes, functions and cycles answer plainly instead of as CDP's
-//! remote-object descriptions.
+//! policy allows it, its value returned by value in the same call (one round trip, as raw CDP
+//! takes it: stringifying in a second call measured 2.9x raw for a small object).
 
 use std::time::Duration;
 
@@ -10,13 +9,9 @@ use tether_protocol::actions::browser_evaluate::{Output, Params, DEFAULT_TIMEOUT
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::Context;
-use crate::page::{remote_object_of, value_of, Page};
+use crate::page::{remote_object_of, Page};
 
 const REFUSED: &str = "browser_evaluate is off on this host: the browser's owner allows it with tether-host worker --allow-evaluate, or in the Tether extension's popup (\"Let agents run their own JavaScript\"). The other actions need no such permission.";
-
-/// The JSON text of the value `this` is, and its typeof (`undefined` stringifies to nothing).
-const TO_JSON: &str =
-    "function () { const text = JSON.stringify(this); return text === undefined ? 'null' : text; }";
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     if !cx.policy.allows_evaluate() {
@@ -35,7 +30,8 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
             format!("the expression did not finish within {limit} ms (a Promise that never settles?)"),
         )
     })?;
-    let (kind, text) = evaluated?;
+    let (kind, value) = evaluated?;
+    let text = value.to_string();
     if text.len() > MAX_INLINE_BYTES {
         let stored = page.store(text.into_bytes(), "application/json").await?;
         return Ok(Output {
@@ -45,8 +41,6 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
             url: Some(stored.url),
         });
     }
-    let value = serde_json::from_str(&text)
-        .map_err(|e| ActionError::internal(format!("the page's JSON of the value does not parse: {e}")))?;
     Ok(Output {
         value: Some(value),
         kind,
@@ -55,41 +49,35 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     })
 }
 
-/// The value's typeof and JSON text.
-async fn evaluate(page: &Page<'_>, expression: &str, limit: u64) -> Result<(String, String), ActionError> {
-    let reply = page
-        .cdp(
-            "Runtime.evaluate",
-            // `timeout` ends a script that never yields (a loop); the caller's bound covers
-            // a Promise that never settles.
-            json!({ "expression": expression, "awaitPromise": true, "timeout": limit }),
-        )
-        .await?;
+/// The value's typeof and its JSON value.
+async fn evaluate(page: &Page<'_>, expression: &str, limit: u64) -> Result<(String, Value), ActionError> {
+    let params = json!({
+        "expression": expression,
+        "awaitPromise": true,
+        "returnByValue": true,
+        // Ends a script that never yields (a loop); the caller's bound covers a Promise that
+        // never settles.
+        "timeout": limit,
+    });
+    let reply = page.cdp("Runtime.evaluate", params).await.map_err(|e| {
+        let by_value = e.message.contains("returned by value") || e.message.contains("reference chain");
+        if e.code == ErrorCode::CdpError && by_value {
+            return ActionError::new(
+                ErrorCode::CdpError,
+                format!("the expression ran, but its value cannot be returned as JSON (a cycle, or too deep): return a plain part of it ({})", e.message),
+            );
+        }
+        e
+    })?;
     let result = remote_object_of(reply)?;
     let kind = result["type"].as_str().unwrap_or("undefined").to_owned();
-    let text = match (
-        result.get("objectId").and_then(Value::as_str),
-        result.get("unserializableValue"),
-    ) {
-        (Some(object), _) => {
-            let json = page
-                .cdp(
-                    "Runtime.callFunctionOn",
-                    json!({ "objectId": object, "functionDeclaration": TO_JSON, "returnByValue": true }),
-                )
-                .await;
-            page.release(object).await;
-            match value_of(json?)? {
-                Value::String(text) => text,
-                other => return Err(ActionError::internal(format!("JSON.stringify returned {other}"))),
-            }
-        }
+    let value = match result.get("unserializableValue") {
         // NaN, Infinity and -0 are null in JSON; a bigint is its digits.
-        (None, Some(Value::String(special))) => match special.strip_suffix('n') {
-            Some(digits) => Value::String(digits.to_owned()).to_string(),
-            None => "null".to_owned(),
+        Some(Value::String(special)) => match special.strip_suffix('n') {
+            Some(digits) => Value::String(digits.to_owned()),
+            None => Value::Null,
         },
-        (None, _) => result.get("value").cloned().unwrap_or(Value::Null).to_string(),
+        _ => result.get("value").cloned().unwrap_or(Value::Null),
     };
-    Ok((kind, text))
+    Ok((kind, value))
 }

@@ -10,7 +10,7 @@ use super::{About, ActionParams, Category};
 pub const ABOUT: About = About {
     label: "Evaluate JavaScript",
     category: Category::Extract,
-    description: "Evaluates expression as a page script (a returned Promise is awaited) and returns its JSON value and its typeof; a value over 256 KiB is stored as an artifact instead. A thrown error or rejected Promise is CDP_ERROR carrying its text. Off unless the host allows it (tether-host worker --allow-evaluate, or the browser owner's option in the extension): otherwise FORBIDDEN. Prefer the other actions: they act as a person would.",
+    description: "Evaluates expression as a page script (a returned Promise is awaited) and returns its JSON value and its typeof; a value over 256 KiB is stored as an artifact instead. A thrown error or rejected Promise is CDP_ERROR carrying its text, as is a value with no JSON form (a cycle). Off unless the host allows it (tether-host worker --allow-evaluate, or the browser owner's option in the extension): otherwise FORBIDDEN. Prefer the other actions: they act as a person would.",
 };
 
 /// The wait when `timeoutMs` is absent.
@@ -56,8 +56,8 @@ impl ActionParams for Params {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Output {
-    /// Any JSON value: the value as JSON.stringify sees it (undefined and functions are null);
-    /// absent when it was stored as an artifact.
+    /// Any JSON value: the value as the browser returns it by value (undefined is null, a DOM
+    /// node or function an empty object); absent when it was stored as an artifact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,
     /// JavaScript's typeof of the value (of the awaited value, for a Promise).

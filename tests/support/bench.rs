@@ -1,0 +1,192 @@
+//! What the benches share: a raw CDP session beside the host's (the baseline doing the same
+//! work), alternating measurement, and the table they print. Benches print ratios against
+//! that baseline, measured in the same run; docs/performance.md records them.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::cdp::RawSession;
+use crate::Harness;
+
+/// The in-page library, as the host evaluates it.
+pub const LIB_JS: &str = include_str!("../../host/src/js/tether.js");
+/// Timed runs per operation (after 3 warm-ups).
+pub const RUNS: usize = 30;
+/// The session benches act in.
+pub const SESSION: &str = "bench";
+
+/// The baseline: the same CDP work, on a session of its own on the tab, next to the host's.
+pub struct Raw<'a> {
+    on_tab: RawSession<'a>,
+    /// The library installed in the page, as the host keeps it (a handle, until navigation).
+    library: std::sync::Mutex<Option<String>>,
+}
+
+impl<'a> std::ops::Deref for Raw<'a> {
+    type Target = RawSession<'a>;
+
+    fn deref(&self) -> &RawSession<'a> {
+        &self.on_tab
+    }
+}
+
+/// How the host calls its library: by name, awaited, answered as one JSON string.
+const CALL: &str = "async function (name, args) { return JSON.stringify(await this()[name](args)); }";
+
+impl<'a> Raw<'a> {
+    pub fn new(session: RawSession<'a>) -> Self {
+        Self {
+            on_tab: session,
+            library: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Calls a library function as the host does: on the installed library (installed again
+    /// when the page changed), awaited, as one JSON string.
+    pub async fn lib(&self, function: &str, args: Value) -> Value {
+        let cached = self.library.lock().unwrap().clone();
+        if let Some(library) = cached {
+            if let Some(answer) = self.call_library(&library, function, &args).await {
+                return answer;
+            }
+        }
+        let installed = self
+            .call("Runtime.evaluate", json!({ "expression": format!("({LIB_JS})") }))
+            .await;
+        let library = installed["result"]["objectId"].as_str().unwrap().to_owned();
+        *self.library.lock().unwrap() = Some(library.clone());
+        self.call_library(&library, function, &args)
+            .await
+            .expect("the library answers")
+    }
+
+    async fn call_library(&self, library: &str, function: &str, args: &Value) -> Option<Value> {
+        let params = json!({
+            "objectId": library,
+            "functionDeclaration": CALL,
+            "arguments": [{ "value": function }, { "value": args }],
+            "returnByValue": true,
+            "awaitPromise": true,
+        });
+        let reply = self
+            .cdp
+            .call(Some(&self.on_tab.session), "Runtime.callFunctionOn", params)
+            .await
+            .ok()?;
+        let text = reply.pointer("/result/value")?.as_str()?;
+        serde_json::from_str(text).ok()
+    }
+
+    /// Navigates, waits for the load event, then reads what a navigate result must report (the
+    /// URL, title and HTTP status), as the host does.
+    pub async fn navigate(&self, url: &str) {
+        self.navigate_only(url).await;
+        self.eval(
+            "[location.href, document.title, performance.getEntriesByType('navigation')[0].responseStatus]",
+        )
+        .await;
+    }
+
+    pub async fn navigate_only(&self, url: &str) {
+        let mut events = self.cdp.subscribe();
+        let nav = self.call("Page.navigate", json!({ "url": url })).await;
+        let loader = nav["loaderId"].as_str().unwrap().to_owned();
+        loop {
+            let e = events.recv().await.unwrap();
+            if e.session_id.as_deref() == Some(&self.session)
+                && e.method == "Page.lifecycleEvent"
+                && e.params["name"] == "load"
+                && e.params["loaderId"] == loader.as_str()
+            {
+                return;
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub struct Stats {
+    pub median: Duration,
+    pub p90: Duration,
+}
+
+pub async fn measure<F, Fut>(mut op: F) -> Stats
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    for _ in 0..3 {
+        op().await; // warm-up
+    }
+    let mut times = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        op().await;
+        times.push(start.elapsed());
+    }
+    stats(times)
+}
+
+/// Measures two operations in alternation, so that the machine's drift (other processes, CPU
+/// frequency) falls on both alike.
+pub async fn compare<A, FA, B, FB>(mut a: A, mut b: B) -> (Stats, Stats)
+where
+    A: FnMut() -> FA,
+    FA: Future<Output = ()>,
+    B: FnMut() -> FB,
+    FB: Future<Output = ()>,
+{
+    for _ in 0..3 {
+        a().await; // warm-up
+        b().await;
+    }
+    let (mut times_a, mut times_b) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        a().await;
+        times_a.push(start.elapsed());
+        let start = Instant::now();
+        b().await;
+        times_b.push(start.elapsed());
+    }
+    (stats(times_a), stats(times_b))
+}
+
+pub fn stats(mut times: Vec<Duration>) -> Stats {
+    times.sort();
+    Stats {
+        median: times[times.len() / 2],
+        p90: times[times.len() * 9 / 10],
+    }
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+pub fn report(name: &str, host: Stats, raw: Stats) {
+    println!(
+        "{name:<34} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>7.2}x",
+        ms(host.median),
+        ms(host.p90),
+        ms(raw.median),
+        ms(raw.p90),
+        ms(host.median) / ms(raw.median)
+    );
+}
+
+/// Runs an action through the host, which must succeed.
+pub async fn host(h: &Harness, action: &str, params: Value) {
+    let result = h.act(SESSION, action, params.clone()).await;
+    assert!(result.is_success(), "{action} {params}: {:?}", result.error);
+}
+
+/// The table's header line.
+pub fn header() {
+    println!(
+        "{:<34} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "action (ms)", "host p50", "host p90", "raw p50", "raw p90", "ratio"
+    );
+}
