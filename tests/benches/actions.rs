@@ -10,8 +10,7 @@ use std::time::Instant;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use tether_host::actions::browser_readability_extract::extract;
-use tether_tests::bench::{compare, header, host, measure, report, Raw, Stats, SESSION};
-use tether_tests::cdp::RawSession;
+use tether_tests::bench::{compare, header, host, measure, on_tab, open, report, Raw, Stats};
 use tether_tests::Harness;
 
 const LOADED: &str = "document.readyState === 'complete' || \
@@ -60,31 +59,10 @@ fn main() {
 }
 
 async fn bench(h: &Harness) {
-    let started = h
-        .ok(
-            SESSION,
-            "session_start",
-            json!({ "url": h.url("/fixtures/article.html") }),
-        )
-        .await;
-    let tab = started["tabId"].as_i64().unwrap();
-    h.ok(SESSION, "browser_wait_for_loaded", json!({ "tabId": tab }))
-        .await;
-    let cdp = h.worker().transport.connection();
-    let target = h.worker().transport.target_id(tab).unwrap();
-    let raw = Raw::new(RawSession::attach(cdp, &json!(target)).await);
-    raw.call("Page.enable", json!({})).await;
-    raw.call("Page.setLifecycleEventsEnabled", json!({ "enabled": true }))
-        .await;
+    let (tab, raw) = open(h, "/fixtures/article.html").await;
     let dir = tempfile::tempdir().unwrap();
     let t = json!({ "tabId": tab });
-    let with = |extra: Value| {
-        let mut p = t.clone();
-        p.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        p
-    };
+    let with = |extra: Value| on_tab(tab, extra);
 
     let article = h.url("/fixtures/article.html");
     let (host_nav, raw_nav) = compare(

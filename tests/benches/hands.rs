@@ -6,8 +6,7 @@
 //! Figures go to docs/performance.md. Machines here are noisy: read ratios, not absolutes.
 
 use serde_json::{json, Value};
-use tether_tests::bench::{compare, header, host, report, Raw, SESSION};
-use tether_tests::cdp::RawSession;
+use tether_tests::bench::{compare, header, host, on_tab, open, report, Raw};
 use tether_tests::Harness;
 
 fn main() {
@@ -62,30 +61,9 @@ async fn raw_history(raw: &Raw<'_>, offset: i64) {
 }
 
 async fn bench(h: &Harness) {
-    let started = h
-        .ok(
-            SESSION,
-            "session_start",
-            json!({ "url": h.url("/fixtures/menu.html") }),
-        )
-        .await;
-    let tab = started["tabId"].as_i64().unwrap();
-    h.ok(SESSION, "browser_wait_for_loaded", json!({ "tabId": tab }))
-        .await;
-    let cdp = h.worker().transport.connection();
-    let target = h.worker().transport.target_id(tab).unwrap();
-    let raw = Raw::new(RawSession::attach(cdp, &json!(target)).await);
-    raw.call("Page.enable", json!({})).await;
-    raw.call("Page.setLifecycleEventsEnabled", json!({ "enabled": true }))
-        .await;
+    let (tab, raw) = open(h, "/fixtures/menu.html").await;
     let t = json!({ "tabId": tab });
-    let with = |extra: Value| {
-        let mut p = t.clone();
-        p.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        p
-    };
+    let with = |extra: Value| on_tab(tab, extra);
     let go = |path: &str| host(h, "browser_navigate", with(json!({ "url": h.url(path) })));
 
     let products = "//button[@id='products']";

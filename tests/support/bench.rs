@@ -35,6 +35,31 @@ impl<'a> std::ops::Deref for Raw<'a> {
 /// How the host calls its library: by name, awaited, answered as one JSON string.
 const CALL: &str = "async function (name, args) { return JSON.stringify(await this()[name](args)); }";
 
+/// Starts the bench's session on `path` (a fixture page), waits for it, and attaches a raw
+/// session beside the host's on its tab, with the page and lifecycle events on.
+pub async fn open<'h>(h: &'h Harness, path: &str) -> (i64, Raw<'h>) {
+    let started = h
+        .ok(SESSION, "session_start", json!({ "url": h.url(path) }))
+        .await;
+    let tab = started["tabId"].as_i64().unwrap();
+    h.ok(SESSION, "browser_wait_for_loaded", json!({ "tabId": tab }))
+        .await;
+    let cdp = h.worker().transport.connection();
+    let target = h.worker().transport.target_id(tab).unwrap();
+    let raw = Raw::new(RawSession::attach(cdp, &json!(target)).await);
+    raw.call("Page.enable", json!({})).await;
+    raw.call("Page.setLifecycleEventsEnabled", json!({ "enabled": true }))
+        .await;
+    (tab, raw)
+}
+
+/// `{ "tabId": tab }` with `extra`'s fields.
+pub fn on_tab(tab: i64, extra: Value) -> Value {
+    let mut params = extra;
+    params["tabId"] = json!(tab);
+    params
+}
+
 impl<'a> Raw<'a> {
     pub fn new(session: RawSession<'a>) -> Self {
         Self {
