@@ -371,7 +371,7 @@ fn upload_refuses_unknown_files_and_too_many_for_a_single_field() {
             .fails_with(ErrorCode::InvalidParams, s, "browser_upload_file", missing)
             .await;
         assert!(
-            error.message.contains("PUT /artifacts?name="),
+            error.message.contains("no artifact \"0123456789abcdef"),
             "{}",
             error.message
         );

@@ -33,11 +33,13 @@ pub struct LocalFile {
     pub bytes: u64,
 }
 
-fn unknown(id: &str, where_: &str) -> ActionError {
-    ActionError::invalid_params(format!(
-        "no artifact {id:?} {where_} (unknown, or expired); store the file first (PUT /artifacts?name=<file name>) and give the artifactId it answers"
-    ))
+/// An artifact id the store does not know; `remedy` says how to store the file.
+fn unknown(id: &str, remedy: &str) -> ActionError {
+    ActionError::invalid_params(format!("no artifact {id:?} (unknown, or expired): {remedy}"))
 }
+
+const STORE_IN_RELAY: &str =
+    "store the file first with PUT /artifacts?name=<file name> and give the artifactId it answers";
 
 /// A name usable as one path part: no separators, no control characters, not `.` or `..`.
 fn plain_name(name: &str) -> bool {
@@ -104,9 +106,12 @@ impl ArtifactStore for LocalDir {
     }
 
     async fn file(&self, id: &str) -> Result<LocalFile, ActionError> {
-        let where_ = format!("in {}", self.dir.display());
+        let remedy = format!(
+            "put the file in {} and give its file name (or its name without the extension)",
+            self.dir.display()
+        );
         if !plain_name(id) || id.starts_with('.') {
-            return Err(unknown(id, &where_));
+            return Err(unknown(id, &remedy));
         }
         let exact = self.dir.join(id);
         let path = if exact.is_file() {
@@ -118,7 +123,7 @@ impl ArtifactStore for LocalDir {
             entries
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
                 .find(|p| p.is_file() && stem(p))
-                .ok_or_else(|| unknown(id, &where_))?
+                .ok_or_else(|| unknown(id, &remedy))?
         };
         let bytes = std::fs::metadata(&path)
             .map_err(|e| ActionError::internal(format!("cannot read {}: {e}", path.display())))?
@@ -212,9 +217,8 @@ impl ArtifactStore for RelayStore {
     }
 
     async fn file(&self, id: &str) -> Result<LocalFile, ActionError> {
-        let where_ = "in the relay's store";
         if !plain_name(id) {
-            return Err(unknown(id, where_));
+            return Err(unknown(id, STORE_IN_RELAY));
         }
         let response = self
             .http
@@ -225,7 +229,7 @@ impl ArtifactStore for RelayStore {
             .map_err(|e| ActionError::internal(format!("cannot fetch artifact {id} from the relay: {e}")))?;
         match response.status() {
             StatusCode::OK => {}
-            StatusCode::NOT_FOUND => return Err(unknown(id, where_)),
+            StatusCode::NOT_FOUND => return Err(unknown(id, STORE_IN_RELAY)),
             status => {
                 return Err(ActionError::new(
                     ErrorCode::Internal,
