@@ -386,6 +386,7 @@ fn clicks_take_any_button_count_modifiers_or_a_point() {
             json!({ "tabId": tab }),
             json!({ "tabId": tab, "xpath": target, "x": 1, "y": 1 }),
             json!({ "tabId": tab, "x": 1 }),
+            json!({ "tabId": tab, "x": 100000, "y": 10 }),
             json!({ "tabId": tab, "xpath": target, "clickCount": 4 }),
             json!({ "tabId": tab, "xpath": target, "button": "back" }),
             json!({ "tabId": tab, "xpath": target, "modifiers": ["Hyper"] }),
