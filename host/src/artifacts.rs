@@ -11,7 +11,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use rand::RngCore;
 use reqwest::StatusCode;
-use tether_protocol::actions::ArtifactRef;
+use tether_protocol::actions::{is_plain_file_name, ArtifactRef};
 use tether_protocol::{ActionError, ErrorCode};
 
 #[async_trait]
@@ -40,15 +40,6 @@ fn unknown(id: &str, remedy: &str) -> ActionError {
 
 const STORE_IN_RELAY: &str =
     "store the file first with PUT /artifacts?name=<file name> and give the artifactId it answers";
-
-/// A name usable as one path part: no separators, no control characters, not `.` or `..`.
-fn plain_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 255
-        && name != "."
-        && name != ".."
-        && !name.chars().any(|c| c == '/' || c == '\\' || c.is_control())
-}
 
 /// A random id of 128 bits, hex: unguessable, and safe in a path or a URL.
 pub fn new_artifact_id() -> String {
@@ -110,7 +101,7 @@ impl ArtifactStore for LocalDir {
             "put the file in {} and give its file name (or its name without the extension)",
             self.dir.display()
         );
-        if !plain_name(id) || id.starts_with('.') {
+        if !is_plain_file_name(id) || id.starts_with('.') {
             return Err(unknown(id, &remedy));
         }
         let exact = self.dir.join(id);
@@ -181,7 +172,7 @@ fn disposition_name(response: &reqwest::Response) -> Option<String> {
         .next()?
         .trim();
     let name = percent_encoding::percent_decode_str(encoded).decode_utf8().ok()?;
-    plain_name(&name).then(|| name.into_owned())
+    is_plain_file_name(&name).then(|| name.into_owned())
 }
 
 #[async_trait]
@@ -217,7 +208,7 @@ impl ArtifactStore for RelayStore {
     }
 
     async fn file(&self, id: &str) -> Result<LocalFile, ActionError> {
-        if !plain_name(id) {
+        if !is_plain_file_name(id) {
             return Err(unknown(id, STORE_IN_RELAY));
         }
         let response = self

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{DialogAnswer, Element, TabId};
+use super::fields::{is_plain_file_name, DialogAnswer, Element, TabId};
 use super::{About, ActionParams, Category};
 
 pub const ABOUT: About = About {
@@ -49,11 +49,7 @@ impl ActionParams for Params {
             ));
         }
         for id in &self.artifact_ids {
-            if id.is_empty()
-                || id.len() > 255
-                || id.starts_with('.')
-                || id.chars().any(|c| "/\\".contains(c) || c.is_control())
-            {
+            if !is_plain_file_name(id) || id.starts_with('.') {
                 return Err(format!(
                     "{id:?} is not an artifact id; store the file with PUT /artifacts?name=<file name> and give the artifactId it answers"
                 ));

@@ -99,6 +99,19 @@ pub(crate) fn check_timeout(timeout_ms: Option<u64>) -> Result<(), String> {
     }
 }
 
+/// The longest file name kept, in bytes (what file systems allow).
+pub const MAX_FILE_NAME_BYTES: usize = 255;
+
+/// Whether `name` can be one part of a path as it is: 1 to 255 bytes, no separators, no
+/// control characters, not `.` or `..`. Uploaded file names and artifact ids are held to it.
+pub fn is_plain_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_FILE_NAME_BYTES
+        && name != "."
+        && name != ".."
+        && !name.chars().any(|c| c == '/' || c == '\\' || c.is_control())
+}
+
 /// The element an action addresses (PROTOCOL.md §9): by `xpath`, or by `ref` (`eN`, from
 /// browser_snapshot or browser_xpath_scan). The page library reads it as `{xpath}` or `{ref}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -42,7 +42,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use fields::{ArtifactRef, BBox, Dialog, DialogAnswer, Element, ImageFormat, TabId, MAX_TIMEOUT_MS};
+pub use fields::{
+    is_plain_file_name, ArtifactRef, BBox, Dialog, DialogAnswer, Element, ImageFormat, TabId,
+    MAX_FILE_NAME_BYTES, MAX_TIMEOUT_MS,
+};
 
 use crate::descriptors::{self, ActionDescriptor};
 pub use crate::descriptors::{About, Category};

@@ -10,7 +10,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use tether_protocol::actions::ArtifactRef;
+use tether_protocol::actions::{is_plain_file_name, ArtifactRef, MAX_FILE_NAME_BYTES};
 use tether_protocol::{ActionError, ErrorCode};
 
 use crate::artifacts::{is_id, StoreError};
@@ -27,9 +27,6 @@ fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Res
 pub struct Named {
     name: Option<String>,
 }
-
-/// The longest file name kept, in bytes (what file systems allow).
-const MAX_NAME_BYTES: usize = 255;
 
 pub async fn upload(
     State(state): State<AppState>,
@@ -116,18 +113,12 @@ fn check_name(role: Role, name: Option<&str>) -> Result<(), String> {
             Err("name the file: PUT /artifacts?name=<file name> (the page sees that name)".into())
         }
         None => Ok(()),
-        Some(name) if name.is_empty() || name.len() > MAX_NAME_BYTES => {
-            Err(format!("a file name is 1 to {MAX_NAME_BYTES} bytes"))
+        Some(name) if name.is_empty() || name.len() > MAX_FILE_NAME_BYTES => {
+            Err(format!("a file name is 1 to {MAX_FILE_NAME_BYTES} bytes"))
         }
-        Some(name)
-            if name.chars().any(|c| c == '/' || c == '\\' || c.is_control())
-                || name == "."
-                || name == ".." =>
-        {
-            Err(format!(
-                "{name:?} is not a plain file name (no slashes or control characters)"
-            ))
-        }
+        Some(name) if !is_plain_file_name(name) => Err(format!(
+            "{name:?} is not a plain file name (no slashes or control characters)"
+        )),
         Some(_) => Ok(()),
     }
 }
