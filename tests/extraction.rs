@@ -132,7 +132,7 @@ fn every_scanned_xpath_is_accepted_by_click() {
                         tab,
                         &format!(
                             "(() => {{ const r = ({})().html({{ xpath: {xpath:?} }}); return !r.error; }})()",
-                            include_str!("../host/src/js/tether.js")
+                            tether_host::library::SOURCE
                         ),
                     )
                     .await;

@@ -42,7 +42,7 @@ impl Raw<'_> {
                 self.eval("document.documentElement.outerHTML").await;
             }
             "browser_xpath_scan" => {
-                let lib = include_str!("../src/js/tether.js");
+                let lib = tether_host::library::SOURCE;
                 self.eval(&format!("JSON.stringify(({lib})().scan({{}}))")).await;
             }
             "browser_screenshot" => {

@@ -61,7 +61,11 @@ impl Engine {
     }
 
     fn session<'a>(&'a self, id: &'a str) -> Session<'a> {
-        Session { id, tabs: &self.tabs }
+        Session {
+            id,
+            tabs: &self.tabs,
+            peek: false,
+        }
     }
 
     /// Parses and runs one `browser_action` within `timeout`, timing it into a result payload.
@@ -74,10 +78,33 @@ impl Engine {
         action_name: &str,
         params: Value,
     ) -> ActionResult {
+        self.execute_as(timeout, action_id, session_id, false, action_name, params)
+            .await
+    }
+
+    /// As [`Engine::execute_within`]; `peek` marks a person's look at the session's screen
+    /// (see [`Session::peek`]).
+    pub async fn execute_as(
+        &self,
+        timeout: Duration,
+        action_id: &str,
+        session_id: &str,
+        peek: bool,
+        action_name: &str,
+        params: Value,
+    ) -> ActionResult {
         let started = Utc::now();
         let run = async {
             let call = ActionCall::parse(action_name, params)?;
-            self.run(session_id, call).await
+            self.run_as(
+                Session {
+                    id: session_id,
+                    tabs: &self.tabs,
+                    peek,
+                },
+                call,
+            )
+            .await
         };
         let outcome = tokio::time::timeout(timeout, run).await.unwrap_or_else(|_| {
             Err(ActionError::new(
@@ -97,11 +124,16 @@ impl Engine {
     /// Runs one parsed action for a session: a tab action only on a tab of the session, once
     /// the tab is prepared; the dialogs the tab showed meanwhile go into the result.
     pub async fn run(&self, session_id: &str, call: ActionCall) -> ActionOutcome {
+        self.run_as(self.session(session_id), call).await
+    }
+
+    async fn run_as(&self, session: Session<'_>, call: ActionCall) -> ActionOutcome {
+        let session_id = session.id;
         let cx = Context {
             transport: &self.transport,
             artifacts: self.artifacts.as_ref(),
             policy: &self.policy,
-            session: self.session(session_id),
+            session,
         };
         let Some(tab) = call.tab_id() else {
             return actions::dispatch(&cx, call).await;

@@ -15,6 +15,7 @@ pub mod exec;
 pub mod extension;
 pub mod install;
 pub mod library;
+pub mod live_screen;
 pub mod page;
 pub mod policy;
 pub mod relay_link;

@@ -1,4 +1,4 @@
-//! Typed calls into the in-page library (`js/tether.js`): one struct per library function
+//! Typed calls into the in-page library (`js/*.js`): one struct per library function
 //! with the arguments it takes and the reply it answers with. Arguments travel as CDP call
 //! arguments (`Runtime.callFunctionOn`), never spliced into source, and a reply that does not
 //! have its type's shape is an `INTERNAL` error, never a silent default.
@@ -6,9 +6,23 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tether_protocol::actions::browser_scroll::{self, Direction};
+use tether_protocol::actions::browser_snapshot::SnapshotScope;
 use tether_protocol::actions::browser_wait_for;
 use tether_protocol::actions::browser_xpath_scan::{self, ScanScope};
 use tether_protocol::actions::Element;
+
+/// The in-page library: its parts, in the order they build on each other, inside one arrow
+/// function whose scope they share (see `js/core.js`).
+pub const SOURCE: &str = concat!(
+    "() => {\n",
+    include_str!("js/core.js"),
+    include_str!("js/walk.js"),
+    include_str!("js/scan.js"),
+    include_str!("js/snapshot.js"),
+    include_str!("js/hands.js"),
+    include_str!("js/exports.js"),
+    "}"
+);
 
 /// One function of the library: its name there, and the type of its answer.
 pub trait LibraryCall: Serialize {
@@ -196,13 +210,64 @@ impl LibraryCall for Html<'_> {
 
 /// What a person could interact with, in document order.
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Scan {
     pub scope: ScanScope,
+    /// The lowest ref number the page may hand out (see [`RefsHanded`]).
+    pub ref_floor: u64,
 }
 
 impl LibraryCall for Scan {
     const FUNCTION: &'static str = "scan";
-    type Reply = browser_xpath_scan::Output;
+    type Reply = RefsHanded<browser_xpath_scan::Output>;
+}
+
+/// A reply of a function that hands out refs, with the page's next ref number: the host keeps
+/// the tab's highest and passes it back as `refFloor`, so that no number names two elements
+/// in one tab, across navigations too.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefsHanded<T> {
+    #[serde(flatten)]
+    pub reply: T,
+    pub next_ref: u64,
+}
+
+/// The page as Markdown blocks, with what a gist says of it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    pub scope: SnapshotScope,
+    pub ref_floor: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PageText {
+    pub url: String,
+    pub title: String,
+    /// One line per block (a table row, a list item, a paragraph), in reading order.
+    pub blocks: Vec<String>,
+    pub gist: PageGist,
+}
+
+/// What a gist says of a page.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PageGist {
+    /// The first h1's text, else the first heading's.
+    pub heading: String,
+    pub links: u32,
+    pub buttons: u32,
+    pub inputs: u32,
+    pub forms: u32,
+    /// The names of the open dialogs.
+    pub dialogs: Vec<String>,
+    /// How far down the page the viewport is, in percent.
+    pub scrolled: u32,
+}
+
+impl LibraryCall for Snapshot {
+    const FUNCTION: &'static str = "snapshot";
+    type Reply = RefsHanded<PageText>;
 }
 
 /// The file field an upload sets: the element itself, or the field a `<label>` is for (a

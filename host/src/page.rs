@@ -17,8 +17,7 @@ use crate::cdp::{BrowserEvent, Transport};
 use crate::library::LibraryCall;
 use crate::tabs::TabState;
 
-/// The in-page library (see `js/tether.js`).
-const LIB_JS: &str = include_str!("js/tether.js");
+use crate::library::{RefsHanded, SOURCE as LIB_JS};
 
 /// Puts the library in the document (once: it is kept under a key named by this build, so a
 /// page never runs another build's copy) and evaluates to it, for `Runtime.callFunctionOn`.
@@ -97,6 +96,22 @@ impl<'a> Page<'a> {
                 "the page library returned {other}"
             ))),
         }
+    }
+
+    /// Calls a library function that hands out refs, from the tab's floor up (see
+    /// [`RefsHanded`]), and keeps the page's next number as the new floor.
+    pub async fn call_handing_refs<C, T>(&self, call: impl FnOnce(u64) -> C) -> Result<T, ActionError>
+    where
+        C: LibraryCall<Reply = RefsHanded<T>>,
+    {
+        let handed = self.call(&call(self.state.ref_floor())).await?;
+        self.state.raise_ref_floor(handed.next_ref);
+        Ok(handed.reply)
+    }
+
+    /// What the host keeps for the tab.
+    pub fn state(&self) -> &TabState {
+        &self.state
     }
 
     /// Calls a library function that answers with an element (a handle on it: release it with

@@ -201,10 +201,11 @@ fn run_action(
     let (engine, outbox) = (engine.clone(), outbox.clone());
     tokio::spawn(async move {
         let mut result = engine
-            .execute_within(
+            .execute_as(
                 timeout,
                 &action_id,
                 &request.session_id,
+                request.peek,
                 &request.action_name,
                 request.params,
             )

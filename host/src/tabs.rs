@@ -22,6 +22,18 @@ pub struct TabState {
     pub dialogs: DialogLog,
     /// The `Runtime` object id of the in-page library in the tab's current document.
     library: Mutex<Option<String>>,
+    screens: Mutex<Screens>,
+}
+
+/// What the host remembers of a tab's snapshots and refs.
+#[derive(Default)]
+struct Screens {
+    /// The lowest ref number the tab's page may still hand out.
+    ref_floor: u64,
+    /// How many snapshots the tab has had.
+    version: u64,
+    /// Each session's previous snapshot of the tab, as its lines (for `recent`).
+    previous: HashMap<String, Vec<String>>,
 }
 
 impl TabState {
@@ -31,6 +43,37 @@ impl TabState {
 
     pub fn set_library(&self, object_id: Option<String>) {
         *self.library.lock().unwrap_or_else(|p| p.into_inner()) = object_id;
+    }
+
+    fn screens(&self) -> MutexGuard<'_, Screens> {
+        self.screens.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn ref_floor(&self) -> u64 {
+        self.screens().ref_floor
+    }
+
+    /// Keeps the page's next ref number, when it is past the floor.
+    pub fn raise_ref_floor(&self, next: u64) {
+        let mut screens = self.screens();
+        screens.ref_floor = screens.ref_floor.max(next);
+    }
+
+    /// Counts one more snapshot of the tab: its version.
+    pub fn next_version(&self) -> u64 {
+        let mut screens = self.screens();
+        screens.version += 1;
+        screens.version
+    }
+
+    /// The session's previous snapshot of the tab.
+    pub fn previous_snapshot(&self, session: &str) -> Option<Vec<String>> {
+        self.screens().previous.get(session).cloned()
+    }
+
+    /// Keeps `lines` as the session's previous snapshot of the tab.
+    pub fn keep_snapshot(&self, session: &str, lines: Vec<String>) {
+        self.screens().previous.insert(session.to_owned(), lines);
     }
 }
 

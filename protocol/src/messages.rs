@@ -98,6 +98,11 @@ pub struct ActionRequest {
     /// Bounds the whole action (the relay's default when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<NonZeroU64>,
+    /// Set by the relay (only) on the `browser_snapshot` it takes for a person's look at the
+    /// session (`GET /api/sessions/{id}/screen.md`): the host runs it without keeping it as the
+    /// session's previous snapshot, so the session's next `recent` is unchanged by the look.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub peek: bool,
 }
 
 fn empty_object() -> Value {

@@ -20,6 +20,9 @@ pub struct Request {
     pub action_name: String,
     pub params: Value,
     pub timeout: Option<Duration>,
+    /// A person's look at the session (screen.md), never an orchestrator's: see
+    /// `ActionRequest::peek`.
+    pub peek: bool,
 }
 
 /// A request the relay answers with an error result instead of running it.
@@ -53,6 +56,7 @@ impl Request {
             action_name: wire.action_name,
             params: wire.params,
             timeout: wire.timeout_ms.map(|ms| Duration::from_millis(ms.get())),
+            peek: false,
         };
         // The relay checks params with the host's own types, so a bad call fails fast and the
         // same way whichever browser would have run it.
@@ -83,6 +87,7 @@ impl Request {
             action_name,
             params: payload.get("params").cloned().unwrap_or(Value::Null),
             timeout: None,
+            peek: false,
         };
         Ok(Err((request, ActionError::invalid_params(why))))
     }
@@ -130,6 +135,7 @@ impl Request {
             timeout_ms: timeout.map(|t| {
                 NonZeroU64::new(u64::try_from(t.as_millis()).unwrap_or(u64::MAX)).unwrap_or(NonZeroU64::MIN)
             }),
+            peek: self.peek,
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::cdp::RawSession;
 use crate::Harness;
 
 /// The in-page library, as the host evaluates it.
-pub const LIB_JS: &str = include_str!("../../host/src/js/tether.js");
+pub const LIB_JS: &str = tether_host::library::SOURCE;
 /// Timed runs per operation (after 3 warm-ups).
 pub const RUNS: usize = 30;
 /// The session benches act in.

@@ -1,6 +1,6 @@
 //! `browser_xpath_scan`: what a person could interact with on the page, in document order,
 //! each with the XPath that `browser_click` and `browser_type` accept. The walk runs in the
-//! page (`js/tether.js`, `scan`) so it costs one round trip however large the page.
+//! page (`js/scan.js`) so it costs one round trip however large the page.
 
 use tether_protocol::actions::browser_xpath_scan::{Output, Params};
 use tether_protocol::ActionError;
@@ -9,5 +9,8 @@ use super::Context;
 use crate::library::Scan;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    cx.page(p.tab_id).call(&Scan { scope: p.scope }).await
+    let scope = p.scope;
+    cx.page(p.tab_id)
+        .call_handing_refs(|ref_floor| Scan { scope, ref_floor })
+        .await
 }

@@ -20,6 +20,7 @@ pub mod browser_reload;
 pub mod browser_screenshot;
 pub mod browser_scroll;
 pub mod browser_select_option;
+pub mod browser_snapshot;
 pub mod browser_tabs;
 pub mod browser_type;
 pub mod browser_upload_file;
@@ -60,6 +61,9 @@ impl<'a> Context<'a> {
 /// The session an action runs for, and the tabs it owns.
 pub struct Session<'a> {
     pub id: &'a str,
+    /// Set for a person's look at the session's screen (the relay's screen.md): it leaves no
+    /// trace in what the session's next `recent` snapshot compares against.
+    pub peek: bool,
     pub(crate) tabs: &'a Tabs,
 }
 

@@ -66,10 +66,10 @@ impl ModifierKey {
 pub struct Params {
     /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
     pub tab_id: TabId,
-    /// The element to click, as browser_xpath_scan returns it (or any XPath); or give x and y.
+    /// The element to click, as browser_snapshot or browser_xpath_scan returns it (or any XPath); or give x and y.
     #[serde(default)]
     pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
     /// "left", "right" or "middle".

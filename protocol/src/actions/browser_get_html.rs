@@ -21,7 +21,7 @@ pub struct Params {
     /// One element instead of the whole document.
     #[serde(default)]
     pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
 }

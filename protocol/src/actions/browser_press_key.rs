@@ -27,7 +27,7 @@ pub struct Params {
     /// The element to focus first (any XPath); the focused element when absent.
     #[serde(default)]
     pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
     /// How many times to press it (1 to 100).

@@ -31,7 +31,7 @@ pub struct Params {
     /// The element to scroll (any XPath); the page when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
     /// "down", "up", "left" or "right".

@@ -17,10 +17,10 @@ pub const ABOUT: About = About {
 pub struct Params {
     /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
     pub tab_id: TabId,
-    /// The <select>, as browser_xpath_scan returns it (or any XPath).
+    /// The <select>, as browser_snapshot or browser_xpath_scan returns it (or any XPath).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
     /// The new selection: one value for a plain select, any number for a multiple one.

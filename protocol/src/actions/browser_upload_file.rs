@@ -24,7 +24,7 @@ pub struct Params {
     /// The <input type=file>, or an element whose click opens a file chooser (any XPath).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
     /// The files, in order: ids of artifacts in the store (PUT /artifacts?name=<file name>).

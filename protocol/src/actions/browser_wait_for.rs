@@ -40,7 +40,7 @@ pub struct Params {
     /// An element (any XPath) that must reach `state`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN), as browser_xpath_scan returns it.
+    /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
     /// With xpath or ref: "visible", "hidden", "attached" or "detached".

@@ -134,8 +134,9 @@ impl<'a> Element<'a> {
 
     /// As [`Element::named`], for actions that need an element.
     pub fn required(xpath: &'a Option<String>, r#ref: &'a Option<String>) -> Result<Self, String> {
-        Self::named(xpath, r#ref)?
-            .ok_or_else(|| "give the element: its xpath, or its ref (eN) from browser_xpath_scan".into())
+        Self::named(xpath, r#ref)?.ok_or_else(|| {
+            "give the element: its xpath, or its ref (eN) from browser_snapshot or browser_xpath_scan".into()
+        })
     }
 }
 
@@ -150,7 +151,7 @@ fn check_ref(r#ref: &str) -> Result<(), String> {
     match r#ref.strip_prefix('e') {
         Some(n) if !n.is_empty() && n.len() <= 15 && n.bytes().all(|b| b.is_ascii_digit()) => Ok(()),
         _ => Err(format!(
-            "ref is an element's ref such as \"e12\", as browser_xpath_scan gives it; got {ref:?}"
+            "ref is an element's ref such as \"e12\", as browser_snapshot or browser_xpath_scan gives it; got {ref:?}"
         )),
     }
 }

@@ -24,6 +24,7 @@ pub mod browser_reload;
 pub mod browser_screenshot;
 pub mod browser_scroll;
 pub mod browser_select_option;
+pub mod browser_snapshot;
 pub mod browser_tabs;
 pub mod browser_type;
 pub mod browser_upload_file;
@@ -84,6 +85,7 @@ macro_rules! with_catalog {
             BrowserGoForward browser_go_forward,
             BrowserReload browser_reload,
             BrowserScreenshot browser_screenshot,
+            BrowserSnapshot browser_snapshot,
             BrowserReadabilityExtract browser_readability_extract,
             BrowserXpathScan browser_xpath_scan,
             BrowserClick browser_click,

@@ -16,6 +16,7 @@ fn request(action_id: &str, action_name: &str) -> Request {
         action_name: action_name.into(),
         params: json!({}),
         timeout: None,
+        peek: false,
     }
 }
 

@@ -1,0 +1,271 @@
+// Tether's in-page library, part 1 of 6: the core (constants, element addressing, refs,
+// geometry). The parts (core, walk, scan, snapshot, hands, exports) are joined in that order
+// inside one arrow function (`host/src/library.rs`, `SOURCE`) that is evaluated in the tab's
+// main world as `(LIB)().fn(args)`; they share its scope, so a part may use what an earlier
+// part declares.
+//
+// Element addressing: an XPath per document, joined by two steps that no real XPath contains:
+//   /html/body/my-widget/#shadow-root/div/button    (into an open shadow root)
+//   /html/body/iframe[2]/#document/html/body/input  (into a same-origin iframe)
+// The part after a step is evaluated relative to that root. Functions return plain data, or
+// { error: { code, message, details? } } with the wire's error codes.
+  const XHTML = "http://www.w3.org/1999/xhtml";
+  const SHADOW = "/#shadow-root";
+  const FRAME = "/#document";
+  const INTERACTIVE = [
+    "a[href]", "button", "input:not([type=hidden])", "select", "textarea", "summary",
+    "[contenteditable='']", "[contenteditable=true]", "[onclick]", "[tabindex]:not([tabindex='-1'])",
+    ...["button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "menuitemradio",
+      "option", "switch", "textbox", "combobox", "searchbox", "slider", "spinbutton", "treeitem"]
+      .map((r) => `[role=${r}]`),
+  ].join(",");
+  const NON_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
+  const ATTRIBUTES = new Set(["id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role", "target", "disabled", "aria-expanded", "aria-checked"]);
+  const LISTENERS = Symbol.for("tether.listeners");
+  const LABELABLE = new Set(["input", "select", "textarea", "button", "meter", "output", "progress"]);
+
+  const fail = (code, message, details) => ({ error: details ? { code, message, details } : { code, message } });
+  const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
+  const squash = (s) => (s || "").replace(/\s+/g, " ").trim();
+
+  function describe(el) {
+    if (!el) return "nothing";
+    const id = el.id ? `#${el.id}` : "";
+    const cls = typeof el.className === "string" && el.className.trim() ? "." + el.className.trim().split(/\s+/)[0] : "";
+    return `<${el.localName}${id}${cls}>`;
+  }
+
+  // ---- XPath: element -> path -------------------------------------------------------------
+  // Paths are memoised per call: every element's path is its parent's plus one step, and each
+  // parent's children are indexed once (counting siblings per element is quadratic on a long
+  // list: 2,000 table rows made a scan take seconds).
+  const newPaths = () => ({ paths: new Map(), siblings: new Map() });
+  const siblingKey = (el) => (el.namespaceURI === XHTML ? el.localName : `${el.namespaceURI} ${el.localName}`);
+
+  function step(el, memo) {
+    const parent = el.parentNode;
+    let index = memo.siblings.get(parent);
+    if (!index) {
+      index = { position: new Map(), count: new Map() };
+      for (const child of parent.children) {
+        const key = siblingKey(child);
+        const n = (index.count.get(key) || 0) + 1;
+        index.count.set(key, n);
+        index.position.set(child, n);
+      }
+      memo.siblings.set(parent, index);
+    }
+    const name = el.localName;
+    const test = el.namespaceURI === XHTML ? name : `*[local-name()='${name}']`;
+    return index.count.get(siblingKey(el)) > 1 ? `${test}[${index.position.get(el)}]` : test;
+  }
+
+  function pathOf(el, memo = newPaths()) {
+    const known = memo.paths.get(el);
+    if (known) return known;
+    const parent = el.parentNode;
+    let prefix = "";
+    if (parent.nodeType === 9) {
+      const frame = parent.defaultView && parent.defaultView.frameElement;
+      if (frame && frame.ownerDocument !== parent) prefix = pathOf(frame, memo) + FRAME;
+    } else if (parent.nodeType === 11 && parent.host) {
+      prefix = pathOf(parent.host, memo) + SHADOW;
+    } else {
+      prefix = pathOf(parent, memo);
+    }
+    const path = `${prefix}/${step(el, memo)}`;
+    memo.paths.set(el, path);
+    return path;
+  }
+
+  // ---- XPath: path -> element -------------------------------------------------------------
+  const firstNode = (doc, expression, context) =>
+    doc.evaluate(expression, context, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue;
+
+  function matchesTest(el, test) {
+    if (test === "*") return true;
+    const local = /^\*\[local-name\(\)='([^']*)'\]$/.exec(test);
+    if (local) return el.localName === local[1];
+    return el.namespaceURI === XHTML && el.localName === test.toLowerCase();
+  }
+
+  // XPath cannot take a shadow root as its context node: the first step below it is matched
+  // here, among the root's children, and the rest is evaluated from the child it picks.
+  function evaluateInShadow(doc, root, segment) {
+    if (segment.startsWith("//")) {
+      for (const child of root.children) {
+        const hit = firstNode(doc, "descendant-or-self::" + segment.slice(2), child);
+        if (hit) return hit;
+      }
+      return null;
+    }
+    const step = /^\/(\*\[local-name\(\)='[^']*'\]|[^/[]+)((?:\[[^\]]*\])*)(.*)$/.exec(segment);
+    if (!step) throw new Error("after #shadow-root, use /name[i]/... or //...");
+    let [, test, predicates, rest] = step;
+    let index = 1;
+    const numbered = /\[(\d+)\]$/.exec(predicates);
+    if (numbered) {
+      index = Number(numbered[1]);
+      predicates = predicates.slice(0, numbered.index);
+    }
+    const candidates = [...root.children].filter(
+      (child) => matchesTest(child, test) && (!predicates || firstNode(doc, "self::node()" + predicates, child)));
+    const chosen = candidates[index - 1];
+    if (!chosen || !rest) return chosen || null;
+    return firstNode(doc, "." + rest, chosen);
+  }
+
+  function resolvePath(xpath) {
+    const parts = xpath.split(/(\/#shadow-root|\/#document)/);
+    let root = document;
+    let node = null;
+    for (let i = 0; i < parts.length; i += 2) {
+      if (i > 0) {
+        const into = parts[i - 1];
+        let next = null;
+        try {
+          next = into === SHADOW ? node.shadowRoot : node.contentDocument;
+        } catch (_) {}
+        if (!next) {
+          const what = into === SHADOW ? "has no open shadow root" : "is not a same-origin frame";
+          return fail("ELEMENT_NOT_FOUND", `${describe(node)} at ${parts.slice(0, i - 1).join("")} ${what}`);
+        }
+        root = next;
+      }
+      try {
+        node = root.nodeType === 9 ? firstNode(root, parts[i], root) : evaluateInShadow(root.ownerDocument, root, parts[i]);
+      } catch (e) {
+        return fail("INVALID_PARAMS", `not a valid XPath: ${parts[i]} (${e.message})`);
+      }
+      if (!node) {
+        return fail("ELEMENT_NOT_FOUND",
+          `no element matches ${xpath} on ${location.href}; the page may have changed: run browser_xpath_scan again`);
+      }
+    }
+    if (node.nodeType !== 1) return fail("ELEMENT_NOT_FOUND", `${xpath} matches a ${node.nodeName} node, not an element`);
+    return { el: node };
+  }
+
+  // ---- refs -------------------------------------------------------------------------------
+  // A ref (e1, e2, ...) names an element for as long as it stays in its document. Snapshots
+  // and scans hand them out from a registry on the top window, so a new document starts a new
+  // one; the host keeps the tab's highest number and passes it as `refFloor`, so a number is
+  // never given to a second element in the tab, across navigations too.
+  const REFS = Symbol.for("tether.refs");
+  function registry() {
+    let refs = window[REFS];
+    if (!refs) {
+      refs = { next: 1, elements: new Map(), numbers: new WeakMap() };
+      Object.defineProperty(window, REFS, { value: refs });
+    }
+    return refs;
+  }
+
+  // The registry, its next number raised to the host's floor; `refs.next` after handing out
+  // is what the host keeps.
+  function refsFrom(refFloor) {
+    const refs = registry();
+    if (refFloor > refs.next) refs.next = refFloor;
+    return refs;
+  }
+
+  function refOf(el, refs = registry()) {
+    let n = refs.numbers.get(el);
+    if (!n) {
+      n = refs.next++;
+      refs.numbers.set(el, n);
+      refs.elements.set(n, new WeakRef(el));
+    }
+    return `e${n}`;
+  }
+
+  function resolveRef(ref) {
+    const refs = registry();
+    const n = Number(ref.slice(1));
+    const fresh = "take a new browser_snapshot (or browser_xpath_scan) for current refs";
+    if (!refs.elements.has(n)) {
+      return fail("ELEMENT_NOT_FOUND", `ref ${ref} is stale: it is not from the page now in the tab (${location.href}), which navigated or reloaded since it was given; ${fresh}`);
+    }
+    const el = refs.elements.get(n).deref();
+    if (!el || !el.isConnected || !el.ownerDocument.defaultView) {
+      return fail("ELEMENT_NOT_FOUND", `ref ${ref} is stale: its element was removed from the page; ${fresh}`);
+    }
+    return { el };
+  }
+
+  // The element an action addresses: { xpath } or { ref }.
+  function resolve(at) {
+    return at.ref !== undefined ? resolveRef(at.ref) : resolvePath(at.xpath);
+  }
+
+  // ---- geometry and hit-testing ------------------------------------------------------------
+  function frameOffset(doc) {
+    let x = 0;
+    let y = 0;
+    for (let win = doc.defaultView; win && win.frameElement; win = win.parent) {
+      const frame = win.frameElement;
+      const r = frame.getBoundingClientRect();
+      x += r.left + frame.clientLeft;
+      y += r.top + frame.clientTop;
+    }
+    return { x, y };
+  }
+
+  // The innermost element at a top-viewport point, through shadow roots and same-origin frames.
+  function deepHit(x, y) {
+    let hit = document.elementFromPoint(x, y);
+    let ox = 0;
+    let oy = 0;
+    while (hit) {
+      let inner = null;
+      if (hit.shadowRoot) {
+        inner = hit.shadowRoot.elementFromPoint(x - ox, y - oy);
+      } else if (hit.localName === "iframe" || hit.localName === "frame") {
+        let doc = null;
+        try {
+          doc = hit.contentDocument;
+        } catch (_) {}
+        if (doc) {
+          const r = hit.getBoundingClientRect();
+          ox += r.left + hit.clientLeft;
+          oy += r.top + hit.clientTop;
+          inner = doc.elementFromPoint(x - ox, y - oy);
+        }
+      }
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  }
+
+  // Whether `node` is `el` or inside it, across shadow and frame boundaries.
+  function within(el, node) {
+    for (let n = node; n; ) {
+      if (n === el) return true;
+      if (n.parentNode) n = n.parentNode;
+      else if (n.host) n = n.host;
+      else if (n.nodeType === 9 && n.defaultView && n.defaultView.frameElement) n = n.defaultView.frameElement;
+      else n = null;
+    }
+    return false;
+  }
+
+  function isRendered(el, r) {
+    return r.width > 0 && r.height > 0 && el.checkVisibility({ visibilityProperty: true, checkVisibilityCSS: true });
+  }
+
+  function deepActive() {
+    let active = document.activeElement;
+    while (active) {
+      let inner = null;
+      if (active.shadowRoot) inner = active.shadowRoot.activeElement;
+      else if (active.localName === "iframe") {
+        try {
+          inner = active.contentDocument && active.contentDocument.activeElement;
+        } catch (_) {}
+      }
+      if (!inner || inner === active) break;
+      active = inner;
+    }
+    return active;
+  }

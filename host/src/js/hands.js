@@ -1,0 +1,275 @@
+// Tether's in-page library, part 5 of 6: a person's hands. Each function finds the element
+// an action addresses, checks that a person could act on it, and answers where to act (a
+// point, a box) or acts itself where the page's own API is the person's act (select, focus).
+
+  // The element at `at` scrolled to the viewport's centre, with its box; or why not.
+  function shown(at) {
+    const found = resolve(at);
+    if (found.error) return found;
+    const el = found.el;
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    const r = el.getBoundingClientRect();
+    if (!isRendered(el, r)) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
+    return { el, r };
+  }
+
+  // ---- click ------------------------------------------------------------------------------
+  function clickPoint(at) {
+    const target = shown(at);
+    if (target.error) return target;
+    const { el, r } = target;
+    if (el.disabled || el.getAttribute("aria-disabled") === "true") return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
+    const offset = frameOffset(el.ownerDocument);
+    const x = offset.x + r.left + r.width / 2;
+    const y = offset.y + r.top + r.height / 2;
+    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) {
+      return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} stays outside the viewport after scrolling (centre at ${Math.round(x)},${Math.round(y)})`);
+    }
+    const hit = deepHit(x, y);
+    if (!hit || !within(el, hit)) {
+      const coveredBy = hit ? { tag: hit.localName, xpath: pathOf(hit) } : { tag: "none" };
+      if (hit && hit.id) coveredBy.id = hit.id;
+      return fail("ELEMENT_NOT_INTERACTABLE",
+        `${describe(el)} is covered by ${describe(hit)} at (${Math.round(x)}, ${Math.round(y)}); a click there would hit the cover, not the element`,
+        { coveredBy });
+    }
+    return { x, y };
+  }
+
+  // ---- screenshot -------------------------------------------------------------------------
+  // An element's box in the top document's coordinates, scrolled into view.
+  function boxOf(at) {
+    const target = shown(at);
+    if (target.error) return target;
+    const { el, r } = target;
+    const offset = frameOffset(el.ownerDocument);
+    return { x: offset.x + r.left + scrollX, y: offset.y + r.top + scrollY, width: r.width, height: r.height };
+  }
+
+  // ---- type -------------------------------------------------------------------------------
+  function focusForTyping({ clear, ...at }) {
+    const found = resolve(at);
+    if (found.error) return found;
+    const el = found.el;
+    const textInput = el.localName === "textarea" || (el.localName === "input" && !NON_TEXT_INPUTS.has(el.type));
+    if (!textInput && !el.isContentEditable) {
+      return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} does not take text; browser_type needs an input, a textarea or a contenteditable element`);
+    }
+    if (el.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
+    if (el.readOnly) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is read-only`);
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    if (!isRendered(el, el.getBoundingClientRect())) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
+    el.focus({ preventScroll: true });
+    const active = deepActive();
+    if (!(active === el || (el.isContentEditable && within(el, active)))) {
+      return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} did not take the focus (${describe(active)} has it)`);
+    }
+    let hadText;
+    if (textInput) {
+      hadText = el.value.length > 0;
+      if (clear) el.select();
+      else {
+        try {
+          el.setSelectionRange(el.value.length, el.value.length);
+        } catch (_) {} // email and number inputs have no selection API; their caret is at the end
+      }
+    } else {
+      hadText = el.textContent.length > 0;
+      const doc = el.ownerDocument;
+      const range = doc.createRange();
+      range.selectNodeContents(el);
+      if (!clear) range.collapse(false);
+      const selection = doc.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+    }
+    return { hadText };
+  }
+
+  // ---- select -----------------------------------------------------------------------------
+  function selectOption({ values, ...at }) {
+    const found = resolve(at);
+    if (found.error) return found;
+    const el = found.el;
+    if (el.localName !== "select") {
+      return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not a <select>; browser_select_option picks options of a select (click custom dropdowns instead)`);
+    }
+    if (el.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
+    const options = [...el.options];
+    const listed = () => options.slice(0, 20).map((o) => (o.label.trim() && o.label.trim() !== o.value ? `${JSON.stringify(o.value)} (${o.label.trim()})` : JSON.stringify(o.value))).join(", ") + (options.length > 20 ? `, and ${options.length - 20} more` : "");
+    const picked = [];
+    for (const value of values) {
+      const option = options.find((o) => o.value === value) ?? options.find((o) => o.label.trim() === value || o.text.trim() === value);
+      if (!option) return fail("INVALID_PARAMS", `${describe(el)} has no option ${JSON.stringify(value)}; its options: ${listed()}`);
+      if (option.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `option ${JSON.stringify(value)} of ${describe(el)} is disabled`);
+      if (!picked.includes(option)) picked.push(option);
+    }
+    if (!el.multiple && picked.length !== 1) {
+      return fail("INVALID_PARAMS", `${describe(el)} takes exactly one value, not ${picked.length}; its options: ${listed()}`);
+    }
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    el.focus({ preventScroll: true });
+    for (const option of options) option.selected = picked.includes(option);
+    // As a person's pick: input, then change, both bubbling.
+    el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+    return { selected: [...el.selectedOptions].map((o) => o.value) };
+  }
+
+  // ---- wait -------------------------------------------------------------------------------
+  // What keeps a condition from holding now (null: it holds), or { error } for a bad XPath.
+  function unmet(c) {
+    const shown = () => (document.body ? document.body.innerText : "");
+    if (c.text !== undefined) return shown().includes(c.text) ? null : `the page does not show ${JSON.stringify(c.text)}`;
+    if (c.textGone !== undefined) return shown().includes(c.textGone) ? `the page still shows ${JSON.stringify(c.textGone)}` : null;
+    if (c.url !== undefined) {
+      const pattern = new RegExp("^" + c.url.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*") + "$");
+      return pattern.test(location.href) ? null : `the tab is at ${location.href}`;
+    }
+    const found = resolve(c);
+    if (found.error && found.error.code !== "ELEMENT_NOT_FOUND") return found;
+    const el = found.el;
+    const visible = !!el && isRendered(el, el.getBoundingClientRect()) && getComputedStyle(el).visibility !== "hidden";
+    switch (c.state || "visible") {
+      case "attached": return el ? null : "no element matches";
+      case "detached": return el ? `${describe(el)} is still there` : null;
+      case "hidden": return visible ? `${describe(el)} is visible` : null;
+      default: return visible ? null : el ? `${describe(el)} is there but not visible` : "no element matches";
+    }
+  }
+
+  // Resolves when the condition holds, or after timeoutMs with what was last seen. Checked on
+  // every DOM change, and every 100 ms for what no mutation shows (CSS, the URL).
+  function waitFor({ condition, timeoutMs }) {
+    return new Promise((settle) => {
+      let done = false;
+      let seen = "";
+      const finish = (answer) => {
+        done = true;
+        observer.disconnect();
+        clearInterval(poll);
+        clearTimeout(limit);
+        settle(answer);
+      };
+      const check = () => {
+        if (done) return;
+        const reason = unmet(condition);
+        if (reason === null) finish({ matched: true });
+        else if (reason.error) finish(reason);
+        else seen = reason;
+      };
+      const observer = new MutationObserver(check);
+      observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      const poll = setInterval(check, 100);
+      const limit = setTimeout(() => finish({ matched: false, seen }), timeoutMs);
+      check();
+    });
+  }
+
+  // ---- scroll -----------------------------------------------------------------------------
+  // What a scroll acts on: the element at `at`, or the page.
+  function scroller(at) {
+    if (at.xpath === undefined && at.ref === undefined) return { page: true };
+    const found = resolve(at);
+    return found.error ? found : { el: found.el };
+  }
+
+  function position(target, direction) {
+    const el = target.el || document.scrollingElement || document.documentElement;
+    const [x, y] = target.el ? [el.scrollLeft, el.scrollTop] : [scrollX, scrollY];
+    const [w, h] = target.el ? [el.clientWidth, el.clientHeight] : [innerWidth, innerHeight];
+    const atEnd = {
+      down: y + h >= el.scrollHeight - 1,
+      up: y <= 0,
+      right: x + w >= el.scrollWidth - 1,
+      left: x <= 0,
+    }[direction];
+    return { scrollX: x, scrollY: y, atEnd };
+  }
+
+  // Where the wheel goes (the element's visible centre, or the viewport's), and how far.
+  function wheelAt({ direction, ...at }) {
+    const target = scroller(at);
+    if (target.error) return target;
+    let x = innerWidth / 2;
+    let y = innerHeight / 2;
+    if (target.el) {
+      const r = target.el.getBoundingClientRect();
+      if (!isRendered(target.el, r)) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(target.el)} is not rendered (hidden, display:none or zero size)`);
+      const offset = frameOffset(target.el.ownerDocument);
+      x = offset.x + Math.min(Math.max(r.left + r.width / 2, 1), innerWidth - 1);
+      y = offset.y + Math.min(Math.max(r.top + r.height / 2, 1), innerHeight - 1);
+    }
+    const vertical = direction === "down" || direction === "up";
+    return { x, y, page: vertical ? innerHeight * 0.9 : innerWidth * 0.9 };
+  }
+
+  // The position once the wheel's scroll has ended: on `scrollend`, or when nothing moved
+  // for 150 ms (at an end, nothing moves at all).
+  function scrolled({ direction, ...at }) {
+    const target = scroller(at);
+    if (target.error) return target;
+    const on = target.el || window;
+    return new Promise((settle) => {
+      let quiet;
+      const done = () => {
+        on.removeEventListener("scroll", moved);
+        on.removeEventListener("scrollend", done);
+        clearTimeout(quiet);
+        settle(position(target, direction));
+      };
+      const moved = () => {
+        clearTimeout(quiet);
+        quiet = setTimeout(done, 150);
+      };
+      on.addEventListener("scroll", moved);
+      on.addEventListener("scrollend", done);
+      moved();
+    });
+  }
+
+  function intoView({ direction, ...at }) {
+    const found = resolve(at);
+    if (found.error) return found;
+    found.el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    return position({ page: true }, direction);
+  }
+
+  // ---- keys -------------------------------------------------------------------------------
+  function focus(at) {
+    const target = shown(at);
+    if (target.error) return target;
+    const { el } = target;
+    if (el.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
+    el.focus({ preventScroll: true });
+    const active = deepActive();
+    if (!(active === el || within(el, active))) {
+      return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} did not take the focus (${describe(active)} has it); give an input, a button, a link or an element with a tabindex`);
+    }
+    return { focused: true };
+  }
+
+  // ---- upload -----------------------------------------------------------------------------
+  // The <input type=file> an upload sets (the element itself, or the field a label is for),
+  // answered as the element; for anything else, where a click opens the page's file chooser.
+  function fileInput({ count, ...at }) {
+    const found = resolve(at);
+    if (found.error) return found;
+    const field = found.el.localName === "label" ? found.el.control : found.el;
+    if (!field || field.localName !== "input" || field.type !== "file") return clickPoint(at);
+    if (field.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(field)} is disabled`);
+    if (count > 1 && !field.multiple) {
+      return fail("INVALID_PARAMS", `${describe(field)} takes one file (it has no multiple attribute), not ${count}`);
+    }
+    return field;
+  }
+
+  // ---- html -------------------------------------------------------------------------------
+  function html(at) {
+    if (at.xpath === undefined && at.ref === undefined) {
+      const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) + "\n" : "";
+      return { html: doctype + document.documentElement.outerHTML };
+    }
+    const found = resolve(at);
+    return found.error ? found : { html: found.el.outerHTML };
+  }

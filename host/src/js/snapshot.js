@@ -1,0 +1,283 @@
+// Tether's in-page library, part 4 of 6: `snapshot`, the page as compact Markdown for an
+// agent to read (PROTOCOL.md §10). Every element that `scan` lists is written in place as
+// `[eN] role "name"` plus its state; text is condensed to one line per block, long blocks
+// clipped; lists, headings and small tables keep their Markdown shape; hidden content is left
+// out. The host adds the header, the diff (`recent`), the gist's wording and the cut.
+
+  const BLOCK_TEXT = 240; // characters of text a block keeps before "…" (refs are always kept)
+  const NAME_CHARS = 80;
+  const VALUE_CHARS = 60;
+  const HREF_CHARS = 80;
+  const TABLE_ROWS = 20; // rows a table keeps, past which only rows that name an element stay
+  const NEVER_SHOWN = new Set(["script", "style", "noscript", "template", "head", "title", "meta", "link", "datalist"]);
+  const OPAQUE = new Set(["svg", "canvas", "video", "audio", "object", "embed", "select", "textarea"]);
+  // Roles whose element is one thing to act on: written as one ref, named by its text.
+  const LEAF_ROLES = new Set(["link", "button", "textbox", "searchbox", "combobox", "checkbox", "radio", "slider", "spinbutton", "switch", "option", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "treeitem"]);
+  const INPUT_ROLES_COUNTED = new Set(["textbox", "searchbox", "combobox", "checkbox", "radio", "slider", "spinbutton", "switch"]);
+  const DIALOG = "dialog[open], [role=dialog], [role=alertdialog]";
+
+  const isInline = (display) => display.startsWith("inline") || display === "contents" || display === "ruby" || display === "table-cell";
+  const quoted = (s) => JSON.stringify(s);
+
+  // A link's href as short as stays unambiguous: a path on the page's own origin, a fragment
+  // on the page itself, the whole URL elsewhere; none for script links.
+  function shortHref(a) {
+    const raw = a.getAttribute("href");
+    if (!raw || /^\s*javascript:/i.test(raw)) return "";
+    let url;
+    try {
+      url = new URL(a.href);
+    } catch (_) {
+      return clip(raw, HREF_CHARS);
+    }
+    const here = a.ownerDocument.location;
+    if (url.origin !== here.origin) return clip(url.href, HREF_CHARS);
+    if (url.pathname === here.pathname && url.search === here.search && url.hash) return clip(url.hash, HREF_CHARS);
+    return clip(url.pathname + url.search + url.hash, HREF_CHARS);
+  }
+
+  // What a person sees of an element's state, as words after its name.
+  function stateOf(el, role, box) {
+    const words = [];
+    const tag = el.localName;
+    if (tag === "input" && (el.type === "checkbox" || el.type === "radio")) words.push(el.checked ? "checked" : "unchecked");
+    else if (el.hasAttribute("aria-checked")) words.push(el.getAttribute("aria-checked") === "true" ? "checked" : "unchecked");
+    if (tag === "select") {
+      const chosen = [...el.selectedOptions].map((o) => squash(o.text));
+      if (chosen.length) words.push(`= ${quoted(clip(chosen.join(", "), VALUE_CHARS))}`);
+    } else if ((tag === "input" && !NON_TEXT_INPUTS.has(el.type)) || tag === "textarea") {
+      if (el.type !== "password" && el.value) words.push(`= ${quoted(clip(squash(el.value), VALUE_CHARS))}`);
+    } else if (el.isContentEditable && tag !== "body") {
+      const text = squash(el.innerText);
+      if (text) words.push(`= ${quoted(clip(text, VALUE_CHARS))}`);
+    }
+    const expanded = el.getAttribute("aria-expanded");
+    if (expanded) words.push(expanded === "true" ? "expanded" : "collapsed");
+    if (el.getAttribute("aria-pressed") === "true") words.push("pressed");
+    if (el.getAttribute("aria-selected") === "true" && role !== "option") words.push("selected");
+    if (el.disabled || el.getAttribute("aria-disabled") === "true") words.push("disabled");
+    if (role === "link" && tag === "a") {
+      const href = shortHref(el);
+      if (href) words.push(`→ ${href}`);
+    }
+    if (isCovered(el, box)) words.push("covered");
+    return words;
+  }
+
+  // An image-only link or button is named by its image.
+  const imageAlt = (el) => {
+    const img = el.querySelector("img[alt]");
+    return img ? squash(img.alt) : "";
+  };
+
+  // `[eN] role "name" state…`; a leaf is named by its text when nothing else names it.
+  function markerOf(el, ref, role, context, box, leaf) {
+    // A link or a button is named by its content before its title, as assistive technology
+    // names it; a field by its label.
+    const takesText = el.localName === "input" || el.localName === "textarea" || el.localName === "select" || el.isContentEditable;
+    const name = leaf && !takesText
+      ? ariaName(el) || textOf(el) || imageAlt(el) || nameOf(el, attributesOf(el), context.labels)
+      : nameOf(el, attributesOf(el), context.labels);
+    const words = [`[${ref}]`, role];
+    if (name) words.push(quoted(clip(name, NAME_CHARS)));
+    return words.concat(stateOf(el, role, box)).join(" ");
+  }
+
+  // The Markdown being written: finished blocks, and the parts of the line being filled
+  // (text, and refs that clipping never drops).
+  function newWriter() {
+    const w = { blocks: [], parts: [], lead: "", indent: "" };
+    w.flush = () => {
+      let line = "";
+      let budget = BLOCK_TEXT;
+      for (const part of w.parts) {
+        if (typeof part !== "string") line += ` ${part.ref} `;
+        else if (budget > 0) {
+          const text = part.replace(/\s+/g, " ");
+          line += text.length > budget ? text.slice(0, budget) + "…" : text;
+          budget -= text.length;
+        }
+      }
+      w.parts = [];
+      line = line.replace(/ {2,}/g, " ").trim();
+      if (line) w.blocks.push(w.indent + w.lead + line);
+      w.lead = "";
+    };
+    w.block = (line) => {
+      w.flush();
+      w.blocks.push(w.indent + line);
+    };
+    return w;
+  }
+
+  function snapshot({ scope, refFloor }) {
+    const refs = refsFrom(refFloor);
+    const w = newWriter();
+    const gist = { heading: "", links: 0, buttons: 0, inputs: 0, forms: 0, dialogs: [] };
+    const lists = [];
+    const tables = [];
+    const stack = [{ visible: true }];
+    let muted = 0;
+    let headingIsH1 = false;
+
+    const outside = (el, context) => {
+      const r = el.getBoundingClientRect();
+      const x = r.left + context.ox;
+      const y = r.top + context.oy;
+      return (r.width > 0 || r.height > 0) && (x >= innerWidth || y >= innerHeight || x + r.width <= 0 || y + r.height <= 0);
+    };
+
+    // Writes the element's ref if scan would list it; answers whether its inside is covered
+    // by the ref (a leaf) and so not walked.
+    function mark(el, context) {
+      if (!isInteractive(el, context.candidates, context.listeners)) return false;
+      const box = renderedBox(el, context);
+      if (!box || (scope === "viewport" && !inViewport(box))) return false;
+      const role = roleOf(el) || "clickable";
+      const leaf = LEAF_ROLES.has(role) && !el.querySelector(INTERACTIVE);
+      if (role === "link") gist.links++;
+      else if (role === "button") gist.buttons++;
+      else if (INPUT_ROLES_COUNTED.has(role)) gist.inputs++;
+      w.parts.push({ ref: markerOf(el, refOf(el, refs), role, context, box, leaf) });
+      return leaf;
+    }
+
+    // A label whose field is written as a ref with the label's text as its name: the text
+    // would say the same twice.
+    const namesItsField = (label) => {
+      const field = label.control;
+      return Boolean(field && field !== label && renderedBox(field, { ox: 0, oy: 0 }) && !label.querySelector("a[href], button"));
+    };
+
+    function open(el, display, frame) {
+      const tag = el.localName;
+      const table = tables[tables.length - 1];
+      if (table && table.data && (tag === "tr" || display === "table-row")) {
+        w.flush();
+        table.row = { cells: 0 };
+        w.parts.push("| ");
+        frame.close = () => closeRow(table);
+        return;
+      }
+      if (table && table.data && table.row && display === "table-cell") {
+        if (table.row.cells++ > 0) w.parts.push(" | ");
+        return;
+      }
+      if (table && table.data && table.row) {
+        if (!isInline(display)) w.parts.push(" ");
+        return;
+      }
+      if (isInline(display) && display !== "table-cell") return;
+      w.flush();
+      frame.close = w.flush;
+      const level = /^h([1-6])$/.exec(tag) ? Number(tag[1]) : el.getAttribute("role") === "heading" ? Number(el.getAttribute("aria-level")) || 2 : 0;
+      if (level) {
+        w.lead = "#".repeat(level) + " ";
+        // The main heading: the first h1, else the first heading.
+        if (level === 1 ? !headingIsH1 : !gist.heading) {
+          gist.heading = clip(squash(el.textContent), NAME_CHARS) || gist.heading;
+          headingIsH1 = level === 1;
+        }
+      } else if (tag === "ul" || tag === "ol" || tag === "menu") {
+        lists.push({ ordered: tag === "ol", n: 0 });
+        frame.close = () => {
+          w.flush();
+          lists.pop();
+        };
+      } else if (tag === "li" || display === "list-item") {
+        const list = lists[lists.length - 1];
+        const indent = w.indent;
+        w.indent = "  ".repeat(Math.max(0, lists.length - 1));
+        w.lead = list && list.ordered ? `${++list.n}. ` : "- ";
+        frame.close = () => {
+          w.flush();
+          w.indent = indent;
+        };
+      } else if (tag === "table") {
+        tables.push({ data: !el.querySelector("table"), rows: 0, omitted: 0, columns: 0, row: null });
+        frame.close = () => {
+          w.flush();
+          const done = tables.pop();
+          if (done.omitted) w.blocks.push(`${w.indent}… ${done.omitted} more rows`);
+        };
+      } else if (tag === "hr") {
+        w.blocks.push(w.indent + "---");
+      } else if (el.matches(DIALOG)) {
+        const name = nameOf(el, attributesOf(el), new Map()) || "";
+        gist.dialogs.push(name);
+        w.block(name ? `[dialog ${quoted(clip(name, NAME_CHARS))}]` : "[dialog]");
+      } else if (tag === "form") {
+        gist.forms++;
+      }
+    }
+
+    // A data table's row: kept while the table is small, and after that only when it names
+    // an element; the first row is followed by Markdown's header rule.
+    function closeRow(table) {
+      const row = table.row;
+      table.row = null;
+      w.parts.push(" |");
+      table.rows++;
+      const namesElement = w.parts.some((p) => typeof p !== "string");
+      if (table.rows > TABLE_ROWS && !namesElement) {
+        w.parts = [];
+        table.omitted++;
+        return;
+      }
+      w.flush();
+      if (table.rows === 1 && row.cells > 1) w.blocks.push(w.indent + "|" + "---|".repeat(row.cells));
+    }
+
+    walk({
+      enter(el, context) {
+        const tag = el.localName;
+        if (NEVER_SHOWN.has(tag)) return false;
+        const style = getComputedStyle(el);
+        const display = style.display;
+        if (display === "none" || (display !== "contents" && !el.checkVisibility())) return false;
+        if (scope === "viewport" && display !== "contents" && style.position !== "fixed" && outside(el, context)) return false;
+        const frame = { visible: style.visibility === "visible", close: null, unmute: false };
+        open(el, display, frame);
+        const leaf = mark(el, context);
+        if (leaf || OPAQUE.has(tag)) {
+          if (frame.close) frame.close();
+          return false;
+        }
+        if (tag === "img") {
+          const alt = squash(el.getAttribute("alt"));
+          if (alt && frame.visible) w.parts.push(` ![${clip(alt, NAME_CHARS)}] `);
+        } else if (tag === "br") {
+          // A line break: a new line, but not in a heading, whose lead the next line lacks.
+          if (w.lead.startsWith("#")) w.parts.push(" ");
+          else w.flush();
+        } else if (tag === "label" && namesItsField(el)) {
+          muted++;
+          frame.unmute = true;
+        }
+        stack.push(frame);
+        return true;
+      },
+      leave() {
+        const frame = stack.pop();
+        if (frame.unmute) muted--;
+        if (frame.close) frame.close();
+      },
+      text(node) {
+        if (muted === 0 && stack[stack.length - 1].visible) w.parts.push(node.data);
+      },
+      frame(el, reachable) {
+        if (!reachable) w.block(`[frame ${quoted(clip(el.src || el.name || "", HREF_CHARS))}: another origin, not shown]`);
+      },
+    });
+    w.flush();
+
+    const height = document.documentElement.scrollHeight;
+    const room = Math.max(1, height - innerHeight);
+    return {
+      url: location.href,
+      title: document.title,
+      blocks: w.blocks,
+      nextRef: refs.next,
+      gist: { ...gist, scrolled: Math.min(100, Math.round((100 * scrollY) / room)), height },
+    };
+  }

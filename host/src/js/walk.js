@@ -1,0 +1,173 @@
+// Tether's in-page library, part 2 of 6: the walk that scan and snapshot share, and what
+// they both say of an element (role, name, text, attributes, whether it is covered).
+
+  // ---- the walk ---------------------------------------------------------------------------
+  // What a walk knows of one root (a document or an open shadow root): the elements the
+  // interactive selector matches (one native query), the labels by the id they are for, the
+  // elements that got click listeners (js/hooks.js), and where its frame sits in the top
+  // viewport.
+  function rootContext(root, ox, oy) {
+    const doc = root.nodeType === 9 ? root : root.ownerDocument;
+    const labels = new Map();
+    for (const label of root.querySelectorAll("label[for]")) {
+      if (!labels.has(label.htmlFor)) labels.set(label.htmlFor, label);
+    }
+    return {
+      candidates: new Set(root.querySelectorAll(INTERACTIVE)),
+      labels,
+      listeners: doc.defaultView && doc.defaultView[LISTENERS],
+      ox,
+      oy,
+    };
+  }
+
+  const frameDocument = (el) => {
+    try {
+      return el.contentDocument;
+    } catch (_) {
+      return null;
+    }
+  };
+
+  // Visits the page as it is rendered, in reading order: an open shadow root's tree in place
+  // of its host's children, slotted nodes where their slot is, a same-origin frame's document
+  // inside its frame. `visitor.enter(el, context)` answers whether to go inside `el`;
+  // `visitor.leave(el)` follows its children; `visitor.text(node)` gets each text node;
+  // `visitor.frame(el, reachable)` is told of each frame before its document is walked.
+  function walk(visitor) {
+    const contexts = new Map();
+    const contextOf = (root, ox, oy) => {
+      let context = contexts.get(root);
+      if (!context) contexts.set(root, (context = rootContext(root, ox, oy)));
+      return context;
+    };
+
+    function children(parent, context) {
+      for (let node = parent.firstChild; node; node = node.nextSibling) one(node, context);
+    }
+
+    function one(node, context) {
+      if (node.nodeType === 3) {
+        if (visitor.text) visitor.text(node);
+        return;
+      }
+      if (node.nodeType !== 1) return;
+      const el = node;
+      if (!visitor.enter(el, context)) return;
+      if (el.shadowRoot) {
+        children(el.shadowRoot, contextOf(el.shadowRoot, context.ox, context.oy));
+      } else if (el.localName === "slot" && el.getRootNode().host) {
+        const assigned = el.assignedNodes({ flatten: true });
+        if (assigned.length === 0) children(el, context);
+        for (const slotted of assigned) {
+          one(slotted, slotted.nodeType === 1 ? contextOf(slotted.getRootNode(), context.ox, context.oy) : context);
+        }
+      } else if (el.localName === "iframe" || el.localName === "frame") {
+        const inner = frameDocument(el);
+        if (visitor.frame) visitor.frame(el, Boolean(inner && inner.documentElement));
+        if (inner && inner.documentElement) {
+          const r = el.getBoundingClientRect();
+          const x = context.ox + r.left + el.clientLeft;
+          const y = context.oy + r.top + el.clientTop;
+          children(inner, contextOf(inner, x, y));
+        }
+      } else {
+        children(el, context);
+      }
+      if (visitor.leave) visitor.leave(el);
+    }
+
+    children(document, contextOf(document, 0, 0));
+  }
+
+  // ---- what an element is -----------------------------------------------------------------
+  const ROLES = { a: "link", button: "button", select: "combobox", textarea: "textbox", summary: "button" };
+  const INPUT_ROLES = { checkbox: "checkbox", radio: "radio", range: "slider", submit: "button", button: "button", reset: "button", image: "button", search: "searchbox", number: "spinbutton" };
+
+  function roleOf(el) {
+    const explicit = el.getAttribute("role");
+    if (explicit) return explicit;
+    if (el.localName === "input") return INPUT_ROLES[el.type] || "textbox";
+    if (el.isContentEditable) return "textbox";
+    return ROLES[el.localName];
+  }
+
+  function textOf(el) {
+    let text;
+    if (el.localName === "input" || el.localName === "textarea") text = el.type === "password" ? "" : el.value;
+    else if (el.localName === "select") text = el.selectedOptions[0] ? el.selectedOptions[0].text : "";
+    // innerText respects CSS (hidden children, line breaks) but costs; a leaf's textContent is
+    // the same text, and on huge containers it is the good-enough answer.
+    else text = el.childElementCount === 0 || el.childElementCount > 50 ? el.textContent : el.innerText;
+    return clip(squash(text), 100);
+  }
+
+  // The name the page gives the element for assistive technology: aria-labelledby's text,
+  // else aria-label.
+  function ariaName(el) {
+    const labelledBy = el.getAttribute("aria-labelledby");
+    if (labelledBy) {
+      const root = el.getRootNode();
+      const text = labelledBy.split(/\s+/).map((id) => root.getElementById && root.getElementById(id)).filter(Boolean).map((n) => n.textContent).join(" ");
+      if (squash(text)) return clip(squash(text), 100);
+    }
+    const label = el.getAttribute("aria-label");
+    return label && squash(label) ? clip(squash(label), 100) : undefined;
+  }
+
+  // What a person reads as the element's name. Labels come from an index built once per root:
+  // `el.labels` costs Chromium a document-wide search the first time it is asked on a page
+  // (1.5 s on a 2,000-input page).
+  function nameOf(el, attributes, labels) {
+    const attr = (name) => (attributes && attributes[name]) || null;
+    const given = ariaName(el);
+    if (given) return given;
+    const labelElement = (el.id && labels.get(el.id)) || (LABELABLE.has(el.localName) ? el.closest("label") : null);
+    const label = labelElement ? labelElement.textContent : null;
+    const direct = attr("aria-label") || label || attr("alt") || attr("title") || attr("placeholder");
+    return direct ? clip(squash(direct), 100) : undefined;
+  }
+
+  // One pass over the element's own attributes (usually one to three) beats asking for each
+  // attribute of interest by name.
+  function attributesOf(el) {
+    const out = {};
+    let any = false;
+    for (const attribute of el.attributes) {
+      if (ATTRIBUTES.has(attribute.name)) {
+        out[attribute.name] = clip(attribute.value, 200);
+        any = true;
+      }
+    }
+    if (el.localName === "input" && (el.type === "checkbox" || el.type === "radio")) {
+      out.checked = String(el.checked);
+      any = true;
+    }
+    return any ? out : undefined;
+  }
+
+  function isInteractive(el, candidates, listeners) {
+    if (candidates.has(el)) return true;
+    if (el.localName === "html" || el.localName === "body") return false;
+    return typeof el.onclick === "function" || Boolean(listeners && listeners.has(el));
+  }
+
+  const round1 = (n) => Math.round(n * 10) / 10;
+
+  // The element's box in the top viewport's CSS pixels, if a person can see it at all.
+  function renderedBox(el, context) {
+    const r = el.getBoundingClientRect();
+    if (!isRendered(el, r)) return null;
+    return { x: round1(r.left + context.ox), y: round1(r.top + context.oy), w: round1(r.width), h: round1(r.height) };
+  }
+
+  const inViewport = (box) => box.x < innerWidth && box.y < innerHeight && box.x + box.w > 0 && box.y + box.h > 0;
+
+  // Whether something else is on top of the element's centre (only known inside the viewport).
+  function isCovered(el, box) {
+    const cx = box.x + box.w / 2;
+    const cy = box.y + box.h / 2;
+    if (cx < 0 || cy < 0 || cx >= innerWidth || cy >= innerHeight) return false;
+    const hit = deepHit(cx, cy);
+    return Boolean(hit && !within(el, hit));
+  }

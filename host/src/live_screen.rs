@@ -1,0 +1,252 @@
+//! The page's Live Screen as an agent reads it (PROTOCOL.md §10): the header, the page's
+//! blocks (`live`), what changed since the previous snapshot (`recent`), a few lines (`gist`),
+//! and the cut at `maxChars`. Pure text work on what the in-page `snapshot` found.
+
+use similar::{ChangeTag, TextDiff};
+use tether_protocol::actions::browser_snapshot::Detail;
+
+use crate::library::{PageGist, PageText};
+
+/// Characters of the title the header keeps.
+const TITLE_CHARS: usize = 100;
+
+/// A Live Screen ready to send: its Markdown, and whether it was cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Screen {
+    pub markdown: String,
+    pub truncated: bool,
+}
+
+/// What a snapshot of `page` says at `detail`, given the session's previous snapshot of the
+/// tab (`None`: this is its first, and `recent` says everything, as `live` does).
+pub fn render(
+    page: &PageText,
+    version: u64,
+    detail: Detail,
+    previous: Option<&[String]>,
+    max_chars: usize,
+) -> Screen {
+    let header = header(page, version);
+    let body = match (detail, previous) {
+        (Detail::Gist, _) => gist(&page.gist),
+        (Detail::Recent, Some(previous)) => changes(previous, &page.blocks),
+        (Detail::Live | Detail::Recent, _) => page.blocks.clone(),
+    };
+    cut(&header, &body, max_chars)
+}
+
+fn header(page: &PageText, version: u64) -> String {
+    let title: String = page.title.split_whitespace().collect::<Vec<_>>().join(" ");
+    let title = match title.char_indices().nth(TITLE_CHARS) {
+        Some((end, _)) => format!("{}…", &title[..end]),
+        None => title,
+    };
+    format!(
+        "Page {title:?} at {} (snapshot {version}; viewport {}% down the page)",
+        page.url, page.gist.scrolled
+    )
+}
+
+fn gist(gist: &PageGist) -> Vec<String> {
+    let plural = |n: u32, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    let dialogs = match gist.dialogs.as_slice() {
+        [] => "no open dialog".to_owned(),
+        names => format!(
+            "open dialogs: {}",
+            names
+                .iter()
+                .map(|n| if n.is_empty() {
+                    "(unnamed)".to_owned()
+                } else {
+                    format!("{n:?}")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut lines = Vec::new();
+    if !gist.heading.is_empty() {
+        lines.push(format!("Main heading: {:?}", gist.heading));
+    }
+    lines.push(format!(
+        "{}, {}, {}, {}; {dialogs}",
+        plural(gist.links, "link"),
+        plural(gist.buttons, "button"),
+        plural(gist.inputs, "input"),
+        plural(gist.forms, "form"),
+    ));
+    lines
+}
+
+/// The lines that went (`- `) and came (`+ `), each run with one line of context (`  `),
+/// runs apart marked `  …`; one line when nothing changed.
+fn changes(previous: &[String], now: &[String]) -> Vec<String> {
+    let old: Vec<&str> = previous.iter().map(String::as_str).collect();
+    let new: Vec<&str> = now.iter().map(String::as_str).collect();
+    let diff = TextDiff::from_slices(&old, &new);
+    let groups = diff.grouped_ops(1);
+    if groups.is_empty() {
+        return vec!["No change since the previous snapshot.".to_owned()];
+    }
+    let mut lines = vec!["Changes since the previous snapshot:".to_owned()];
+    for (i, group) in groups.iter().enumerate() {
+        if i > 0 {
+            lines.push("  …".to_owned());
+        }
+        for op in group {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    ChangeTag::Equal => "  ",
+                    ChangeTag::Delete => "- ",
+                    ChangeTag::Insert => "+ ",
+                };
+                lines.push(format!("{sign}{}", change.value()));
+            }
+        }
+    }
+    lines
+}
+
+/// The header, a blank line and the body's lines, cut after the last whole line that leaves
+/// room for a closing line saying what was left out (the closing line counts too).
+fn cut(header: &str, body: &[String], max_chars: usize) -> Screen {
+    let mut markdown = format!("{header}\n\n");
+    let mut used = markdown.chars().count();
+    for (i, line) in body.iter().enumerate() {
+        let len = line.chars().count() + 1;
+        let rest = &body[i..];
+        let closing = closing_line(rest);
+        if used + len + closing.chars().count() > max_chars && (rest.len() > 1 || used + len > max_chars) {
+            markdown.push_str(&closing);
+            return Screen {
+                markdown,
+                truncated: true,
+            };
+        }
+        markdown.push_str(line);
+        markdown.push('\n');
+        used += len;
+    }
+    Screen {
+        markdown,
+        truncated: false,
+    }
+}
+
+fn closing_line(rest: &[String]) -> String {
+    let chars: usize = rest.iter().map(|l| l.chars().count() + 1).sum();
+    format!(
+        "… {} more lines ({chars} characters) left out at maxChars; ask with a larger maxChars, or scope \"viewport\" after browser_scroll\n",
+        rest.len()
+    )
+}
+
+/// How many refs (`[eN]`) the Markdown names.
+pub fn count_refs(markdown: &str) -> u32 {
+    let mut count = 0;
+    for (at, _) in markdown.match_indices("[e") {
+        let digits = markdown[at + 2..].bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && markdown.as_bytes().get(at + 2 + digits) == Some(&b']') {
+            count += 1;
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(blocks: &[&str]) -> PageText {
+        PageText {
+            url: "http://127.0.0.1/shop".into(),
+            title: "Shop".into(),
+            blocks: blocks.iter().map(|b| b.to_string()).collect(),
+            gist: PageGist::default(),
+        }
+    }
+
+    #[test]
+    fn live_is_the_header_then_the_blocks() {
+        let screen = render(
+            &page(&["# Shop", "[e1] link \"Home\" → /"]),
+            1,
+            Detail::Live,
+            None,
+            24_000,
+        );
+        assert_eq!(
+            screen.markdown,
+            "Page \"Shop\" at http://127.0.0.1/shop (snapshot 1; viewport 0% down the page)\n\n# Shop\n[e1] link \"Home\" → /\n"
+        );
+        assert!(!screen.truncated);
+        assert_eq!(count_refs(&screen.markdown), 1);
+    }
+
+    #[test]
+    fn recent_shows_changed_lines_with_one_line_of_context() {
+        let before: Vec<String> = ["# Shop", "a", "b", "Basket: empty", "c", "d"]
+            .map(String::from)
+            .to_vec();
+        let now = page(&[
+            "# Shop",
+            "a",
+            "b",
+            "Basket: 1 item",
+            "[e9] button \"Checkout\"",
+            "c",
+            "d",
+        ]);
+        let screen = render(&now, 2, Detail::Recent, Some(&before), 24_000);
+        let body: Vec<&str> = screen.markdown.lines().skip(2).collect();
+        assert_eq!(
+            body,
+            [
+                "Changes since the previous snapshot:",
+                "  b",
+                "- Basket: empty",
+                "+ Basket: 1 item",
+                "+ [e9] button \"Checkout\"",
+                "  c"
+            ]
+        );
+        let same = render(&now, 3, Detail::Recent, Some(&now.blocks), 24_000);
+        assert!(same
+            .markdown
+            .ends_with("No change since the previous snapshot.\n"));
+    }
+
+    #[test]
+    fn the_first_recent_is_live() {
+        let now = page(&["# Shop"]);
+        assert_eq!(
+            render(&now, 1, Detail::Recent, None, 24_000).markdown,
+            render(&now, 1, Detail::Live, None, 24_000).markdown
+        );
+    }
+
+    #[test]
+    fn a_cut_ends_at_a_line_and_says_what_was_left_out_within_max_chars() {
+        let lines: Vec<String> = (0..100).map(|i| format!("line {i} {}", "x".repeat(40))).collect();
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let screen = render(&page(&refs), 1, Detail::Live, None, 1000);
+        assert!(screen.truncated);
+        assert!(
+            screen.markdown.chars().count() <= 1000,
+            "{}",
+            screen.markdown.chars().count()
+        );
+        let last = screen.markdown.lines().last().unwrap();
+        assert!(last.starts_with("… ") && last.contains("more lines"), "{last}");
+        let kept = screen.markdown.lines().filter(|l| l.starts_with("line ")).count();
+        assert!(
+            last.starts_with(&format!("… {} more lines", 100 - kept)),
+            "{last}"
+        );
+    }
+
+    #[test]
+    fn refs_are_counted_only_when_whole() {
+        assert_eq!(count_refs("[e1] a [e22] b [e] c [ex] [e3"), 2);
+    }
+}
