@@ -328,3 +328,81 @@ fn a_pool_of_real_workers_serves_many_sessions_without_losing_or_reordering() {
         }
     });
 }
+
+#[test]
+fn a_session_screen_shows_its_tabs_and_current_page_and_leaves_recent_alone() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let worker = start_worker(h, &relay, "screen-worker");
+        relay.wait_online("screen-worker", JOIN_WITHIN).await;
+        let s = "screen";
+        let screen = |detail: &'static str| {
+            let relay = &relay;
+            async move {
+                relay
+                    .get_text(&format!("/api/sessions/{s}/screen.md{detail}"))
+                    .await
+            }
+        };
+        let (status, md) = screen("").await;
+        assert_eq!(status, 200);
+        assert!(md.contains("No browser yet"), "{md}");
+
+        let tab = relay
+            .ok(
+                s,
+                "session_start",
+                json!({ "url": h.url("/fixtures/snapshot.html") }),
+            )
+            .await["tabId"]
+            .as_i64()
+            .unwrap();
+        relay
+            .ok(s, "browser_wait_for_loaded", json!({ "tabId": tab }))
+            .await;
+        let (_, md) = screen("").await;
+        let listed = md
+            .lines()
+            .find(|l| l.starts_with(&format!("- tab {tab} ")))
+            .expect(&md);
+        assert!(listed.ends_with("/fixtures/snapshot.html (current)"), "{md}");
+        assert!(
+            md.contains(&format!("### Tab {tab}\nPage \"Snapshot shop\"")),
+            "{md}"
+        );
+        assert!(
+            md.contains("# Garden shop") && md.contains("button \"Add watering can\""),
+            "{md}"
+        );
+
+        // The session's own snapshot is the baseline; looks in between do not move it.
+        relay.ok(s, "browser_snapshot", json!({ "tabId": tab })).await;
+        relay
+            .ok(
+                s,
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//button[@id='add']" }),
+            )
+            .await;
+        let (_, look) = screen("?detail=recent").await;
+        assert!(look.contains("+ - Watering can"), "{look}");
+        let (_, gist) = screen("?detail=gist").await;
+        assert!(gist.contains("Main heading: \"Garden shop\""), "{gist}");
+        let recent = relay
+            .ok(s, "browser_snapshot", json!({ "tabId": tab, "detail": "recent" }))
+            .await;
+        assert!(
+            recent["markdown"].as_str().unwrap().contains("+ - Watering can"),
+            "{recent}"
+        );
+
+        let (status, body) = screen("?detail=everything").await;
+        assert_eq!(status, 400, "{body}");
+        let anonymous = reqwest::get(relay.http(&format!("/api/sessions/{s}/screen.md")))
+            .await
+            .unwrap();
+        assert_eq!(anonymous.status().as_u16(), 401);
+        worker.abort();
+    });
+}

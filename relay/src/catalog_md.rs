@@ -6,6 +6,26 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 use tether_protocol::descriptors::{ActionDescriptor, FieldDescriptor};
 
+/// How an agent reads a page and acts on what it read: snapshot, refs, recent.
+const READING_A_PAGE: &str = "
+## Reading a page and acting on it
+
+1. `browser_snapshot` gives the page as compact Markdown: headings, condensed text, lists and small tables, \
+and every element you can act on written in place as `[eN] role \"name\"` with its state \
+(`= \"value\"`, `checked`, `disabled`, `covered`, `→ href`). Password values and hidden content are never shown.
+2. Act on an element by its ref: `{\"tabId\": 3, \"ref\": \"e12\"}` works wherever an action takes `xpath` \
+(click, type, hover, select, press a key on it, scroll to it, screenshot it, upload to it).
+3. After an action, `browser_snapshot` with `\"detail\": \"recent\"` answers only the lines that changed \
+(`+ ` added, `- ` removed, with one line of context): far fewer tokens than the whole page again. \
+`\"detail\": \"gist\"` gives a few lines (title, main heading, counts, open dialogs).
+4. A ref names one element for as long as it stays in the page, and is never reused in the tab. \
+A ref whose element is gone answers `ELEMENT_NOT_FOUND` saying it is stale: take a new snapshot.
+5. Past `maxChars` (24,000 by default) the snapshot ends with a line saying how much was left out; \
+scroll and use `\"scope\": \"viewport\"`, or raise `maxChars`. `browser_readability_extract` reads an article in full; \
+`browser_screenshot` shows what the Markdown cannot.
+
+";
+
 /// Renders the catalog; `base` is the relay's URL as the reader reaches it.
 pub fn render(actions: &[ActionDescriptor], base: &str) -> String {
     let mut md = String::new();
@@ -15,10 +35,9 @@ pub fn render(actions: &[ActionDescriptor], base: &str) -> String {
          Every action is one call: `POST {base}/api/browser/action` with `Authorization: Bearer $TETHER_ORCHESTRATOR_TOKEN` \
          and a JSON body `{{\"sessionId\", \"actionName\", \"params\", \"timeoutMs\"?}}`. The answer is the action's result: \
          `status` is `\"success\"` with `result`, or `\"error\"` with `error.code` and `error.message`.\n\n\
-         Start with `session_start`, pass its `tabId` to the other actions, and end with `session_stop`. \
-         Read a page with `browser_wait_for_loaded`, then `browser_screenshot` and `browser_readability_extract`; \
-         find what to click or type into with `browser_xpath_scan`.\n"
+         Start with `session_start`, pass its `tabId` to the other actions, and end with `session_stop`.\n"
     );
+    md.push_str(READING_A_PAGE);
     for action in actions {
         let _ = writeln!(
             md,

@@ -118,15 +118,18 @@ async fn drain(relay: Arc<Relay>, session_id: String) {
         } else {
             crate::dispatch::run(&relay, &request, || reply.ack(&request.action_id)).await
         };
-        finish(&relay, result, reply);
+        finish(&relay, result, reply, &request.params);
     }
 }
 
 /// Records a finished action: its outcome for repeats, the session's new status, the log and
 /// the subscribers; then the result goes to whoever asked, and to each repeat.
-fn finish(relay: &Relay, result: ActionResult, reply: Reply) {
+fn finish(relay: &Relay, result: ActionResult, reply: Reply, params: &serde_json::Value) {
     relay.metrics.finished(&result);
-    let (waiting, changed) = relay.sessions.update(&result.session_id, |s| s.finish(&result));
+    let (waiting, changed) = relay.sessions.update(&result.session_id, |s| {
+        s.follow_tab(params, &result);
+        s.finish(&result)
+    });
     relay.events.session(
         &result.session_id,
         Direction::Out,

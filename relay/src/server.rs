@@ -13,7 +13,7 @@ use tether_protocol::{ActionError, ErrorCode};
 
 use crate::auth::{token_from, Orchestrator};
 use crate::catalog_md;
-use crate::routes::{actions, artifacts, sessions, twin};
+use crate::routes::{actions, artifacts, screen, sessions, twin};
 use crate::state::AppState;
 use crate::ws;
 
@@ -54,6 +54,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{session_id}", get(sessions::get))
         .route("/api/sessions/{session_id}/bind", post(sessions::bind))
         .route("/api/sessions/{session_id}/events", get(sessions::events))
+        .route("/api/sessions/{session_id}/screen.md", get(screen::get))
         .route("/api/twin/{client_id}", get(twin::get))
         .route("/ws", get(websocket))
         .route(

@@ -11,6 +11,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
+use serde_json::Value;
+use tether_protocol::actions::TabId;
 use tether_protocol::messages::{SessionState, SessionStatus};
 use tether_protocol::{ActionError, ActionName, ActionResult, ErrorCode};
 
@@ -80,6 +82,8 @@ pub struct Session {
     confirmed: bool,
     outcomes: HashMap<String, Outcome>,
     finished: VecDeque<String>,
+    /// The session's current tab: the last one an action ran on or opened (PROTOCOL.md §11).
+    current_tab: Option<TabId>,
 }
 
 impl Session {
@@ -116,6 +120,32 @@ impl Session {
 
     pub fn client_id(&self) -> Option<&str> {
         self.client_id.as_deref()
+    }
+
+    pub fn current_tab(&self) -> Option<TabId> {
+        self.current_tab
+    }
+
+    /// Follows the current tab after a successful action: the last tab it opened, else the
+    /// tab it started or ran on; none after `session_stop`.
+    pub fn follow_tab(&mut self, params: &Value, result: &ActionResult) {
+        if !result.is_success() {
+            return;
+        }
+        if result.action_name == ActionName::SessionStop.as_str() {
+            self.current_tab = None;
+            return;
+        }
+        let output = result.result.as_ref();
+        let opened = output
+            .and_then(|r| r.get("openedTabIds"))
+            .and_then(Value::as_array)
+            .and_then(|tabs| tabs.last())
+            .and_then(Value::as_i64);
+        let named = |v: Option<&Value>| v.and_then(|v| v.get("tabId")).and_then(Value::as_i64);
+        if let Some(tab) = opened.or_else(|| named(output)).or_else(|| named(Some(params))) {
+            self.current_tab = Some(tab);
+        }
     }
 
     /// Applies a transition; the new state when the status changed. (The binding an action
@@ -368,6 +398,13 @@ impl Sessions {
 
     pub fn client_of(&self, session_id: &str) -> Option<String> {
         self.lock().get(session_id).and_then(|s| s.client_id.clone())
+    }
+
+    /// A session's browser and current tab, if it has them.
+    pub fn screen_of(&self, session_id: &str) -> (Option<String>, Option<TabId>) {
+        self.lock()
+            .get(session_id)
+            .map_or((None, None), |s| (s.client_id.clone(), s.current_tab))
     }
 
     /// Sessions with a runner (an action running, or a runner about to end).

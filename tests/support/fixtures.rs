@@ -24,6 +24,8 @@ impl Server {
             .route("/control-ui/{name}", get(fixture))
             .route("/status/{code}", get(status))
             .route("/big", get(|| async { Html(big_page(20_000)) }))
+            .route("/big/{count}", get(big_page_of))
+            .route("/corpus/{name}", get(corpus_page))
             .route("/long-article", get(|| async { Html(long_article(500 * 1024)) }))
             .route(
                 "/huge-article",
@@ -97,6 +99,28 @@ async fn stall() -> Response {
 }
 
 /// `count` elements: a table of rows, each with a link, a button, an input and plain cells.
+async fn big_page_of(Path(count): Path<usize>) -> Response {
+    if count > 200_000 {
+        return StatusCode::BAD_REQUEST.into_response();
+    }
+    Html(big_page(count)).into_response()
+}
+
+/// A page of the benchmark corpus: `$TETHER_SNAPSHOT_CORPUS/<name>/source.html` (Mozilla
+/// Readability's test pages), for the snapshot benchmark.
+async fn corpus_page(Path(name): Path<String>) -> Response {
+    let Some(corpus) = std::env::var_os("TETHER_SNAPSHOT_CORPUS") else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    if name.contains("..") || name.contains('/') {
+        return StatusCode::BAD_REQUEST.into_response();
+    }
+    match tokio::fs::read(PathBuf::from(corpus).join(&name).join("source.html")).await {
+        Ok(bytes) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], bytes).into_response(),
+        Err(_) => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
 pub fn big_page(count: usize) -> String {
     let mut html = String::from("<!doctype html><title>Big</title><table>");
     let rows = count / 10;

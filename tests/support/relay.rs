@@ -138,6 +138,18 @@ impl TestRelay {
             .expect("JSON")
     }
 
+    /// A GET with the orchestrator token: the status and the body as text.
+    pub async fn get_text(&self, path: &str) -> (u16, String) {
+        let response = reqwest::Client::new()
+            .get(self.http(path))
+            .bearer_auth(ORCHESTRATOR)
+            .send()
+            .await
+            .expect("GET");
+        let status = response.status().as_u16();
+        (status, response.text().await.expect("a body"))
+    }
+
     /// Waits until the browser `client_id` is online, bounded by `limit`.
     pub async fn wait_online(&self, client_id: &str, limit: Duration) {
         let filter = json!({ "clientId": client_id });

@@ -2,5 +2,6 @@
 
 pub mod actions;
 pub mod artifacts;
+pub mod screen;
 pub mod sessions;
 pub mod twin;

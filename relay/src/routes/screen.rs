@@ -1,0 +1,136 @@
+//! `GET /api/sessions/{sessionId}/screen.md` (PROTOCOL.md §10): a session's Live Screen, taken
+//! fresh at the request: its tabs, then the snapshot of its current tab (the last one an
+//! action ran on or opened), `?detail=live|recent|gist`. The look goes to the browser beside
+//! the session's queue (`dispatch::look`) and does not count as the session's previous
+//! snapshot. A session without a browser, a tab or a connected host gets Markdown saying so.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tether_protocol::actions::browser_snapshot::Detail;
+use tether_protocol::actions::browser_tabs::Output as Tabs;
+use tether_protocol::actions::TabId;
+use tether_protocol::{ActionError, ActionName, ErrorCode};
+
+use crate::auth::Orchestrator;
+use crate::dispatch;
+use crate::request::Request;
+use crate::state::AppState;
+
+/// How long a look may take: a person is waiting for the page.
+const LOOK_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Deserialize)]
+pub struct ScreenQuery {
+    detail: Option<String>,
+}
+
+pub async fn get(
+    _: Orchestrator,
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+    Query(query): Query<ScreenQuery>,
+) -> Response {
+    let detail = match query
+        .detail
+        .as_deref()
+        .map(|d| serde_json::from_value::<Detail>(json!(d)))
+    {
+        None => Detail::Live,
+        Some(Ok(detail)) => detail,
+        Some(Err(_)) => {
+            let error = ActionError::new(ErrorCode::InvalidParams, "detail is one of live, recent, gist");
+            return (StatusCode::BAD_REQUEST, Json(error)).into_response();
+        }
+    };
+    let body = screen(&state, &session_id, detail).await;
+    ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body).into_response()
+}
+
+async fn screen(state: &AppState, session_id: &str, detail: Detail) -> String {
+    let mut out = format!("## Session `{session_id}`\n\n");
+    let (client, current) = state.sessions.screen_of(session_id);
+    let Some(client) = client else {
+        out.push_str("No browser yet: bind one (POST /api/sessions/{sessionId}/bind) or run an action.\n");
+        return out;
+    };
+    let _ = writeln!(out, "Browser `{client}`.\n");
+    let tabs = look(
+        state,
+        session_id,
+        &client,
+        ActionName::BrowserTabs,
+        json!({ "action": "list" }),
+    )
+    .await;
+    match tabs
+        .and_then(|v| serde_json::from_value::<Tabs>(v).map_err(|e| ActionError::internal(e.to_string())))
+    {
+        Ok(tabs) if tabs.tabs.is_empty() => out.push_str("No tabs: run session_start.\n"),
+        Ok(tabs) => {
+            out.push_str("### Tabs\n");
+            for tab in &tabs.tabs {
+                let mark = if Some(tab.tab_id) == current {
+                    " (current)"
+                } else {
+                    ""
+                };
+                let title: String = tab.title.split_whitespace().collect::<Vec<_>>().join(" ");
+                let _ = writeln!(out, "- tab {} {title:?} {}{mark}", tab.tab_id, tab.url);
+            }
+            out.push('\n');
+        }
+        Err(error) => {
+            let _ = writeln!(
+                out,
+                "The tabs are unknown: {} ({:?}).\n",
+                error.message, error.code
+            );
+        }
+    }
+    let Some(tab) = current else {
+        out.push_str("No current tab: no action has run on a tab yet.\n");
+        return out;
+    };
+    out.push_str(&snapshot(state, session_id, &client, tab, detail).await);
+    out
+}
+
+async fn snapshot(state: &AppState, session_id: &str, client: &str, tab: TabId, detail: Detail) -> String {
+    let params = json!({ "tabId": tab, "detail": detail });
+    match look(state, session_id, client, ActionName::BrowserSnapshot, params).await {
+        Ok(output) => match output.get("markdown").and_then(Value::as_str) {
+            Some(markdown) => format!("### Tab {tab}\n{markdown}"),
+            None => format!("### Tab {tab}\nThe browser answered without a snapshot.\n"),
+        },
+        Err(error) => format!(
+            "### Tab {tab}\nNo snapshot: {} ({:?}).\n",
+            error.message, error.code
+        ),
+    }
+}
+
+async fn look(
+    state: &AppState,
+    session_id: &str,
+    client: &str,
+    action: ActionName,
+    params: Value,
+) -> Result<Value, ActionError> {
+    let request = Request {
+        session_id: session_id.to_owned(),
+        client_id: Some(client.to_owned()),
+        action_id: format!("look-{}", crate::ids::random_hex(8)),
+        action_name: action.as_str().to_owned(),
+        params,
+        timeout: Some(LOOK_TIMEOUT),
+        peek: true,
+    };
+    dispatch::look(state, &request, client).await
+}
