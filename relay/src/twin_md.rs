@@ -7,27 +7,10 @@
 use std::fmt::Write;
 
 use serde_json::Value;
+pub use tether_protocol::actions::browser_snapshot::Detail;
 use tether_protocol::twin::Tab;
 
 use crate::twin::Twin;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Detail {
-    Live,
-    Recent,
-    Gist,
-}
-
-impl Detail {
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "live" => Some(Self::Live),
-            "recent" => Some(Self::Recent),
-            "gist" => Some(Self::Gist),
-            _ => None,
-        }
-    }
-}
 
 /// What the Live Screen says about the browser besides its twin.
 pub struct Browser<'a> {

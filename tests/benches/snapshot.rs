@@ -13,6 +13,7 @@
 //! git clone --depth 1 https://github.com/mozilla/readability /tmp/readability
 //! (cd tests/benches/playwright && npm install)
 //! TETHER_SNAPSHOT_CORPUS=/tmp/readability/test/test-pages cargo bench -p tether-tests --bench snapshot
+//! # or some of its pages: TETHER_SNAPSHOT_PAGES=wikipedia,bbc-1,...
 //! ```
 //!
 //! Figures go to docs/performance.md.
@@ -95,10 +96,15 @@ fn tether_names(markdown: &str) -> HashMap<&'static str, usize> {
 }
 
 async fn size(h: &Harness, corpus: &Path) {
+    // TETHER_SNAPSHOT_PAGES=a,b,c: just these pages of the corpus.
+    let chosen: Vec<String> = std::env::var("TETHER_SNAPSHOT_PAGES")
+        .map(|v| v.split(',').map(str::to_owned).collect())
+        .unwrap_or_default();
     let mut pages: Vec<PathBuf> = std::fs::read_dir(corpus)
         .expect("TETHER_SNAPSHOT_CORPUS is a folder")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("source.html").is_file())
+        .filter(|p| chosen.is_empty() || chosen.iter().any(|c| p.ends_with(c)))
         .collect();
     pages.sort();
     let urls: Vec<String> = pages

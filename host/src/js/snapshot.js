@@ -134,7 +134,9 @@
       const box = renderedBox(el, context);
       if (!box || (scope === "viewport" && !inViewport(box))) return false;
       const role = roleOf(el) || "clickable";
-      const leaf = LEAF_ROLES.has(role) && !el.querySelector(INTERACTIVE);
+      // Most links, buttons and fields have no element inside: no query for those (a query
+      // per element was half the time of a 2,000-element page).
+      const leaf = LEAF_ROLES.has(role) && !(el.firstElementChild && el.querySelector(INTERACTIVE));
       if (role === "link") gist.links++;
       else if (role === "button") gist.buttons++;
       else if (INPUT_ROLES_COUNTED.has(role)) gist.inputs++;

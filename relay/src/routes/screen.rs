@@ -7,17 +7,17 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{header, StatusCode};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
-use serde::Deserialize;
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_snapshot::Detail;
 use tether_protocol::actions::browser_tabs::Output as Tabs;
 use tether_protocol::actions::TabId;
-use tether_protocol::{ActionError, ActionName, ErrorCode};
+use tether_protocol::{ActionError, ActionName};
 
+use super::{bad_detail, DetailQuery};
 use crate::auth::Orchestrator;
 use crate::dispatch;
 use crate::request::Request;
@@ -26,29 +26,16 @@ use crate::state::AppState;
 /// How long a look may take: a person is waiting for the page.
 const LOOK_TIMEOUT: Duration = Duration::from_secs(10);
 
-#[derive(Deserialize)]
-pub struct ScreenQuery {
-    detail: Option<String>,
-}
-
 pub async fn get(
     _: Orchestrator,
     State(state): State<AppState>,
     Path(session_id): Path<String>,
-    Query(query): Query<ScreenQuery>,
+    query: Result<Query<DetailQuery>, QueryRejection>,
 ) -> Response {
-    let detail = match query
-        .detail
-        .as_deref()
-        .map(|d| serde_json::from_value::<Detail>(json!(d)))
-    {
-        None => Detail::Live,
-        Some(Ok(detail)) => detail,
-        Some(Err(_)) => {
-            let error = ActionError::new(ErrorCode::InvalidParams, "detail is one of live, recent, gist");
-            return (StatusCode::BAD_REQUEST, Json(error)).into_response();
-        }
+    let Ok(Query(query)) = query else {
+        return bad_detail();
     };
+    let detail = query.detail();
     let body = screen(&state, &session_id, detail).await;
     ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body).into_response()
 }

@@ -1,27 +1,23 @@
 //! `GET /api/twin/{clientId}` (the twin as JSON) and `GET /api/twin/{clientId}.md` (as a Live
 //! Screen block, `?detail=live|recent|gist`).
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
 use tether_protocol::{ActionError, ErrorCode};
 
+use super::{bad_detail, DetailQuery};
 use crate::auth::Orchestrator;
 use crate::state::AppState;
-use crate::twin_md::{self, Browser, Detail};
-
-#[derive(Deserialize)]
-pub struct DetailQuery {
-    detail: Option<String>,
-}
+use crate::twin_md::{self, Browser};
 
 pub async fn get(
     _: Orchestrator,
     State(state): State<AppState>,
     Path(name): Path<String>,
-    Query(query): Query<DetailQuery>,
+    query: Result<Query<DetailQuery>, QueryRejection>,
 ) -> Response {
     // A clientId is taken as it is when known; otherwise a trailing `.md` asks for Markdown.
     let (client_id, markdown) = match name.strip_suffix(".md") {
@@ -39,14 +35,10 @@ pub async fn get(
     if !markdown {
         return Json(twin.payload(&client_id)).into_response();
     }
-    let detail = match query.detail.as_deref().map(Detail::parse) {
-        None => Detail::Live,
-        Some(Some(detail)) => detail,
-        Some(None) => {
-            let error = ActionError::new(ErrorCode::InvalidParams, "detail is one of live, recent, gist");
-            return (StatusCode::BAD_REQUEST, Json(error)).into_response();
-        }
+    let Ok(Query(query)) = query else {
+        return bad_detail();
     };
+    let detail = query.detail();
     let browser = Browser {
         client_id: &client_id,
         online,

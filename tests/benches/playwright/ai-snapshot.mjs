@@ -28,6 +28,10 @@ const browser = await chromium.connectOverCDP(endpoint);
 const context = browser.contexts()[0] ?? (await browser.newContext());
 const page = await context.newPage();
 await page.setViewportSize({ width: 1280, height: 800 });
+// Only the bench's own server answers: the corpus pages' outside links would stall loading
+// on a closed network.
+const local = new URL(urls[0] ?? "http://127.0.0.1/").host;
+await page.route("**/*", (route) => (new URL(route.request().url()).host === local ? route.continue() : route.abort()));
 for (const url of urls) {
   await page.goto(url, { waitUntil: "domcontentloaded", timeout: 30000 });
   await page.waitForLoadState("load", { timeout: 5000 }).catch(() => {});
