@@ -96,15 +96,11 @@ impl Engine {
         let started = Utc::now();
         let run = async {
             let call = ActionCall::parse(action_name, params)?;
-            self.run_as(
-                Session {
-                    id: session_id,
-                    tabs: &self.tabs,
-                    peek,
-                },
-                call,
-            )
-            .await
+            let session = Session {
+                peek,
+                ..self.session(session_id)
+            };
+            self.run_as(session, call).await
         };
         let outcome = tokio::time::timeout(timeout, run).await.unwrap_or_else(|_| {
             Err(ActionError::new(

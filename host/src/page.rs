@@ -14,10 +14,8 @@ use tokio::time::Instant;
 
 use crate::artifacts::ArtifactStore;
 use crate::cdp::{BrowserEvent, Transport};
-use crate::library::LibraryCall;
+use crate::library::{LibraryCall, RefsHanded, SOURCE as LIB_JS};
 use crate::tabs::TabState;
-
-use crate::library::{RefsHanded, SOURCE as LIB_JS};
 
 /// Puts the library in the document (once: it is kept under a key named by this build, so a
 /// page never runs another build's copy) and evaluates to it, for `Runtime.callFunctionOn`.

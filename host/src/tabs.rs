@@ -32,8 +32,9 @@ struct Screens {
     ref_floor: u64,
     /// How many snapshots the tab has had.
     version: u64,
-    /// Each session's previous snapshot of the tab, as its lines (for `recent`).
-    previous: HashMap<String, Vec<String>>,
+    /// Each session's previous snapshot of the tab, as its lines (for `recent`), shared
+    /// with the snapshot that compares against it rather than copied.
+    previous: HashMap<String, Arc<[String]>>,
 }
 
 impl TabState {
@@ -67,13 +68,13 @@ impl TabState {
     }
 
     /// The session's previous snapshot of the tab.
-    pub fn previous_snapshot(&self, session: &str) -> Option<Vec<String>> {
+    pub fn previous_snapshot(&self, session: &str) -> Option<Arc<[String]>> {
         self.screens().previous.get(session).cloned()
     }
 
     /// Keeps `lines` as the session's previous snapshot of the tab.
     pub fn keep_snapshot(&self, session: &str, lines: Vec<String>) {
-        self.screens().previous.insert(session.to_owned(), lines);
+        self.screens().previous.insert(session.to_owned(), lines.into());
     }
 }
 

@@ -44,12 +44,10 @@ pub async fn look(
     request: &Request,
     client_id: &str,
 ) -> Result<serde_json::Value, ActionError> {
-    let link = relay.registry.link(client_id).ok_or_else(|| {
-        ActionError::new(
-            ErrorCode::ClientOffline,
-            format!("the browser {client_id} is not connected to the relay"),
-        )
-    })?;
+    let link = relay
+        .registry
+        .link(client_id)
+        .ok_or_else(|| not_connected(client_id))?;
     let deadline = Instant::now() + request.timeout.unwrap_or(relay.settings.action_timeout);
     let answer = exchange(relay, request, client_id, &link, deadline, || {}).await?;
     let result = from_host(request, client_id, Utc::now(), answer);
@@ -74,13 +72,17 @@ fn prepare(relay: &Relay, request: &Request) -> Result<(String, Link), (Option<S
     match relay.registry.link(&client_id) {
         Some(link) => Ok((client_id, link)),
         None => {
-            let error = ActionError::new(
-                ErrorCode::ClientOffline,
-                format!("the browser {client_id} is not connected to the relay"),
-            );
+            let error = not_connected(&client_id);
             Err((Some(client_id), error))
         }
     }
+}
+
+fn not_connected(client_id: &str) -> ActionError {
+    ActionError::new(
+        ErrorCode::ClientOffline,
+        format!("the browser {client_id} is not connected to the relay"),
+    )
 }
 
 /// Waits for a person's approval when `--confirm` asks for it.

@@ -120,11 +120,11 @@
     let muted = 0;
     let headingIsH1 = false;
 
+    // A box (not an empty one: its children may be positioned anywhere) off the viewport.
     const outside = (el, context) => {
       const r = el.getBoundingClientRect();
-      const x = r.left + context.ox;
-      const y = r.top + context.oy;
-      return (r.width > 0 || r.height > 0) && (x >= innerWidth || y >= innerHeight || x + r.width <= 0 || y + r.height <= 0);
+      const box = { x: r.left + context.ox, y: r.top + context.oy, w: r.width, h: r.height };
+      return (box.w > 0 || box.h > 0) && !inViewport(box);
     };
 
     // Writes the element's ref if scan would list it; answers whether its inside is covered
