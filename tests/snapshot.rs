@@ -1,7 +1,8 @@
 //! The page's Live Screen (PROTOCOL.md §10): `browser_snapshot` on a page with the tricky
-//! parts (a covered button, shadow DOM with a slot, a same-origin frame, hidden text, a
-//! password), its refs used by other actions, stale refs, `recent` after a click, `gist` and
-//! the cut at `maxChars`. In both modes.
+//! parts (a covered button, shadow DOM with a slot, a same-origin frame, text hidden five ways
+//! (display, `hidden`, visibility, content-visibility, a closed `<details>`), a password), its
+//! refs used by other actions, stale refs, `recent` after a click, `gist` and the cut at
+//! `maxChars`. In both modes.
 
 use serde_json::{json, Value};
 use tether_protocol::ErrorCode;
@@ -62,6 +63,9 @@ fn a_snapshot_writes_the_page_with_every_element_in_place() {
             "button \"Buy in shadow\"",
             "textbox \"City\"",
             "button \"Save\"",
+            "button \"Care notes\"",
+            "Ships in spring",
+            "link \"basket\" → #basket",
         ] {
             assert!(md.contains(shown), "{shown:?} is not in:\n{md}");
         }
@@ -203,7 +207,7 @@ fn gist_is_a_few_lines_and_max_chars_cuts_at_a_line() {
         let md = markdown(&gist);
         assert!(md.lines().count() <= 5, "{md}");
         assert!(md.contains("Main heading: \"Garden shop\""), "{md}");
-        assert!(md.contains("1 link, ") && md.contains("1 form"), "{md}");
+        assert!(md.contains("2 links, ") && md.contains("1 form"), "{md}");
         assert!(md.contains("0% down the page"), "{md}");
 
         let cut = snapshot(h, s, tab, json!({ "maxChars": 300 })).await;

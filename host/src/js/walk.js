@@ -155,9 +155,11 @@
   const round1 = (n) => Math.round(n * 10) / 10;
 
   // The element's box in the top viewport's CSS pixels, if a person can see it at all.
-  function renderedBox(el, context) {
+  // `styleSeen`: the caller has already found it displayed and visible, so only its size is
+  // left to check.
+  function renderedBox(el, context, styleSeen = false) {
     const r = el.getBoundingClientRect();
-    if (!isRendered(el, r)) return null;
+    if (styleSeen ? !(r.width > 0 && r.height > 0) : !isRendered(el, r)) return null;
     return { x: round1(r.left + context.ox), y: round1(r.top + context.oy), w: round1(r.width), h: round1(r.height) };
   }
 
