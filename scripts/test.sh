@@ -3,4 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-chromium.sh
+# The MCP tests' client is the official MCP SDK, from npm (tests/mcp-client, its lock file).
+if [ ! -d tests/mcp-client/node_modules/@modelcontextprotocol/sdk ]; then
+  npm ci --prefix tests/mcp-client --no-audit --no-fund
+fi
 cargo test --workspace "$@"

@@ -8,35 +8,19 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tether_host::worker::Worker;
 use tether_tests::client::{self, download};
-use tether_tests::relay::{TestRelay, HOST};
-use tether_tests::{find_element as find, run_worker, Harness};
+use tether_tests::relay::TestRelay;
+use tether_tests::{find_element as find, run_worker};
 use tokio_tungstenite::tungstenite::Message;
 
 /// Generous bound for a host to (re)join: its backoff starts at 250 ms and doubles.
 const JOIN_WITHIN: Duration = Duration::from_secs(20);
-
-fn start_worker(harness: &Harness, relay: &TestRelay, client_id: &str) -> tokio::task::JoinHandle<()> {
-    let worker = Worker {
-        browser_ws: harness.browser_ws().to_owned(),
-        relay: format!("ws://{}", relay.addr),
-        token: HOST.into(),
-        client_id: client_id.into(),
-        forbid_urls: Vec::new(),
-        ca_file: None,
-        allow_evaluate: false,
-    };
-    tokio::spawn(async move {
-        let outcome = worker.serve().await;
-        panic!("the worker stopped: {outcome:?}");
-    })
-}
 
 #[test]
 fn an_orchestrator_drives_a_worker_through_the_relay() {
     run_worker(|h| async move {
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
-        let worker = start_worker(h, &relay, "chain-worker");
+        let worker = relay.start_worker(h, "chain-worker");
         relay.wait_online("chain-worker", JOIN_WITHIN).await;
         let list = relay.get("/api/extension/extension-list").await;
         let me = list["clients"]
@@ -140,7 +124,7 @@ fn a_worker_rejoins_a_restarted_relay_and_serves_it() {
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
         let addr = relay.addr;
-        let worker = start_worker(h, &relay, "restart-worker");
+        let worker = relay.start_worker(h, "restart-worker");
         relay.wait_online("restart-worker", JOIN_WITHIN).await;
         let started = relay
             .ok(
@@ -233,7 +217,7 @@ fn a_full_artifact_store_fails_artifact_actions_clearly_and_the_relay_serves_on(
             ..Default::default()
         };
         let relay = TestRelay::start_with(data.path(), None, limits);
-        let worker = start_worker(h, &relay, "full-store");
+        let worker = relay.start_worker(h, "full-store");
         relay.wait_online("full-store", JOIN_WITHIN).await;
         let started = relay
             .ok(
@@ -266,7 +250,7 @@ fn a_pool_of_real_workers_serves_many_sessions_without_losing_or_reordering() {
         let data = tempfile::tempdir().unwrap();
         let relay = std::sync::Arc::new(TestRelay::start(data.path(), None));
         let workers: Vec<_> = (0..2)
-            .map(|w| start_worker(h, &relay, &format!("pool-{w}")))
+            .map(|w| relay.start_worker(h, &format!("pool-{w}")))
             .collect();
         for w in 0..2 {
             relay.wait_online(&format!("pool-{w}"), JOIN_WITHIN).await;
@@ -334,7 +318,7 @@ fn a_session_screen_shows_its_tabs_and_current_page_and_leaves_recent_alone() {
     run_worker(|h| async move {
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
-        let worker = start_worker(h, &relay, "screen-worker");
+        let worker = relay.start_worker(h, "screen-worker");
         relay.wait_online("screen-worker", JOIN_WITHIN).await;
         let s = "screen";
         let screen = |detail: &'static str| {

@@ -16,6 +16,7 @@ pub mod extension;
 pub mod install;
 pub mod library;
 pub mod live_screen;
+pub mod mcp;
 pub mod page;
 pub mod policy;
 pub mod relay_link;

@@ -19,6 +19,8 @@ enum Command {
     Exec(tether_host::exec::ExecArgs),
     /// Serve a relay with a Chromium of this host's own (launched, or at --browser-ws).
     Worker(tether_host::worker::WorkerArgs),
+    /// Serve the catalog as MCP tools on stdio, with a Chromium of its own or through --relay.
+    Mcp(tether_host::mcp::McpArgs),
     /// Register this host with the browsers (native messaging) and write its config.
     Install(tether_host::install::InstallArgs),
     /// Remove what install wrote.
@@ -57,6 +59,7 @@ fn main() -> std::process::ExitCode {
         match cli.command {
             Command::Exec(args) => tether_host::exec::main(args).await,
             Command::Worker(args) => tether_host::worker::main(args).await,
+            Command::Mcp(args) => tether_host::mcp::main(args).await,
             Command::Install(args) => tether_host::install::main_install(args),
             Command::Uninstall => tether_host::install::main_uninstall(),
         }

@@ -128,7 +128,7 @@ async fn run(args: WorkerArgs) -> Result<()> {
 }
 
 /// Ctrl-C, or SIGTERM from a service manager: the worker closes the Chromium it launched.
-async fn stop_signal() {
+pub(crate) async fn stop_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

@@ -4,6 +4,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::actions::ActionName;
 use crate::error::ActionError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,6 +73,29 @@ impl ActionResult {
 
     pub fn is_success(&self) -> bool {
         self.status == ResultStatus::Success
+    }
+
+    /// A session's current tab after this result of an action called with `params`
+    /// (PROTOCOL.md §11): the last tab it opened, else the tab it started or ran on; none
+    /// after `session_stop`; unchanged after a failure or an action on no tab.
+    pub fn current_tab_after(&self, params: &Value, current: Option<i64>) -> Option<i64> {
+        if !self.is_success() {
+            return current;
+        }
+        if self.action_name == ActionName::SessionStop.as_str() {
+            return None;
+        }
+        let output = self.result.as_ref();
+        let opened = output
+            .and_then(|r| r.get("openedTabIds"))
+            .and_then(Value::as_array)
+            .and_then(|tabs| tabs.last())
+            .and_then(Value::as_i64);
+        let named = |v: Option<&Value>| v.and_then(|v| v.get("tabId")).and_then(Value::as_i64);
+        opened
+            .or_else(|| named(output))
+            .or_else(|| named(Some(params)))
+            .or(current)
     }
 }
 

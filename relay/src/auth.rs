@@ -86,7 +86,10 @@ pub fn require_one_of(token: Option<String>, tokens: &Tokens, roles: &[Role]) ->
             StatusCode::UNAUTHORIZED,
             ActionError::new(
                 ErrorCode::Unauthorized,
-                format!("a {role} token is required: send Authorization: Bearer <token>"),
+                format!(
+                    "{} {role} token is required: send Authorization: Bearer <token>",
+                    article(&role)
+                ),
             ),
         ));
     };
@@ -106,6 +109,15 @@ pub fn require_one_of(token: Option<String>, tokens: &Tokens, roles: &[Role]) ->
             StatusCode::UNAUTHORIZED,
             ActionError::new(ErrorCode::Unauthorized, "the token is not valid for this relay"),
         )),
+    }
+}
+
+/// "a" or "an", as the word after it sounds (role names start with their letter's sound).
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
     }
 }
 

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use tether_protocol::descriptors::{ActionDescriptor, FieldDescriptor};
 
 /// How an agent reads a page and acts on what it read: snapshot, refs, recent.
-const READING_A_PAGE: &str = "
+pub const READING_A_PAGE: &str = "
 ## Reading a page and acting on it
 
 1. `browser_snapshot` gives the page as compact Markdown: headings, condensed text, lists and small tables, \

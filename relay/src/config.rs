@@ -23,9 +23,12 @@ pub enum ConfirmMode {
 #[command(
     name = "tether-relay",
     version,
-    about = "Tether's relay: orchestrators and browser hosts dial in here"
+    about = "Tether's relay: orchestrators and browser hosts dial in here",
+    args_conflicts_with_subcommands = true
 )]
 pub struct RelayArgs {
+    #[command(subcommand)]
+    pub command: Option<RelayCommand>,
     /// Address to listen on. Loopback by default: exposing the relay is a deliberate choice.
     #[arg(long, default_value = "127.0.0.1:17800")]
     pub listen: SocketAddr,
@@ -65,6 +68,26 @@ pub struct RelayArgs {
     /// On SIGTERM or Ctrl-C, how long running actions may finish before they are ended.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub shutdown_grace_ms: u64,
+    /// A Host (or Origin host) `/mcp` accepts besides loopback ones, e.g. relay.example.com;
+    /// repeatable. Others are refused, against DNS rebinding.
+    #[arg(long = "mcp-allowed-host", value_name = "HOST")]
+    pub mcp_allowed_hosts: Vec<String>,
+}
+
+/// What `tether-relay` does instead of serving.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum RelayCommand {
+    /// Prints the Markdown an agent needs to drive a relay (as GET /api/agent.md), or writes it
+    /// into an instructions file (CLAUDE.md, AGENTS.md) between <!-- tether:start --> and
+    /// <!-- tether:end -->.
+    AgentDocs {
+        /// The file to write the docs into; only the marked section changes.
+        #[arg(long, value_name = "FILE")]
+        inject: Option<PathBuf>,
+        /// The relay's URL as the agent reaches it.
+        #[arg(long, default_value = "http://127.0.0.1:17800")]
+        relay_url: String,
+    },
 }
 
 /// The relay's timing and queueing rules.
@@ -79,6 +102,8 @@ pub struct Settings {
     /// The largest WebSocket message or HTTP body the relay reads; a larger one is refused
     /// with `PAYLOAD_TOO_LARGE` before it is buffered. Big outputs travel as artifacts.
     pub max_message_bytes: usize,
+    /// Hosts `/mcp` accepts in `Host` and `Origin` besides loopback ones.
+    pub mcp_allowed_hosts: Vec<String>,
 }
 
 impl Default for Settings {
@@ -90,6 +115,7 @@ impl Default for Settings {
             queue_limit: 64,
             heartbeat: Duration::from_secs(15),
             max_message_bytes: tether_protocol::envelope::MAX_ENVELOPE_BYTES,
+            mcp_allowed_hosts: Vec::new(),
         }
     }
 }
@@ -102,6 +128,7 @@ impl RelayArgs {
             action_timeout: Duration::from_millis(self.action_timeout_ms),
             queue_limit: self.queue_limit,
             max_message_bytes: self.max_message_bytes,
+            mcp_allowed_hosts: self.mcp_allowed_hosts.clone(),
             ..Settings::default()
         }
     }

@@ -8,6 +8,7 @@
 //! and the `session_log`, and hands it to its `reply`. A session's state changes only through
 //! the transitions of `sessions::Session`.
 
+pub mod agent_docs;
 pub mod artifacts;
 pub mod auth;
 pub mod catalog_md;

@@ -6,7 +6,8 @@ use clap::Parser;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_relay::config::{RelayArgs, Tokens};
+use tether_relay::agent_docs;
+use tether_relay::config::{RelayArgs, RelayCommand, Tokens};
 use tether_relay::server::serve;
 use tether_relay::state::{AppState, Relay};
 
@@ -35,6 +36,19 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: RelayArgs) -> anyhow::Result<()> {
+    if let Some(RelayCommand::AgentDocs { inject, relay_url }) = &args.command {
+        let docs = agent_docs::render(
+            tether_protocol::actions::catalog(),
+            relay_url.trim_end_matches('/'),
+        );
+        return match inject {
+            Some(path) => agent_docs::inject_into(path, &docs),
+            None => {
+                print!("{docs}");
+                Ok(())
+            }
+        };
+    }
     let (tokens, kept) = Tokens::resolve(&args)?;
     if let Some(path) = kept {
         tracing::info!("tokens are kept in {} (orchestrator and host)", path.display());

@@ -12,10 +12,10 @@ use tether_protocol::messages::Catalog;
 use tether_protocol::{ActionError, ErrorCode};
 
 use crate::auth::{token_from, Orchestrator};
-use crate::catalog_md;
-use crate::routes::{actions, artifacts, screen, sessions, twin};
+use crate::routes::{actions, artifacts, mcp, screen, sessions, twin};
 use crate::state::AppState;
 use crate::ws;
+use crate::{agent_docs, catalog_md};
 
 const SOCKET_BUFFER: usize = 4 * 1024;
 
@@ -46,6 +46,7 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .route("/api/actions", get(actions_json))
         .route("/api/actions.md", get(actions_md))
+        .route("/api/agent.md", get(agent_md))
         .route("/api/extension/extension-list", get(extension_list))
         .route(
             "/api/browser/action",
@@ -62,6 +63,7 @@ pub fn router(state: AppState) -> Router {
             put(artifacts::upload).layer(DefaultBodyLimit::max(upload_limit)),
         )
         .route("/artifacts/{id}", get(artifacts::download))
+        .merge(mcp::routes(state.clone()))
         .with_state(state)
 }
 
@@ -74,6 +76,11 @@ async fn actions_json(_: Orchestrator, State(state): State<AppState>) -> impl In
 async fn actions_md(_: Orchestrator, State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
     // The reader's own way to this relay, for ready-to-run curl lines.
     let body = catalog_md::render(state.catalog, &base_url(&headers));
+    ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body)
+}
+
+async fn agent_md(_: Orchestrator, State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
+    let body = agent_docs::render(state.catalog, &base_url(&headers));
     ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body)
 }
 

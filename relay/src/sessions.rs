@@ -126,26 +126,9 @@ impl Session {
         self.current_tab
     }
 
-    /// Follows the current tab after a successful action: the last tab it opened, else the
-    /// tab it started or ran on; none after `session_stop`.
+    /// Follows the current tab after an action (see `ActionResult::current_tab_after`).
     pub fn follow_tab(&mut self, params: &Value, result: &ActionResult) {
-        if !result.is_success() {
-            return;
-        }
-        if result.action_name == ActionName::SessionStop.as_str() {
-            self.current_tab = None;
-            return;
-        }
-        let output = result.result.as_ref();
-        let opened = output
-            .and_then(|r| r.get("openedTabIds"))
-            .and_then(Value::as_array)
-            .and_then(|tabs| tabs.last())
-            .and_then(Value::as_i64);
-        let named = |v: Option<&Value>| v.and_then(|v| v.get("tabId")).and_then(Value::as_i64);
-        if let Some(tab) = opened.or_else(|| named(output)).or_else(|| named(Some(params))) {
-            self.current_tab = Some(tab);
-        }
+        self.current_tab = result.current_tab_after(params, self.current_tab);
     }
 
     /// Applies a transition; the new state when the status changed. (The binding an action

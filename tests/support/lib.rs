@@ -14,6 +14,7 @@ pub mod cdp;
 pub mod client;
 pub mod extension;
 pub mod fixtures;
+pub mod mcp;
 pub mod process;
 pub mod relay;
 pub mod timing;

@@ -14,7 +14,9 @@ use tether_relay::server::serve;
 use tether_relay::state::{AppState, Relay};
 use tokio::runtime::Runtime;
 
-use crate::client;
+use tether_host::worker::Worker;
+
+use crate::{client, Harness};
 
 pub const ORCHESTRATOR: &str = "test-orchestrator-token";
 pub const HOST: &str = "test-host-token";
@@ -93,6 +95,24 @@ impl TestRelay {
                 .await
                 .unwrap();
         }
+    }
+
+    /// Serves this relay with a worker wired exactly as the `worker` command wires it, on the
+    /// harness's Chromium (as `--browser-ws`), as the browser `client_id`.
+    pub fn start_worker(&self, harness: &Harness, client_id: &str) -> tokio::task::JoinHandle<()> {
+        let worker = Worker {
+            browser_ws: harness.browser_ws().to_owned(),
+            relay: format!("ws://{}", self.addr),
+            token: HOST.into(),
+            client_id: client_id.into(),
+            forbid_urls: Vec::new(),
+            ca_file: None,
+            allow_evaluate: false,
+        };
+        tokio::spawn(async move {
+            let outcome = worker.serve().await;
+            panic!("the worker stopped: {outcome:?}");
+        })
     }
 
     pub fn http(&self, path: &str) -> String {

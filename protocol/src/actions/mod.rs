@@ -115,6 +115,14 @@ macro_rules! define_catalog {
                 match self { $(ActionName::$variant => stringify!($module)),+ }
             }
 
+            /// The JSON Schema of the action's params, as schemars writes it (MCP's tool
+            /// `inputSchema` is made from it).
+            pub fn params_schema(self) -> Value {
+                match self {
+                    $(ActionName::$variant => schemars::schema_for!($module::Params).to_value()),+
+                }
+            }
+
             fn describe(self) -> ActionDescriptor {
                 match self {
                     $(ActionName::$variant => descriptors::describe::<$module::Params, $module::Output>(

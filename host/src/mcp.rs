@@ -1,0 +1,221 @@
+//! `tether-host mcp` (PROTOCOL.md §11): the catalog as MCP tools on stdio, for agents that
+//! start a program (`claude mcp add tether -- tether-host mcp`). Without `--relay` it
+//! launches its own Chromium and runs the tools in this process on the same engine as
+//! `exec` and the worker; with `--relay URL --token T` each call is a `POST
+//! /api/browser/action` to that relay (the person's own Chrome, or any worker). It exits when
+//! the client closes stdin, and closes the Chromium it launched.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use async_trait::async_trait;
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
+use tether_mcp::{Browser, McpSessions};
+use tether_protocol::actions::ArtifactRef;
+use tether_protocol::result::ActionHeader;
+use tether_protocol::{ActionError, ActionName, ActionResult};
+
+use crate::artifacts::LocalDir;
+use crate::cdp::worker::WorkerTransport;
+use crate::chromium::{Chromium, LaunchOptions};
+use crate::policy::Policy;
+use crate::relay_link::relay_urls;
+use crate::Engine;
+
+/// Each action's bound, as the relay's default action timeout.
+const ACTION_TIMEOUT: Duration = Duration::from_secs(30);
+const CLIENT_ID: &str = "local";
+
+#[derive(clap::Args, Debug)]
+pub struct McpArgs {
+    /// Serve through this relay (http(s):// or ws(s)://) instead of a Chromium of its own.
+    #[arg(long)]
+    pub relay: Option<String>,
+    /// The relay's ORCHESTRATOR token (it dispatches actions), with --relay.
+    #[arg(long, env = "TETHER_ORCHESTRATOR_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// PEM certificates of a CA to trust for an https:// relay, besides the web's roots.
+    #[arg(long)]
+    pub ca_file: Option<PathBuf>,
+    /// Show the launched Chromium's window (headless by default).
+    #[arg(long)]
+    pub headed: bool,
+    /// The Chromium binary to launch (default: $TETHER_CHROMIUM, then the usual places).
+    #[arg(long)]
+    pub chromium: Option<PathBuf>,
+    /// A flag for the launched Chromium, e.g. --chromium-arg=--lang=de; repeatable.
+    #[arg(long = "chromium-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub chromium_args: Vec<String>,
+    /// Where screenshots, HTML and long text go (default: <temp dir>/tether-artifacts).
+    #[arg(long)]
+    pub artifact_dir: Option<PathBuf>,
+    /// A page pattern to refuse like a control UI (Chrome match pattern); repeatable.
+    #[arg(long = "forbid-url", value_name = "PATTERN")]
+    pub forbid_urls: Vec<String>,
+    /// Let the agent run its own JavaScript in pages (browser_evaluate); refused without it.
+    #[arg(long)]
+    pub allow_evaluate: bool,
+}
+
+pub async fn main(args: McpArgs) -> ExitCode {
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tether-host mcp: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(args: McpArgs) -> Result<()> {
+    if let Some(relay) = &args.relay {
+        let token = args.token.as_deref().context(
+            "--relay needs --token: the relay's orchestrator token (or TETHER_ORCHESTRATOR_TOKEN)",
+        )?;
+        let tls = crate::tls::client_config(args.ca_file.as_deref())?;
+        return serve(Arc::new(ThroughRelay::new(relay, token, &tls))).await;
+    }
+    let policy = Policy::new(&args.forbid_urls).map_err(anyhow::Error::msg)?;
+    policy.set_allow_evaluate(args.allow_evaluate);
+    let artifact_dir = args
+        .artifact_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("tether-artifacts"));
+    let store =
+        LocalDir::new(&artifact_dir).with_context(|| format!("cannot use {}", artifact_dir.display()))?;
+    let options = LaunchOptions {
+        executable: args.chromium.clone(),
+        headless: !args.headed,
+        extra_args: args.chromium_args.clone(),
+        ..LaunchOptions::default()
+    };
+    let chromium = Chromium::launch(&options).await?;
+    let outcome = match WorkerTransport::connect(chromium.ws_url()).await {
+        Ok(transport) => {
+            let engine = Engine::new(Arc::new(transport), Arc::new(store), policy, CLIENT_ID);
+            tokio::select! {
+                outcome = serve(Arc::new(InProcess { engine, next: AtomicU64::new(1) })) => outcome,
+                _ = chromium.exited() => Err(anyhow::anyhow!("Chromium exited (crashed or killed); stopping")),
+                _ = crate::worker::stop_signal() => Ok(()),
+            }
+        }
+        Err(e) => Err(anyhow::anyhow!("cannot drive the Chromium it launched: {e}")),
+    };
+    chromium.close().await;
+    outcome
+}
+
+/// Serves one MCP session on stdin/stdout until the client closes stdin.
+async fn serve(browser: Arc<dyn Browser>) -> Result<()> {
+    let running = McpSessions::new(browser)
+        .session()
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("no MCP session started (stdin closed before initialize?)")?;
+    running.waiting().await.context("the MCP session failed")?;
+    Ok(())
+}
+
+/// The tools run here, on this process's engine.
+struct InProcess {
+    engine: Engine,
+    next: AtomicU64,
+}
+
+#[async_trait]
+impl Browser for InProcess {
+    async fn act(&self, session_id: &str, action: ActionName, params: Value) -> ActionResult {
+        let action_id = format!("mcp-{}", self.next.fetch_add(1, Ordering::Relaxed));
+        self.engine
+            .execute_within(ACTION_TIMEOUT, &action_id, session_id, action.as_str(), params)
+            .await
+    }
+
+    async fn artifact(&self, artifact: &ArtifactRef) -> Result<Vec<u8>, ActionError> {
+        let file = self.engine.artifacts().file(&artifact.artifact_id).await?;
+        tokio::fs::read(&file.path)
+            .await
+            .map_err(|e| ActionError::internal(format!("cannot read {}: {e}", file.path.display())))
+    }
+}
+
+/// The tools run on a relay, as an orchestrator's `POST /api/browser/action`.
+struct ThroughRelay {
+    http: reqwest::Client,
+    action_url: String,
+    token: String,
+}
+
+impl ThroughRelay {
+    fn new(relay: &str, token: &str, tls: &Arc<rustls::ClientConfig>) -> Self {
+        let (_, base) = relay_urls(relay);
+        let http = reqwest::Client::builder()
+            .use_preconfigured_tls((**tls).clone())
+            .build()
+            .unwrap_or_else(|e| {
+                tracing::warn!("cannot build an HTTP client with the TLS settings ({e}); using the defaults");
+                reqwest::Client::new()
+            });
+        Self {
+            http,
+            action_url: format!("{base}/api/browser/action"),
+            token: token.to_owned(),
+        }
+    }
+
+    async fn post(&self, body: &Value) -> Result<ActionResult, ActionError> {
+        let response = self
+            .http
+            .post(&self.action_url)
+            .bearer_auth(&self.token)
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| {
+                ActionError::internal(format!("cannot reach the relay at {}: {e}", self.action_url))
+            })?;
+        let status = response.status();
+        let body: Value = response.json().await.unwrap_or_default();
+        if let Ok(result) = serde_json::from_value::<ActionResult>(body.clone()) {
+            return Ok(result);
+        }
+        // The relay refused the call itself (a wrong token, say): its error, as it says it.
+        Err(serde_json::from_value::<ActionError>(body).unwrap_or_else(|_| {
+            ActionError::internal(format!("the relay answered {status} without a result"))
+        }))
+    }
+}
+
+#[async_trait]
+impl Browser for ThroughRelay {
+    async fn act(&self, session_id: &str, action: ActionName, params: Value) -> ActionResult {
+        let body = json!({ "sessionId": session_id, "actionName": action, "params": params });
+        self.post(&body).await.unwrap_or_else(|error| {
+            let now = chrono::Utc::now();
+            let header = ActionHeader {
+                action_id: String::new(),
+                action_name: action.as_str().to_owned(),
+                session_id: session_id.to_owned(),
+                client_id: String::new(),
+            };
+            ActionResult::new(header, now, now, Err(error))
+        })
+    }
+
+    async fn artifact(&self, artifact: &ArtifactRef) -> Result<Vec<u8>, ActionError> {
+        // The URL is presigned: no token goes with it.
+        let fetch = async {
+            let response = self.http.get(&artifact.url).send().await?.error_for_status()?;
+            response.bytes().await
+        };
+        fetch
+            .await
+            .map(|bytes| bytes.to_vec())
+            .map_err(|e| ActionError::internal(format!("cannot fetch {}: {e}", artifact.url)))
+    }
+}

@@ -1,0 +1,89 @@
+//! An action's result as MCP content (PROTOCOL.md §11): the snapshot and an article as their
+//! text, a screenshot as an image plus a link to its artifact, anything else as compact JSON;
+//! an error as `isError` with its code and message. Every text names the tab acted on.
+
+use base64::Engine as _;
+use rmcp::model::{CallToolResult, ContentBlock, Resource};
+use serde_json::Value;
+use tether_protocol::actions::{browser_screenshot, ArtifactRef};
+use tether_protocol::{ActionName, ActionResult};
+
+use crate::server::Browser;
+
+/// What an agent reads of `result`; `tab` is the tab the action acted on, if any.
+pub async fn render(
+    browser: &dyn Browser,
+    action: ActionName,
+    result: ActionResult,
+    tab: Option<i64>,
+) -> CallToolResult {
+    let where_ = match tab {
+        Some(tab) => format!("tab {tab}, session {}", result.session_id),
+        None => format!("session {}", result.session_id),
+    };
+    if let Some(error) = result.error {
+        let mut text = format!("{}: {} ({where_})", error.code, error.message);
+        if let Some(details) = error.details {
+            text.push_str(&format!("\ndetails: {details}"));
+        }
+        return CallToolResult::error(vec![ContentBlock::text(text)]);
+    }
+    let output = result.result.unwrap_or_default();
+    let text = |key: &str| output.get(key).and_then(Value::as_str).unwrap_or_default();
+    match action {
+        ActionName::BrowserSnapshot => ok(format!("[{where_}] {}", text("markdown"))),
+        ActionName::BrowserReadabilityExtract => {
+            let mut article = format!("[{where_}] {}\n\n{}", text("title"), text("text"));
+            if let Some(url) = output.get("url").and_then(Value::as_str) {
+                article.push_str(&format!("\n\n(the text is cut here; all of it: {url})"));
+            }
+            ok(article)
+        }
+        ActionName::BrowserScreenshot => screenshot(browser, output, tab).await,
+        _ => ok(json_naming_tab(output, tab)),
+    }
+}
+
+fn ok(text: String) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+/// The result as compact JSON, with the tab it acted on as `tabId` where it does not say.
+fn json_naming_tab(mut output: Value, tab: Option<i64>) -> String {
+    if let (Some(tab), Value::Object(fields)) = (tab, &mut output) {
+        fields.entry("tabId").or_insert(tab.into());
+    }
+    output.to_string()
+}
+
+/// The picture itself, for the agent to look at, and where it is stored, to hand on.
+async fn screenshot(browser: &dyn Browser, output: Value, tab: Option<i64>) -> CallToolResult {
+    let shot: browser_screenshot::Output = match serde_json::from_value(output.clone()) {
+        Ok(shot) => shot,
+        Err(_) => return ok(json_naming_tab(output, tab)),
+    };
+    let mime = match shot.format {
+        tether_protocol::actions::ImageFormat::Png => "image/png",
+        tether_protocol::actions::ImageFormat::Jpeg => "image/jpeg",
+    };
+    let link = Resource::new(shot.url.clone(), shot.artifact_id.clone())
+        .with_mime_type(mime)
+        .with_size(shot.bytes);
+    let artifact = ArtifactRef {
+        artifact_id: shot.artifact_id,
+        url: shot.url,
+    };
+    let mut content = vec![ContentBlock::text(json_naming_tab(output, tab))];
+    match browser.artifact(&artifact).await {
+        Ok(bytes) => content.push(ContentBlock::image(
+            base64::engine::general_purpose::STANDARD.encode(bytes),
+            mime,
+        )),
+        Err(e) => content.push(ContentBlock::text(format!(
+            "(the image could not be read back: {}; it is at the link)",
+            e.message
+        ))),
+    }
+    content.push(ContentBlock::resource_link(link));
+    CallToolResult::success(content)
+}

@@ -1,0 +1,175 @@
+//! The MCP server handler: `tools/list` from the catalog, `tools/call` as one action in the
+//! agent's session. [`McpSessions`] is what a transport keeps (the browser, the tools, each
+//! session's current tab); it makes a [`TetherMcp`] per MCP session, each with a Tether
+//! session of its own (`mcp-<random>`).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use rand::RngCore;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{json, Value};
+use tether_protocol::actions::ArtifactRef;
+use tether_protocol::{ActionError, ActionName, ActionResult};
+
+use crate::call::Call;
+use crate::{reply, tools};
+
+/// Where the actions run: the relay's scheduler, the host's own engine, or a relay reached
+/// over HTTP. Whatever runs them logs them and tells observers as for any other caller.
+#[async_trait]
+pub trait Browser: Send + Sync + 'static {
+    /// Runs one action in the session and answers its result, errors included.
+    async fn act(&self, session_id: &str, action: ActionName, params: Value) -> ActionResult;
+
+    /// The bytes of an artifact an action stored (a screenshot).
+    async fn artifact(&self, artifact: &ArtifactRef) -> Result<Vec<u8>, ActionError>;
+}
+
+const INSTRUCTIONS: &str = "These tools drive a real browser. Open a page with browser_navigate {url}; \
+read it with browser_snapshot, which writes every element you can act on as [eN] role \"name\"; act on one by \
+its ref (browser_click {ref: \"e12\"}, browser_type {ref, text}); after acting, browser_snapshot {detail: \"recent\"} \
+says what changed. tabId and sessionId are optional: you have a session of your own, and actions go to its \
+current tab. End with session_stop.";
+
+/// What every MCP session of one transport shares.
+#[derive(Clone)]
+pub struct McpSessions {
+    browser: Arc<dyn Browser>,
+    tools: Arc<[Tool]>,
+    /// Each Tether session's current tab, as this server's calls moved it.
+    current_tabs: Arc<Mutex<HashMap<String, i64>>>,
+}
+
+impl McpSessions {
+    pub fn new(browser: Arc<dyn Browser>) -> Self {
+        Self {
+            browser,
+            tools: tools::tools().into(),
+            current_tabs: Arc::default(),
+        }
+    }
+
+    /// The handler of a new MCP session.
+    pub fn session(&self) -> TetherMcp {
+        let mut bytes = [0u8; 8];
+        rand::rng().fill_bytes(&mut bytes);
+        TetherMcp {
+            shared: self.clone(),
+            own_session: format!("mcp-{}", hex::encode(bytes)),
+        }
+    }
+
+    fn current_tab(&self, session_id: &str) -> Option<i64> {
+        self.tabs().get(session_id).copied()
+    }
+
+    fn follow(&self, session_id: &str, params: &Value, result: &ActionResult) {
+        let mut tabs = self.tabs();
+        let now = result.current_tab_after(params, tabs.get(session_id).copied());
+        match now {
+            Some(tab) => tabs.insert(session_id.to_owned(), tab),
+            None => tabs.remove(session_id),
+        };
+    }
+
+    fn tabs(&self) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
+        self.current_tabs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// One MCP session's server.
+pub struct TetherMcp {
+    shared: McpSessions,
+    own_session: String,
+}
+
+impl TetherMcp {
+    /// Runs a call: gives it the current tab (opening the session's first tab for
+    /// browser_navigate), runs it, and follows where the session's tab went.
+    async fn run(&self, mut call: Call) -> CallToolResult {
+        let shared = &self.shared;
+        if call.lacks_tab() {
+            match shared.current_tab(&call.session_id) {
+                Some(tab) => call.set_tab(tab),
+                None if call.action == ActionName::BrowserNavigate => match self.open_tab(&call).await {
+                    Ok(tab) => call.set_tab(tab),
+                    Err(refused) => return refused,
+                },
+                None => return no_tab(&call),
+            }
+        }
+        let params = Value::Object(call.params);
+        let result = shared
+            .browser
+            .act(&call.session_id, call.action, params.clone())
+            .await;
+        shared.follow(&call.session_id, &params, &result);
+        // The tab it acted on: the one it was given, else the one it started.
+        let named = |v: Option<&Value>| v.and_then(|v| v.get("tabId")).and_then(Value::as_i64);
+        let tab = named(Some(&params)).or_else(|| named(result.result.as_ref()));
+        reply::render(shared.browser.as_ref(), call.action, result, tab).await
+    }
+
+    /// `session_start` for a session that has no tab yet; its tab, or the error as a result.
+    async fn open_tab(&self, call: &Call) -> Result<i64, CallToolResult> {
+        let shared = &self.shared;
+        let params = json!({});
+        let started = shared
+            .browser
+            .act(&call.session_id, ActionName::SessionStart, params.clone())
+            .await;
+        shared.follow(&call.session_id, &params, &started);
+        match started.current_tab_after(&params, None) {
+            Some(tab) if started.is_success() => Ok(tab),
+            _ => Err(reply::render(shared.browser.as_ref(), ActionName::SessionStart, started, None).await),
+        }
+    }
+}
+
+fn no_tab(call: &Call) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "INVALID_PARAMS: session {} has no tab yet: open one with browser_navigate {{url}} (or session_start), or pass tabId",
+        call.session_id
+    ))])
+}
+
+impl ServerHandler for TetherMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("tether", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    /// Versions with an initialize handshake, so every MCP session is named by its
+    /// `Mcp-Session-Id` and keeps its own Tether session (2026-07-28 has no sessions).
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.shared.tools.to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call = Call::read(&request.name, request.arguments, &self.own_session)?;
+        Ok(self.run(call).await.into())
+    }
+}

@@ -1,0 +1,333 @@
+//! Agents plug in (PROTOCOL.md §11): the official MCP SDK as the client, over the relay's
+//! `/mcp` (streamable HTTP) and over `tether-host mcp` (stdio, with a Chromium of its own or
+//! through a relay). The agent's defaults (its own session, the current tab), refs from a
+//! snapshot, a screenshot as an image, errors, auth refusals, and a clean exit.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+use tether_protocol::ActionName;
+use tether_tests::mcp::{ref_named, McpClient};
+use tether_tests::relay::{TestRelay, HOST, ORCHESTRATOR};
+use tether_tests::{binary, block_on, fixtures, run_worker};
+
+const JOIN_WITHIN: Duration = Duration::from_secs(20);
+const PAGE: &str = "/fixtures/snapshot.html";
+
+/// The session a result's text names ("..., session mcp-...").
+fn session_named(text: &str) -> String {
+    let at = text.find("session ").expect("a session named") + "session ".len();
+    text[at..]
+        .split(|c: char| c == ')' || c == ']' || c.is_whitespace())
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn an_agent_drives_a_browser_through_the_relays_mcp() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker(h, "mcp-worker");
+        relay.wait_online("mcp-worker", JOIN_WITHIN).await;
+        let mut agent = McpClient::http(&relay.http("/mcp"), Some(ORCHESTRATOR))
+            .await
+            .unwrap();
+        assert_eq!(agent.connected["server"]["name"], "tether");
+        assert!(agent.connected["sessionId"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty()));
+
+        // One tool per action, described from the catalog, tabId optional.
+        let tools = agent.tools().await;
+        let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let catalog: Vec<&str> = ActionName::ALL.iter().map(|a| a.as_str()).collect();
+        assert_eq!(names, catalog);
+        let click = tools.iter().find(|t| t["name"] == "browser_click").unwrap();
+        assert_eq!(
+            click["description"]
+                .as_str()
+                .unwrap()
+                .split(" tabId is optional")
+                .next()
+                .unwrap(),
+            ActionName::BrowserClick.descriptor().description
+        );
+        assert!(click["inputSchema"]["properties"]["ref"].is_object());
+        assert!(!click["inputSchema"]["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| r == "tabId"));
+
+        // Before any tab, an action on "the current tab" says what to do.
+        let early = agent.call("browser_snapshot", json!({})).await;
+        assert_eq!(early["ok"]["isError"], true, "{early}");
+        assert!(early["ok"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("browser_navigate"));
+
+        // browser_navigate opens the session's tab; later calls go to it.
+        let opened = agent
+            .text("browser_navigate", json!({ "url": h.url(PAGE) }))
+            .await;
+        let opened: Value = serde_json::from_str(&opened).unwrap();
+        assert_eq!(opened["status"], "complete");
+        let tab = opened["tabId"].as_i64().expect("the result names its tab");
+
+        let page = agent.text("browser_snapshot", json!({})).await;
+        assert!(page.starts_with(&format!("[tab {tab}, session mcp-")), "{page}");
+        assert!(page.contains("# Garden shop"), "{page}");
+        let session = session_named(&page);
+        let add = ref_named(&page, "Add watering can");
+        let clicked = agent.text("browser_click", json!({ "ref": add })).await;
+        assert_eq!(serde_json::from_str::<Value>(&clicked).unwrap()["tabId"], tab);
+        let recent = agent
+            .text("browser_snapshot", json!({ "detail": "recent" }))
+            .await;
+        assert!(
+            recent
+                .lines()
+                .any(|l| l.starts_with("+ ") && l.contains("Watering can")),
+            "{recent}"
+        );
+
+        // A screenshot comes as an image no wider than 1280, and a link to its artifact.
+        let shot = agent.call("browser_screenshot", json!({})).await;
+        let content = shot["ok"]["content"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{shot}"));
+        let image = content.iter().find(|c| c["type"] == "image").expect("an image");
+        assert_eq!(image["mimeType"], "image/png");
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(image["data"].as_str().unwrap())
+            .unwrap();
+        let picture = image::load_from_memory(&png).unwrap();
+        assert!(picture.width() <= 1280 && picture.width() > 0);
+        let link = content
+            .iter()
+            .find(|c| c["type"] == "resource_link")
+            .expect("a link");
+        assert!(link["uri"]
+            .as_str()
+            .unwrap()
+            .starts_with(&relay.http("/artifacts/")));
+        let (kind, linked) = tether_tests::client::download(link["uri"].as_str().unwrap()).await;
+        assert_eq!((kind.as_str(), linked), ("image/png", png));
+
+        // An action's error is a result with isError, its code and message, naming the tab.
+        let stale = agent.call("browser_click", json!({ "ref": "e9999" })).await;
+        assert_eq!(stale["ok"]["isError"], true, "{stale}");
+        let text = stale["ok"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("ELEMENT_NOT_FOUND: ") && text.contains(&format!("tab {tab}")),
+            "{text}"
+        );
+        // Wrong arguments and unknown tools are MCP errors naming the problem.
+        let unknown = agent.call("browser_teleport", json!({})).await;
+        assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+        assert!(unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("browser_teleport"));
+        let bad = agent
+            .call("browser_navigate", json!({ "url": "example.com" }))
+            .await;
+        assert!(
+            bad["error"]["message"].as_str().unwrap().contains("absolute"),
+            "{bad}"
+        );
+
+        // The calls went through the relay's scheduler: its session knows them.
+        let known = relay.get(&format!("/api/sessions/{session}")).await;
+        assert_eq!(known["sessionId"], session.as_str(), "{known}");
+        assert_eq!(known["clientId"], "mcp-worker", "{known}");
+
+        // A second MCP session has a Tether session of its own.
+        let mut other = McpClient::http(&relay.http("/mcp"), Some(ORCHESTRATOR))
+            .await
+            .unwrap();
+        let none = other.call("browser_snapshot", json!({})).await;
+        assert_eq!(none["ok"]["isError"], true, "{none}");
+        let theirs = other
+            .call("browser_snapshot", json!({ "sessionId": session, "tabId": tab }))
+            .await;
+        assert_eq!(theirs["ok"]["isError"], false, "{theirs}");
+        other.close().await;
+        agent.close().await;
+    });
+}
+
+#[test]
+fn mcp_refuses_wrong_tokens_and_foreign_hosts() {
+    block_on(async {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let url = relay.http("/mcp");
+        for (token, status, code) in [
+            (None, 401, "UNAUTHORIZED"),
+            (Some("wrong"), 401, "UNAUTHORIZED"),
+            (Some(HOST), 403, "FORBIDDEN"),
+        ] {
+            let refused = McpClient::http(&url, token).await.err().expect("refused");
+            assert_eq!(refused["code"], status, "{token:?}: {refused}");
+            assert!(
+                refused["message"].as_str().unwrap().contains(code),
+                "{token:?}: {refused}"
+            );
+        }
+        // DNS rebinding: a page elsewhere that reaches this relay by a name of its own.
+        let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
+        for (header, value) in [("host", "rebound.example"), ("origin", "http://rebound.example")] {
+            let response = reqwest::Client::new()
+                .post(&url)
+                .bearer_auth(ORCHESTRATOR)
+                .header(header, value)
+                .header("accept", "application/json, text/event-stream")
+                .json(&initialize)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status().as_u16(), 403, "{header}: {value}");
+        }
+    });
+}
+
+#[test]
+fn a_tool_call_with_no_browser_online_says_what_to_do() {
+    block_on(async {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let mut agent = McpClient::http(&relay.http("/mcp"), Some(ORCHESTRATOR))
+            .await
+            .unwrap();
+        let answer = agent
+            .call("browser_navigate", json!({ "url": "https://example.com/" }))
+            .await;
+        assert_eq!(answer["ok"]["isError"], true, "{answer}");
+        let text = answer["ok"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with("NO_CLIENT_SELECTED: "), "{text}");
+        agent.close().await;
+    });
+}
+
+/// The processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces, so read after its closing paren.
+        let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+        if after.split_whitespace().nth(1) == Some(&pid.to_string()) {
+            children.push(child);
+        }
+    }
+    children
+}
+
+/// Whether `pid` still runs (a zombie has ended).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat[stat.rfind(')').unwrap_or(0) + 1..]
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[test]
+fn tether_host_mcp_runs_its_own_chromium_and_leaves_nothing_behind() {
+    block_on(async {
+        let pages = fixtures::Server::start().await;
+        let mut agent = McpClient::stdio(&binary("tether-host"), &["mcp"]).await.unwrap();
+        let pid = agent.connected["pid"].as_u64().unwrap() as u32;
+        let chromium = children_of(pid);
+        assert!(!chromium.is_empty(), "tether-host mcp launched no Chromium");
+
+        agent
+            .text("browser_navigate", json!({ "url": pages.url(PAGE) }))
+            .await;
+        let page = agent.text("browser_snapshot", json!({})).await;
+        let field = ref_named(&page, "Email");
+        agent
+            .text(
+                "browser_type",
+                json!({ "ref": field, "text": "grace@example.com" }),
+            )
+            .await;
+        let recent = agent
+            .text("browser_snapshot", json!({ "detail": "recent" }))
+            .await;
+        assert!(recent.contains("grace@example.com"), "{recent}");
+        let shot = agent.call("browser_screenshot", json!({ "maxWidth": 400 })).await;
+        let image = shot["ok"]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "image")
+            .cloned();
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(image.expect("an image")["data"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(image::load_from_memory(&png).unwrap().width(), 400);
+
+        // The SDK ends the server's stdin: it exits by itself (no signal) and closes Chromium.
+        let ended = agent.close().await;
+        assert_eq!(ended, json!({ "code": 0, "signal": null }));
+        for child in chromium {
+            assert!(!running(child), "Chromium {child} outlived tether-host mcp");
+        }
+    });
+}
+
+#[test]
+fn tether_host_mcp_serves_through_a_relay() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker(h, "stdio-worker");
+        relay.wait_online("stdio-worker", JOIN_WITHIN).await;
+        let host = binary("tether-host");
+        let ws = format!("ws://{}", relay.addr);
+        let mut agent = McpClient::stdio(&host, &["mcp", "--relay", &ws, "--token", ORCHESTRATOR])
+            .await
+            .unwrap();
+        agent
+            .text("browser_navigate", json!({ "url": h.url(PAGE) }))
+            .await;
+        let page = agent.text("browser_snapshot", json!({ "detail": "gist" })).await;
+        assert!(page.contains("Garden shop"), "{page}");
+        let session = session_named(&page);
+        let known = relay.get(&format!("/api/sessions/{session}")).await;
+        assert_eq!(known["clientId"], "stdio-worker", "{known}");
+        let shot = agent.call("browser_screenshot", json!({})).await;
+        assert!(
+            shot["ok"]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["type"] == "image"),
+            "{shot}"
+        );
+        agent.close().await;
+
+        // A wrong token: the call is an error saying so, not a hang.
+        let mut refused = McpClient::stdio(&host, &["mcp", "--relay", &ws, "--token", HOST])
+            .await
+            .unwrap();
+        let answer = refused
+            .call("browser_navigate", json!({ "url": h.url(PAGE) }))
+            .await;
+        let text = answer["ok"]["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.starts_with("FORBIDDEN: "), "{answer}");
+        refused.close().await;
+    });
+}
