@@ -1,7 +1,7 @@
 //! The real `tether-relay` binary. SIGTERM: running actions get their grace period, then a
 //! result; queued ones end in order without running; the socket closes after the results; the
 //! session log has every result; the process exits 0. And it listens on loopback unless told
-//! otherwise, warning when exposed without TLS.
+//! otherwise, warning when exposed without TLS. `agent-docs --inject` edits only its section.
 
 mod common;
 
@@ -109,4 +109,45 @@ async fn the_relay_listens_on_loopback_and_warns_when_exposed_without_tls() {
         "{:?}",
         exposed.startup_log
     );
+}
+
+#[tokio::test]
+async fn agent_docs_are_injected_between_markers_and_nothing_else_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("CLAUDE.md");
+    let mine = "# My project\n\nAlways run the tests.\n";
+    std::fs::write(&file, mine).unwrap();
+    let inject = || {
+        let status = std::process::Command::new(common::binary("tether-relay"))
+            .args([
+                "agent-docs",
+                "--relay-url",
+                "http://relay.example:17800",
+                "--inject",
+            ])
+            .arg(&file)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::read_to_string(&file).unwrap()
+    };
+    let once = inject();
+    assert!(once.starts_with(mine), "{once}");
+    let section = &once[mine.len()..];
+    assert!(section.starts_with("\n<!-- tether:start -->\n# "), "{section}");
+    assert!(section.ends_with("<!-- tether:end -->\n"), "{section}");
+    assert!(section.contains("http://relay.example:17800/mcp"));
+    assert_eq!(inject(), once, "a second run changes nothing");
+
+    // The user edits around the section; a new run replaces only the section.
+    let edited = once.replace("Always run the tests.", "Run the tests first.") + "\n## Notes\n";
+    std::fs::write(&file, &edited).unwrap();
+    assert_eq!(inject(), edited);
+
+    let printed = std::process::Command::new(common::binary("tether-relay"))
+        .arg("agent-docs")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8(printed.stdout).unwrap();
+    assert!(printed.contains("http://127.0.0.1:17800/mcp") && !printed.contains("tether:start"));
 }

@@ -35,6 +35,7 @@ async fn orchestrator_routes_refuse_missing_wrong_and_cross_role_tokens() {
     let routes = [
         "/api/actions",
         "/api/actions.md",
+        "/api/agent.md",
         "/api/extension/extension-list",
         "/api/sessions/s1",
         "/api/sessions/s1/events",
@@ -128,4 +129,15 @@ async fn the_markdown_catalog_is_written_for_an_agent() {
         &md[..400]
     );
     assert!(md.contains("\"actionName\":\"browser_click\""));
+}
+
+#[tokio::test]
+async fn the_agent_docs_say_how_to_connect_without_a_token_in_them() {
+    let base = relay().await;
+    let (status, md) = get(&format!("{base}/api/agent.md"), Some(ORCHESTRATOR)).await;
+    assert_eq!(status, 200);
+    assert!(md.contains(&format!("{base}/mcp")), "{md}");
+    assert!(md.contains("$TETHER_ORCHESTRATOR_TOKEN"));
+    assert!(!md.contains(ORCHESTRATOR), "a token in the docs");
+    assert!(md.contains("| `browser_snapshot` |"));
 }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use tether_relay::artifacts::Limits;
 use tether_relay::config::Settings;
 pub use tether_tests::relay::{HOST, ORCHESTRATOR};
-pub use tether_tests::{client, process};
+pub use tether_tests::{binary, client, process};
 
 /// Starts a relay with default settings; returns the address it listens on.
 pub async fn start_relay(limits: Limits) -> SocketAddr {
