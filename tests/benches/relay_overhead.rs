@@ -9,8 +9,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tether_host::worker::Worker;
-use tether_tests::relay::{TestRelay, HOST, ORCHESTRATOR};
+use tether_tests::relay::{TestRelay, ORCHESTRATOR};
 use tether_tests::timing::median_ms;
 use tether_tests::Harness;
 
@@ -46,16 +45,7 @@ fn main() {
         let h = Harness::launch_worker().await;
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
-        let worker = Worker {
-            browser_ws: h.browser_ws().to_owned(),
-            relay: format!("ws://{}", relay.addr),
-            token: HOST.into(),
-            client_id: "bench-worker".into(),
-            forbid_urls: Vec::new(),
-            ca_file: None,
-            allow_evaluate: false,
-        };
-        tokio::spawn(worker.serve());
+        let _worker = relay.start_worker(&h, "bench-worker");
         relay.wait_online("bench-worker", Duration::from_secs(20)).await;
         let relayed = Relayed {
             http: reqwest::Client::new(),
