@@ -141,15 +141,8 @@ pub struct RelayStore {
 impl RelayStore {
     /// `relay` is the relay's base URL (`http://host:port` or `https://...`).
     pub fn new(relay: &str, token: &str, tls: &Arc<rustls::ClientConfig>) -> std::io::Result<Self> {
-        let http = reqwest::Client::builder()
-            .use_preconfigured_tls((**tls).clone())
-            .build()
-            .unwrap_or_else(|e| {
-                tracing::warn!("cannot build an HTTP client with the TLS settings ({e}); using the defaults");
-                reqwest::Client::new()
-            });
         Ok(Self {
-            http,
+            http: crate::tls::http_client(tls),
             upload_url: format!("{}/artifacts", relay.trim_end_matches('/')),
             token: token.to_owned(),
             staging: tempfile::Builder::new().prefix("tether-uploads-").tempdir()?,

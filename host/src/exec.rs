@@ -2,7 +2,6 @@
 //! payload per line. The developer's way to try the catalog without a relay.
 
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,10 +12,9 @@ use serde_json::Value;
 use tether_protocol::actions::TabId;
 use tether_protocol::ActionName;
 
-use crate::artifacts::LocalDir;
 use crate::cdp::worker::WorkerTransport;
-use crate::chromium::{Chromium, LaunchOptions};
-use crate::policy::Policy;
+use crate::chromium::Chromium;
+use crate::local::LocalBrowserArgs;
 use crate::Engine;
 
 /// Each step's bound, as the relay's default action timeout.
@@ -29,21 +27,8 @@ pub struct ExecArgs {
     /// A browser endpoint ws://host:port/devtools/browser/<id> to use instead of launching one.
     #[arg(long)]
     pub browser_ws: Option<String>,
-    /// The Chromium binary to launch (default: $TETHER_CHROMIUM, then the usual places).
-    #[arg(long)]
-    pub chromium: Option<PathBuf>,
-    /// Where screenshots, HTML and long text go (default: <temp dir>/tether-artifacts).
-    #[arg(long)]
-    pub artifact_dir: Option<PathBuf>,
-    /// A page pattern to refuse like the control UI (Chrome match pattern); repeatable.
-    #[arg(long = "forbid-url", value_name = "PATTERN")]
-    pub forbid_urls: Vec<String>,
-    /// Let steps run their own JavaScript in pages (browser_evaluate); refused without it.
-    #[arg(long)]
-    pub allow_evaluate: bool,
-    /// A flag for the launched Chromium, e.g. --chromium-arg=--lang=de; repeatable.
-    #[arg(long = "chromium-arg", value_name = "ARG", allow_hyphen_values = true)]
-    pub chromium_args: Vec<String>,
+    #[command(flatten)]
+    pub local: LocalBrowserArgs,
     /// JSON: [{"actionName": "...", "params": {...}}, ...] (or one such object); "-" reads stdin.
     /// A step without tabId gets the tab of the last session_start.
     pub steps: String,
@@ -73,24 +58,13 @@ pub async fn main(args: ExecArgs) -> ExitCode {
 /// Runs every step; `Ok(true)` when all succeeded.
 async fn run(args: ExecArgs) -> Result<bool> {
     let steps = parse_steps(&args.steps)?;
-    let policy = Policy::new(&args.forbid_urls).map_err(anyhow::Error::msg)?;
-    policy.set_allow_evaluate(args.allow_evaluate);
-    let artifact_dir = args
-        .artifact_dir
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join("tether-artifacts"));
-    let store =
-        LocalDir::new(&artifact_dir).with_context(|| format!("cannot use {}", artifact_dir.display()))?;
+    let policy = args.local.policy()?;
+    let store = args.local.store()?;
 
     let (chromium, ws_url) = match &args.browser_ws {
         Some(url) => (None, url.clone()),
         None => {
-            let options = LaunchOptions {
-                executable: args.chromium.clone(),
-                extra_args: args.chromium_args.clone(),
-                ..LaunchOptions::default()
-            };
-            let chromium = Chromium::launch(&options).await?;
+            let chromium = Chromium::launch(&args.local.launch_options(true)).await?;
             let url = chromium.ws_url().to_owned();
             (Some(chromium), url)
         }

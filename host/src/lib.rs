@@ -16,6 +16,7 @@ pub mod extension;
 pub mod install;
 pub mod library;
 pub mod live_screen;
+pub mod local;
 pub mod mcp;
 pub mod page;
 pub mod policy;

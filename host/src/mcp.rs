@@ -20,10 +20,9 @@ use tether_protocol::actions::ArtifactRef;
 use tether_protocol::result::ActionHeader;
 use tether_protocol::{ActionError, ActionName, ActionResult};
 
-use crate::artifacts::LocalDir;
 use crate::cdp::worker::WorkerTransport;
-use crate::chromium::{Chromium, LaunchOptions};
-use crate::policy::Policy;
+use crate::chromium::Chromium;
+use crate::local::LocalBrowserArgs;
 use crate::relay_link::relay_urls;
 use crate::Engine;
 
@@ -45,21 +44,8 @@ pub struct McpArgs {
     /// Show the launched Chromium's window (headless by default).
     #[arg(long)]
     pub headed: bool,
-    /// The Chromium binary to launch (default: $TETHER_CHROMIUM, then the usual places).
-    #[arg(long)]
-    pub chromium: Option<PathBuf>,
-    /// A flag for the launched Chromium, e.g. --chromium-arg=--lang=de; repeatable.
-    #[arg(long = "chromium-arg", value_name = "ARG", allow_hyphen_values = true)]
-    pub chromium_args: Vec<String>,
-    /// Where screenshots, HTML and long text go (default: <temp dir>/tether-artifacts).
-    #[arg(long)]
-    pub artifact_dir: Option<PathBuf>,
-    /// A page pattern to refuse like a control UI (Chrome match pattern); repeatable.
-    #[arg(long = "forbid-url", value_name = "PATTERN")]
-    pub forbid_urls: Vec<String>,
-    /// Let the agent run its own JavaScript in pages (browser_evaluate); refused without it.
-    #[arg(long)]
-    pub allow_evaluate: bool,
+    #[command(flatten)]
+    pub local: LocalBrowserArgs,
 }
 
 pub async fn main(args: McpArgs) -> ExitCode {
@@ -80,21 +66,9 @@ async fn run(args: McpArgs) -> Result<()> {
         let tls = crate::tls::client_config(args.ca_file.as_deref())?;
         return serve(Arc::new(ThroughRelay::new(relay, token, &tls))).await;
     }
-    let policy = Policy::new(&args.forbid_urls).map_err(anyhow::Error::msg)?;
-    policy.set_allow_evaluate(args.allow_evaluate);
-    let artifact_dir = args
-        .artifact_dir
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join("tether-artifacts"));
-    let store =
-        LocalDir::new(&artifact_dir).with_context(|| format!("cannot use {}", artifact_dir.display()))?;
-    let options = LaunchOptions {
-        executable: args.chromium.clone(),
-        headless: !args.headed,
-        extra_args: args.chromium_args.clone(),
-        ..LaunchOptions::default()
-    };
-    let chromium = Chromium::launch(&options).await?;
+    let policy = args.local.policy()?;
+    let store = args.local.store()?;
+    let chromium = Chromium::launch(&args.local.launch_options(!args.headed)).await?;
     let outcome = match WorkerTransport::connect(chromium.ws_url()).await {
         Ok(transport) => {
             let engine = Engine::new(Arc::new(transport), Arc::new(store), policy, CLIENT_ID);
@@ -154,15 +128,8 @@ struct ThroughRelay {
 impl ThroughRelay {
     fn new(relay: &str, token: &str, tls: &Arc<rustls::ClientConfig>) -> Self {
         let (_, base) = relay_urls(relay);
-        let http = reqwest::Client::builder()
-            .use_preconfigured_tls((**tls).clone())
-            .build()
-            .unwrap_or_else(|e| {
-                tracing::warn!("cannot build an HTTP client with the TLS settings ({e}); using the defaults");
-                reqwest::Client::new()
-            });
         Self {
-            http,
+            http: crate::tls::http_client(tls),
             action_url: format!("{base}/api/browser/action"),
             token: token.to_owned(),
         }

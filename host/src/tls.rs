@@ -1,6 +1,6 @@
 //! TLS for a host dialling a remote relay (`wss://` for its link, `https://` for artifact
-//! uploads): rustls with the ring provider, trusting the web's roots (webpki-roots) and any
-//! CA the user names, for a relay behind a certificate of a private CA.
+//! uploads and MCP's calls): rustls with the ring provider, trusting the web's roots
+//! (webpki-roots) and any CA the user names, for a relay behind a certificate of a private CA.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -30,4 +30,15 @@ pub fn client_config(extra_ca: Option<&Path>) -> Result<Arc<rustls::ClientConfig
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(Arc::new(config))
+}
+
+/// An HTTP client on that TLS configuration (the defaults, with a warning, if reqwest refuses it).
+pub fn http_client(tls: &Arc<rustls::ClientConfig>) -> reqwest::Client {
+    reqwest::Client::builder()
+        .use_preconfigured_tls((**tls).clone())
+        .build()
+        .unwrap_or_else(|e| {
+            tracing::warn!("cannot build an HTTP client with the TLS settings ({e}); using the defaults");
+            reqwest::Client::new()
+        })
 }

@@ -1,0 +1,54 @@
+//! A browser this process drives for itself (`exec`, `mcp` without a relay): the flags they
+//! share, and the policy, artifact folder and Chromium launch those flags make.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::artifacts::LocalDir;
+use crate::chromium::LaunchOptions;
+use crate::policy::Policy;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct LocalBrowserArgs {
+    /// The Chromium binary to launch (default: $TETHER_CHROMIUM, then the usual places).
+    #[arg(long)]
+    pub chromium: Option<PathBuf>,
+    /// A flag for the launched Chromium, e.g. --chromium-arg=--lang=de; repeatable.
+    #[arg(long = "chromium-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub chromium_args: Vec<String>,
+    /// Where screenshots, HTML and long text go (default: <temp dir>/tether-artifacts).
+    #[arg(long)]
+    pub artifact_dir: Option<PathBuf>,
+    /// A page pattern to refuse like the control UI (Chrome match pattern); repeatable.
+    #[arg(long = "forbid-url", value_name = "PATTERN")]
+    pub forbid_urls: Vec<String>,
+    /// Let actions run their own JavaScript in pages (browser_evaluate); refused without it.
+    #[arg(long)]
+    pub allow_evaluate: bool,
+}
+
+impl LocalBrowserArgs {
+    pub fn policy(&self) -> Result<Policy> {
+        let policy = Policy::new(&self.forbid_urls).map_err(anyhow::Error::msg)?;
+        policy.set_allow_evaluate(self.allow_evaluate);
+        Ok(policy)
+    }
+
+    pub fn store(&self) -> Result<LocalDir> {
+        let dir = self
+            .artifact_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("tether-artifacts"));
+        LocalDir::new(&dir).with_context(|| format!("cannot use {}", dir.display()))
+    }
+
+    pub fn launch_options(&self, headless: bool) -> LaunchOptions {
+        LaunchOptions {
+            executable: self.chromium.clone(),
+            headless,
+            extra_args: self.chromium_args.clone(),
+            ..LaunchOptions::default()
+        }
+    }
+}
