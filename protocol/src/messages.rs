@@ -393,9 +393,9 @@ messages! {
     /// An error answer: `{ code, message, details? }`.
     "error" => Error(ActionError) from [];
     "heartbeat" => Heartbeat(Empty) from [Orchestrator, Host, Observer];
-    "extension.list" => ExtensionList(Empty) from [Orchestrator];
+    "extension.list" => ExtensionList(Empty) from [Orchestrator, Observer];
     "extension.list.result" => ExtensionListResult(ClientList) from [];
-    "session.bind" => SessionBind(Binding) from [Orchestrator];
+    "session.bind" => SessionBind(Binding) from [Orchestrator, Observer];
     "session.bound" => SessionBound(Binding) from [];
     "session.get" => SessionGet(SessionRef) from [Orchestrator, Observer];
     "session.state" => SessionState(SessionState) from [];
@@ -403,7 +403,7 @@ messages! {
     "browser_action.ack" => BrowserActionAck(Ack) from [Host];
     "browser_action.result" => BrowserActionResult(ActionResult) from [Host];
     "action.started" => ActionStarted(ActionStarted) from [];
-    "catalog.get" => CatalogGet(Empty) from [Orchestrator];
+    "catalog.get" => CatalogGet(Empty) from [Orchestrator, Observer];
     "catalog" => Catalog(Catalog) from [];
     "twin.get" => TwinGet(ClientRef) from [Orchestrator, Observer];
     "twin_state_sync" => TwinStateSync(TwinSync) from [];
@@ -411,7 +411,7 @@ messages! {
     "tab_event" => TabEvent(TabEvent) from [Host];
     "subscribe" => Subscribe(Subscribe) from [Orchestrator, Observer];
     "subscribed" => Subscribed(Subscribed) from [];
-    "browser_task.confirm" => Confirm(Confirmation) from [Orchestrator, Observer];
+    "browser_task.confirm" => Confirm(Confirmation) from [Orchestrator, Observer, Host];
     "browser_task.confirmed" => Confirmed(Confirmation) from [];
     "browser_task.confirmation_requested" => ConfirmationRequested(ConfirmationRequest) from [];
     "client.online" => ClientOnline(ClientRef) from [];

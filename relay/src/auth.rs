@@ -16,6 +16,8 @@ use crate::config::Tokens;
 pub enum Role {
     Orchestrator,
     Host,
+    /// A person's console: reads, binds and confirms (PROTOCOL.md §12).
+    Observer,
 }
 
 impl Role {
@@ -23,6 +25,7 @@ impl Role {
         match self {
             Self::Orchestrator => "orchestrator",
             Self::Host => "host",
+            Self::Observer => "observer",
         }
     }
 }
@@ -35,6 +38,8 @@ impl Tokens {
             Some(Role::Orchestrator)
         } else if is(&self.host) {
             Some(Role::Host)
+        } else if is(&self.observer) {
+            Some(Role::Observer)
         } else {
             None
         }
@@ -133,6 +138,27 @@ where
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
         require(parts, &Tokens::from_ref(state), Role::Orchestrator).map(|_| Orchestrator)
+    }
+}
+
+/// Extractor for routes that read or steer without dispatching (the session state, events,
+/// twins, Live Screens, binding a browser): orchestrators and observers.
+pub struct Reader;
+
+impl<S> FromRequestParts<S> for Reader
+where
+    Tokens: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = Refusal;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
+        require_one_of(
+            token_of(parts),
+            &Tokens::from_ref(state),
+            &[Role::Orchestrator, Role::Observer],
+        )
+        .map(|_| Reader)
     }
 }
 

@@ -41,6 +41,9 @@ pub struct RelayArgs {
     /// The token browser hosts present.
     #[arg(long, env = "TETHER_HOST_TOKEN", hide_env_values = true)]
     pub host_token: Option<String>,
+    /// The token people's consoles present: reads, binds and confirms; never dispatches.
+    #[arg(long, env = "TETHER_OBSERVER_TOKEN", hide_env_values = true)]
+    pub observer_token: Option<String>,
     /// Ask for confirmation before the first action of a session, every action, or never.
     #[arg(long, value_enum, default_value = "never")]
     pub confirm: ConfirmMode,
@@ -146,12 +149,15 @@ impl RelayArgs {
     }
 }
 
-/// The two secrets, one per role. They must differ: a host token must never pass as an
-/// orchestrator's.
+/// The three secrets, one per role (PROTOCOL.md §2.1, §12). They must differ: a host's or an
+/// observer's token must never pass as an orchestrator's.
 #[derive(Clone, Serialize, Deserialize)]
 pub struct Tokens {
     pub orchestrator: String,
     pub host: String,
+    /// Absent from a tokens file written before observers had a token of their own.
+    #[serde(default)]
+    pub observer: String,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -163,37 +169,43 @@ impl std::fmt::Debug for Tokens {
 const TOKENS_FILE: &str = "tokens.json";
 
 impl Tokens {
-    /// The tokens from the arguments, else from `<data_dir>/tokens.json`, else new ones
-    /// written there. Returns where they were kept, when they come from the data dir.
+    /// Each token from the arguments, else from `<data_dir>/tokens.json`, else a new one; the
+    /// file keeps all three unless all three were given. Returns where they were kept.
     pub fn resolve(args: &RelayArgs) -> Result<(Self, Option<PathBuf>)> {
         let path = args.data_dir.join(TOKENS_FILE);
         let stored = read(&path)?;
-        let pick = |given: &Option<String>, stored: Option<&str>| given.clone().or(stored.map(str::to_owned));
-        let orchestrator = pick(
-            &args.orchestrator_token,
-            stored.as_ref().map(|t| t.orchestrator.as_str()),
-        );
-        let host = pick(&args.host_token, stored.as_ref().map(|t| t.host.as_str()));
-        let tokens = Self {
-            orchestrator: orchestrator.unwrap_or_else(new_token),
-            host: host.unwrap_or_else(new_token),
+        let pick = |given: &Option<String>, stored: Option<&String>| {
+            given
+                .clone()
+                .or_else(|| stored.filter(|t| !t.is_empty()).cloned())
+                .unwrap_or_else(new_token)
         };
+        let tokens = Self {
+            orchestrator: pick(&args.orchestrator_token, stored.as_ref().map(|t| &t.orchestrator)),
+            host: pick(&args.host_token, stored.as_ref().map(|t| &t.host)),
+            observer: pick(&args.observer_token, stored.as_ref().map(|t| &t.observer)),
+        };
+        let all = [&tokens.orchestrator, &tokens.host, &tokens.observer];
+        anyhow::ensure!(all.iter().all(|t| !t.is_empty()), "tokens must not be empty");
         anyhow::ensure!(
-            tokens.orchestrator != tokens.host,
-            "the orchestrator and host tokens must differ: each role has its own"
+            tokens.orchestrator != tokens.host
+                && tokens.orchestrator != tokens.observer
+                && tokens.host != tokens.observer,
+            "the orchestrator, host and observer tokens must differ: each role has its own"
         );
-        anyhow::ensure!(
-            !tokens.orchestrator.is_empty() && !tokens.host.is_empty(),
-            "tokens must not be empty"
-        );
-        let from_args = args.orchestrator_token.is_some() && args.host_token.is_some();
-        if from_args {
+        let all_given =
+            args.orchestrator_token.is_some() && args.host_token.is_some() && args.observer_token.is_some();
+        if all_given {
             return Ok((tokens, None));
         }
-        if stored.as_ref().map(|s| (&s.orchestrator, &s.host)) != Some((&tokens.orchestrator, &tokens.host)) {
+        if stored.as_ref().map(Self::triple) != Some(tokens.triple()) {
             write(&path, &tokens)?;
         }
         Ok((tokens, Some(path)))
+    }
+
+    fn triple(&self) -> (&str, &str, &str) {
+        (&self.orchestrator, &self.host, &self.observer)
     }
 }
 
@@ -260,7 +272,8 @@ mod tests {
         assert_eq!(first.orchestrator.len(), 64);
         assert_ne!(first.orchestrator, first.host);
         let (again, _) = Tokens::resolve(&args(dir.path(), &[])).unwrap();
-        assert_eq!((again.orchestrator, again.host), (first.orchestrator, first.host));
+        assert_eq!(again.triple(), first.triple());
+        assert_ne!(first.observer, first.orchestrator);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -275,21 +288,53 @@ mod tests {
     #[test]
     fn given_tokens_win_and_must_differ() {
         let dir = tempfile::tempdir().unwrap();
-        let (tokens, kept) = Tokens::resolve(&args(
-            dir.path(),
-            &["--orchestrator-token", "o", "--host-token", "h"],
-        ))
-        .unwrap();
-        assert_eq!(
-            (tokens.orchestrator.as_str(), tokens.host.as_str(), kept),
-            ("o", "h", None)
-        );
+        let all = [
+            "--orchestrator-token",
+            "o",
+            "--host-token",
+            "h",
+            "--observer-token",
+            "w",
+        ];
+        let (tokens, kept) = Tokens::resolve(&args(dir.path(), &all)).unwrap();
+        assert_eq!((tokens.triple(), kept), (("o", "h", "w"), None));
         let err = Tokens::resolve(&args(
             dir.path(),
             &["--orchestrator-token", "same", "--host-token", "same"],
         ))
         .unwrap_err();
         assert!(err.to_string().contains("must differ"), "{err}");
+    }
+
+    #[test]
+    fn an_observer_token_is_generated_beside_given_ones_and_added_to_an_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tokens, kept) = Tokens::resolve(&args(
+            dir.path(),
+            &["--orchestrator-token", "o", "--host-token", "h"],
+        ))
+        .unwrap();
+        assert!(kept.is_some(), "the generated observer token is kept");
+        assert_eq!(tokens.observer.len(), 64);
+        let (again, _) = Tokens::resolve(&args(
+            dir.path(),
+            &["--orchestrator-token", "o", "--host-token", "h"],
+        ))
+        .unwrap();
+        assert_eq!(again.observer, tokens.observer);
+
+        let old = tempfile::tempdir().unwrap();
+        std::fs::write(
+            old.path().join(TOKENS_FILE),
+            r#"{"orchestrator":"o1","host":"h1"}"#,
+        )
+        .unwrap();
+        let (upgraded, _) = Tokens::resolve(&args(old.path(), &[])).unwrap();
+        assert_eq!(
+            (upgraded.orchestrator.as_str(), upgraded.host.as_str()),
+            ("o1", "h1")
+        );
+        assert_eq!(upgraded.observer.len(), 64);
     }
 
     #[test]

@@ -85,12 +85,15 @@ impl Confirmations {
         outcome
     }
 
-    /// A person's answer. `only_session` limits an observer to the session it watches.
+    /// A person's answer. `may_answer` says whether the answering peer may see the asked
+    /// session (an observer held to one session, a browser to the sessions bound to it);
+    /// `refused` says why not when it may not.
     pub fn answer(
         &self,
         request_id: &str,
         approved: bool,
-        only_session: Option<&str>,
+        may_answer: impl Fn(&str) -> bool,
+        refused: &str,
     ) -> Result<String, ActionError> {
         let mut pending = self.pending();
         let unknown = || {
@@ -100,11 +103,8 @@ impl Confirmations {
             )
         };
         let asked = pending.get(request_id).ok_or_else(unknown)?;
-        if only_session.is_some_and(|s| s != asked.session_id) {
-            return Err(ActionError::new(
-                ErrorCode::Forbidden,
-                "this observer may only answer confirmations of the session it joined for",
-            ));
+        if !may_answer(&asked.session_id) {
+            return Err(ActionError::new(ErrorCode::Forbidden, refused));
         }
         let asked = pending.remove(request_id).ok_or_else(unknown)?;
         let _ = asked.answer.send(approved);

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, Utc};
 use tether_protocol::messages::{Ack, ActionStarted, Message};
-use tether_protocol::{ActionError, ActionResult, Envelope, ErrorCode};
+use tether_protocol::{ActionError, ActionName, ActionResult, Envelope, ErrorCode};
 use tokio::time::Instant;
 
 use crate::host_link::{HostAnswer, Link};
@@ -87,6 +87,10 @@ fn not_connected(client_id: &str) -> ActionError {
 
 /// Waits for a person's approval when `--confirm` asks for it.
 async fn confirm(relay: &Relay, request: &Request, deadline: Instant) -> Result<(), ActionError> {
+    // Stopping is always allowed: a person must never have to approve an end (PROTOCOL.md §12).
+    if request.action_name == ActionName::SessionStop.as_str() {
+        return Ok(());
+    }
     let mode = relay.settings.confirm;
     let changed = relay.sessions.update(&request.session_id, |s| {
         s.needs_confirmation(mode).then(|| s.await_confirmation())

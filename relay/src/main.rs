@@ -51,7 +51,10 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
     }
     let (tokens, kept) = Tokens::resolve(&args)?;
     if let Some(path) = kept {
-        tracing::info!("tokens are kept in {} (orchestrator and host)", path.display());
+        tracing::info!(
+            "tokens are kept in {} (orchestrator, host and observer)",
+            path.display()
+        );
     }
     if !args.listen.ip().is_loopback() {
         tracing::warn!(

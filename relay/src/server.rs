@@ -11,7 +11,7 @@ use serde_json::json;
 use tether_protocol::messages::Catalog;
 use tether_protocol::{ActionError, ErrorCode};
 
-use crate::auth::{token_from, Orchestrator};
+use crate::auth::{token_from, Orchestrator, Reader};
 use crate::routes::{actions, artifacts, mcp, screen, sessions, twin};
 use crate::state::AppState;
 use crate::ws;
@@ -67,24 +67,24 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-async fn actions_json(_: Orchestrator, State(state): State<AppState>) -> impl IntoResponse {
+async fn actions_json(_: Reader, State(state): State<AppState>) -> impl IntoResponse {
     Json(Catalog {
         actions: state.catalog.to_vec(),
     })
 }
 
-async fn actions_md(_: Orchestrator, State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
+async fn actions_md(_: Reader, State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
     // The reader's own way to this relay, for ready-to-run curl lines.
     let body = catalog_md::render(state.catalog, &base_url(&headers));
     ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body)
 }
 
-async fn agent_md(_: Orchestrator, State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
+async fn agent_md(_: Reader, State(state): State<AppState>, headers: HeaderMap) -> impl IntoResponse {
     let body = agent_docs::render(state.catalog, &base_url(&headers));
     ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body)
 }
 
-async fn extension_list(_: Orchestrator, State(state): State<AppState>) -> impl IntoResponse {
+async fn extension_list(_: Reader, State(state): State<AppState>) -> impl IntoResponse {
     Json(state.clients())
 }
 

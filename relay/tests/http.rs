@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{start_relay, HOST, ORCHESTRATOR};
+use common::{start_relay, HOST, OBSERVER, ORCHESTRATOR};
 use serde_json::Value;
 use tether_relay::artifacts::Limits;
 
@@ -140,4 +140,41 @@ async fn the_agent_docs_say_how_to_connect_without_a_token_in_them() {
     assert!(md.contains("$TETHER_ORCHESTRATOR_TOKEN"));
     assert!(!md.contains(ORCHESTRATOR), "a token in the docs");
     assert!(md.contains("| `browser_snapshot` |"));
+}
+
+#[tokio::test]
+async fn the_observer_token_reads_and_binds_but_never_dispatches() {
+    let base = relay().await;
+    for route in [
+        "/api/actions",
+        "/api/extension/extension-list",
+        "/api/sessions/s1",
+        "/api/sessions/s1/screen.md",
+    ] {
+        let (status, body) = get(&format!("{base}{route}"), Some(OBSERVER)).await;
+        assert_ne!(status, 401, "{route}: {body}");
+        assert_ne!(status, 403, "{route}: {body}");
+    }
+    let http = reqwest::Client::new();
+    let bind = http
+        .post(format!("{base}/api/sessions/s1/bind"))
+        .bearer_auth(OBSERVER)
+        .json(&serde_json::json!({ "clientId": "nobody" }))
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(bind.status().as_u16(), 403, "an observer binds");
+    for (method, route) in [("POST", "/api/browser/action"), ("POST", "/mcp")] {
+        let response = http
+            .request(method.parse().unwrap(), format!("{base}{route}"))
+            .bearer_auth(OBSERVER)
+            .json(&serde_json::json!({ "sessionId": "s1", "actionName": "browser_tabs" }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 403, "{route}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["code"], "FORBIDDEN");
+        assert!(error["message"].as_str().unwrap().contains("observer"), "{error}");
+    }
 }

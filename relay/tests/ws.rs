@@ -243,7 +243,6 @@ async fn each_role_is_refused_the_other_roles_messages() {
         "twin.get",
         "subscribe",
         "session.get",
-        "browser_task.confirm",
     ] {
         send(
             &mut host,

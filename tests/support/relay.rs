@@ -20,11 +20,13 @@ use crate::{client, Harness};
 
 pub const ORCHESTRATOR: &str = "test-orchestrator-token";
 pub const HOST: &str = "test-host-token";
+pub const OBSERVER: &str = "test-observer-token";
 
 fn tokens() -> Tokens {
     Tokens {
         orchestrator: ORCHESTRATOR.into(),
         host: HOST.into(),
+        observer: OBSERVER.into(),
     }
 }
 

@@ -149,7 +149,7 @@ pub async fn download(
             // Hosts fetch the files an upload hands a page (browser_upload_file).
             let (parts, _) = request.into_parts();
             let token = auth::token_of(&parts);
-            let readers = [Role::Orchestrator, Role::Host];
+            let readers = [Role::Orchestrator, Role::Host, Role::Observer];
             if let Err(refusal) = auth::require_one_of(token, &state.tokens, &readers) {
                 return refusal.into_response();
             }

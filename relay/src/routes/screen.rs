@@ -18,7 +18,7 @@ use tether_protocol::actions::TabId;
 use tether_protocol::{ActionError, ActionName};
 
 use super::{bad_detail, DetailQuery};
-use crate::auth::Orchestrator;
+use crate::auth::Reader;
 use crate::dispatch;
 use crate::request::Request;
 use crate::state::AppState;
@@ -27,7 +27,7 @@ use crate::state::AppState;
 const LOOK_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub async fn get(
-    _: Orchestrator,
+    _: Reader,
     State(state): State<AppState>,
     Path(session_id): Path<String>,
     query: Result<Query<DetailQuery>, QueryRejection>,

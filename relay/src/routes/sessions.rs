@@ -18,7 +18,7 @@ use tether_protocol::messages::SessionState;
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::time::{interval_at, Instant, MissedTickBehavior};
 
-use crate::auth::Orchestrator;
+use crate::auth::Reader;
 use crate::events::{Event, Filter, Subscription};
 use crate::state::AppState;
 
@@ -27,7 +27,7 @@ fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Res
 }
 
 pub async fn bind(
-    _: Orchestrator,
+    _: Reader,
     State(state): State<AppState>,
     Path(session_id): Path<String>,
     body: Bytes,
@@ -49,7 +49,7 @@ pub async fn bind(
 }
 
 pub async fn get(
-    _: Orchestrator,
+    _: Reader,
     State(state): State<AppState>,
     Path(session_id): Path<String>,
 ) -> Json<SessionState> {
@@ -64,7 +64,7 @@ pub struct Resume {
 /// `GET /api/sessions/{id}/events`: `connection` first, then the session's events (after
 /// `Last-Event-ID` or `?from=`, when given), a `heartbeat` when idle, `stream_end` last.
 pub async fn events(
-    _: Orchestrator,
+    _: Reader,
     State(state): State<AppState>,
     Path(session_id): Path<String>,
     Query(query): Query<Resume>,

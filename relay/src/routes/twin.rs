@@ -9,12 +9,12 @@ use axum::Json;
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::{bad_detail, DetailQuery};
-use crate::auth::Orchestrator;
+use crate::auth::Reader;
 use crate::state::AppState;
 use crate::twin_md::{self, Browser};
 
 pub async fn get(
-    _: Orchestrator,
+    _: Reader,
     State(state): State<AppState>,
     Path(name): Path<String>,
     query: Result<Query<DetailQuery>, QueryRejection>,

@@ -62,6 +62,22 @@ pub fn handle(
             outbox.error(id, already_joined());
             return;
         }
+        // The browser's owner answers, from the extension, for sessions bound to it (§12).
+        Ok(Message::Confirm(confirmation)) => {
+            let bound =
+                |session: &str| state.sessions.client_of(session).as_deref() == Some(client_id.as_str());
+            let answered = state.confirmations.answer(
+                &confirmation.request_id,
+                confirmation.approved,
+                bound,
+                "a browser may only answer confirmations of the sessions bound to it",
+            );
+            match answered {
+                Ok(_) => outbox.reply(id, Message::Confirmed(confirmation)),
+                Err(error) => outbox.error(id, error),
+            };
+            return;
+        }
         Ok(other) => {
             outbox.error(
                 id,

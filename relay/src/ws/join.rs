@@ -12,13 +12,15 @@ use crate::ids::random_hex;
 use crate::outbox::Outbox;
 use crate::state::AppState;
 
-/// The token that may join as `role`. An observer (a web UI) is given the orchestrator's
-/// token by its orchestrator: the spec has no third token.
-fn token_role(role: Role) -> auth::Role {
-    match role {
-        Role::Host => auth::Role::Host,
-        Role::Orchestrator | Role::Observer => auth::Role::Orchestrator,
-    }
+/// Whether a token of `granted` may join as `role`: each role with its own token, and an
+/// observer with the orchestrator's too (its orchestrator may hand a UI its own token).
+fn may_join(granted: auth::Role, role: Role) -> bool {
+    matches!(
+        (granted, role),
+        (auth::Role::Host, Role::Host)
+            | (auth::Role::Orchestrator, Role::Orchestrator | Role::Observer)
+            | (auth::Role::Observer, Role::Observer)
+    )
 }
 
 /// Checks a `relay.join`, registers the peer and answers `relay.joined`.
@@ -47,13 +49,8 @@ pub fn join(
         ) => return Err(not_a_join(&kind)),
     };
     check_token(state, &join, upgrade_token)?;
+    // An observer that names a session watches that one only; without, every session.
     let session_id = join.session_id.clone().filter(|s| !s.is_empty());
-    if join.role == Role::Observer && session_id.is_none() {
-        return Err(ActionError::new(
-            ErrorCode::InvalidMessage,
-            "an observer's relay.join names the sessionId it watches",
-        ));
-    }
     let mut peer = Peer {
         role: join.role,
         connection_id: random_hex(16),
@@ -103,10 +100,10 @@ fn check_token(state: &AppState, join: &Join, upgrade_token: Option<&str>) -> Re
             ErrorCode::Unauthorized,
             "the token is not valid for this relay",
         )),
-        Some(granted) if granted != token_role(join.role) => Err(ActionError::new(
+        Some(granted) if !may_join(granted, join.role) => Err(ActionError::new(
             ErrorCode::Forbidden,
             format!(
-                "a {} token cannot join as {}",
+                "the {} token cannot join as {}",
                 granted.as_str(),
                 join.role.as_str()
             ),

@@ -1,6 +1,7 @@
-//! What an orchestrator sends (PROTOCOL.md §2.2), and the part of it an observer may send: an
-//! observer reads the events, state and twin of the session it joined for, and answers
-//! confirmations of that session; nothing else.
+//! What an orchestrator sends (PROTOCOL.md §2.2), and the part of it an observer may send
+//! (§12): an observer reads, binds and answers confirmations, never dispatches. One that
+//! joined for a session is held to that session (and its browser); one that named none may
+//! watch every session.
 
 use tether_protocol::messages::{
     Catalog, ClientRef, Confirmation, Empty, Message, Role, SessionRef, Subscribe, Subscribed, Unreadable,
@@ -64,7 +65,8 @@ pub async fn handle(
         Message::CatalogGet(_) => Ok(Message::Catalog(Catalog {
             actions: state.catalog.to_vec(),
         })),
-        Message::SessionBind(binding) => required("sessionId", &binding.session_id)
+        Message::SessionBind(binding) => session_id_of(peer, Some(binding.session_id.clone()))
+            .and_then(|_| required("sessionId", &binding.session_id))
             .and_then(|_| required("clientId", &binding.client_id))
             .and_then(|_| state.bind(&binding.session_id, &binding.client_id))
             .map(Message::SessionBound),
@@ -121,17 +123,16 @@ fn session_id_of(peer: &Peer, named: Option<String>) -> Result<String, ActionErr
     }
 }
 
-/// An observer may follow the browser of the session it watches, and no other.
+/// An observer that watches one session may follow its browser, and no other.
 fn check_observed_client(
     state: &AppState,
     peer: &Peer,
     client_id: &str,
     what: &str,
 ) -> Result<(), ActionError> {
-    if peer.role != Role::Observer {
+    let (Role::Observer, Some(own)) = (peer.role, peer.session_id.as_deref()) else {
         return Ok(());
-    }
-    let own = peer.session_id.as_deref().unwrap_or_default();
+    };
     if state.sessions.client_of(own).as_deref() != Some(client_id) {
         return Err(ActionError::new(
             ErrorCode::Forbidden,
@@ -159,14 +160,17 @@ fn confirm(state: &AppState, peer: &Peer, confirmation: Confirmation) -> Result<
         Role::Observer => peer.session_id.as_deref(),
         _ => None,
     };
-    state
-        .confirmations
-        .answer(&confirmation.request_id, confirmation.approved, only)?;
+    state.confirmations.answer(
+        &confirmation.request_id,
+        confirmation.approved,
+        |asked| only.is_none_or(|own| own == asked),
+        "this observer may only answer confirmations of the session it joined for",
+    )?;
     Ok(Message::Confirmed(confirmation))
 }
 
 /// Starts forwarding events to this peer: a session's (from after `from` in its log, when
-/// given), a browser's, or (orchestrators only) everything.
+/// given), a browser's, or everything (not for an observer held to one session).
 fn start_subscription(
     state: &AppState,
     outbox: &Outbox,
@@ -175,7 +179,7 @@ fn start_subscription(
     subscribe: Subscribe,
 ) -> Result<(), ActionError> {
     let session = match (peer.role, subscribe.session_id) {
-        (Role::Observer, named) => Some(session_id_of(peer, named)?),
+        (Role::Observer, named) if peer.session_id.is_some() => Some(session_id_of(peer, named)?),
         (_, Some(named)) => Some(required("sessionId", &named)?.to_owned()),
         (_, None) => None,
     };
