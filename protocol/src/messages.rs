@@ -179,6 +179,30 @@ pub struct ConfirmationRequest {
     pub summary: String,
 }
 
+/// The most characters an `agent.message` or `user.message` carries.
+pub const MAX_MESSAGE_CHARS: usize = 4_000;
+
+/// `agent.message` (what the agent tells the person) and `user.message` (what the person
+/// answers): words beside a session's actions (PROTOCOL.md §12).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMessage {
+    pub session_id: String,
+    pub text: String,
+}
+
+/// `progress`: an action that waits says it still does, at least once a second (seed 003).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    pub action_id: String,
+    pub session_id: String,
+    pub message: String,
+    /// 0-100, where the action knows how far it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<u8>,
+}
+
 /// `action.started`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -414,6 +438,9 @@ messages! {
     "browser_task.confirm" => Confirm(Confirmation) from [Orchestrator, Observer, Host];
     "browser_task.confirmed" => Confirmed(Confirmation) from [];
     "browser_task.confirmation_requested" => ConfirmationRequested(ConfirmationRequest) from [];
+    "agent.message" => AgentMessage(SessionMessage) from [Orchestrator];
+    "user.message" => UserMessage(SessionMessage) from [Observer, Host];
+    "progress" => Progress(Progress) from [];
     "client.online" => ClientOnline(ClientRef) from [];
     "client.offline" => ClientOffline(ClientRef) from [];
     "stream_end" => StreamEnd(StreamEnd) from [];

@@ -142,8 +142,8 @@ where
 }
 
 /// Extractor for routes that read or steer without dispatching (the session state, events,
-/// twins, Live Screens, binding a browser): orchestrators and observers.
-pub struct Reader;
+/// twins, Live Screens, binding a browser): orchestrators and observers. It says which.
+pub struct Reader(pub Role);
 
 impl<S> FromRequestParts<S> for Reader
 where
@@ -158,7 +158,7 @@ where
             &Tokens::from_ref(state),
             &[Role::Orchestrator, Role::Observer],
         )
-        .map(|_| Reader)
+        .map(Reader)
     }
 }
 

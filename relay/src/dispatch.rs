@@ -3,9 +3,10 @@
 //! its result, each bounded. Whatever happens ends in one [`ActionResult`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use tether_protocol::messages::{Ack, ActionStarted, Message};
+use tether_protocol::messages::{Ack, ActionStarted, Message, Progress};
 use tether_protocol::{ActionError, ActionName, ActionResult, Envelope, ErrorCode};
 use tokio::time::Instant;
 
@@ -165,6 +166,9 @@ async fn exchange(
         return Err(offline());
     }
     let ack_deadline = (Instant::now() + relay.settings.ack_timeout).min(deadline);
+    let waiting_for = waits_for(&request.action_name).filter(|_| !request.peek);
+    let sent = Instant::now();
+    let mut ticks = tokio::time::interval_at(sent + PROGRESS_EVERY, PROGRESS_EVERY);
     let mut acked = false;
     let mut on_ack = Some(on_ack);
     let outcome = loop {
@@ -184,6 +188,17 @@ async fn exchange(
                 }
             }
             result = &mut waiting.result => break result.map_err(|_| offline()),
+            _ = ticks.tick(), if waiting_for.is_some() => {
+                let what = waiting_for.unwrap_or_default();
+                let waited = sent.elapsed().as_secs_f64();
+                let progress = Progress {
+                    action_id: request.action_id.clone(),
+                    session_id: request.session_id.clone(),
+                    message: format!("{} {what} ({waited:.1} s)", request.action_name),
+                    progress: None,
+                };
+                relay.events.session_passing(&request.session_id, Message::Progress(progress));
+            }
             _ = tokio::time::sleep_until(ack_deadline), if !acked && ack_deadline < deadline => {
                 break Err(ActionError::new(
                     ErrorCode::AckTimeout,
@@ -216,6 +231,22 @@ async fn exchange(
         link.forget(&envelope_id);
     }
     outcome
+}
+
+/// How often an action that waits says so: "at least once a second" (PROTOCOL.md §12), with
+/// room for a busy scheduler.
+const PROGRESS_EVERY: Duration = Duration::from_millis(750);
+
+/// What an action that waits is waiting for, as its `progress` events say it.
+fn waits_for(action_name: &str) -> Option<&'static str> {
+    match action_name.parse().ok()? {
+        ActionName::SessionStart => Some("is opening the session's tab"),
+        ActionName::BrowserNavigate => Some("is waiting for the page to load"),
+        ActionName::BrowserWaitForLoaded => Some("is waiting for the page to finish loading"),
+        ActionName::BrowserWaitFor => Some("is waiting for its condition"),
+        ActionName::BrowserScroll => Some("is scrolling and waiting for more to load"),
+        _ => None,
+    }
 }
 
 /// The host's result, held to the request it answers.

@@ -95,6 +95,20 @@ impl Events {
         self.publish_session(session, direction, kind, Arc::new(payload), false);
     }
 
+    /// Hands a session event to its subscribers without logging it: it says how things stand
+    /// for the moment only (`progress`), so a replay has nothing to miss.
+    pub fn session_passing(&self, session: &str, event: Message) {
+        let (kind, payload) = event.split();
+        let _ = self.live.send(Arc::new(Event {
+            scope: Scope::Session(session.to_owned()),
+            index: None,
+            kind: kind.to_owned(),
+            payload: Arc::new(payload),
+            timestamp_ms: Utc::now().timestamp_millis(),
+            copy: false,
+        }));
+    }
+
     /// Publishes a browser's event, and copies it into each session bound to it.
     pub fn client(&self, client: &str, event: Message, sessions: &[String]) {
         let (kind, payload) = event.split();

@@ -30,6 +30,7 @@ pub mod session_log;
 pub mod sessions;
 pub mod shutdown;
 pub mod state;
+pub mod talk;
 pub mod twin;
 pub mod twin_md;
 pub mod ws;

@@ -54,6 +54,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/sessions/{session_id}", get(sessions::get))
         .route("/api/sessions/{session_id}/bind", post(sessions::bind))
+        .route("/api/sessions/{session_id}/messages", post(sessions::message))
         .route("/api/sessions/{session_id}/events", get(sessions::events))
         .route("/api/sessions/{session_id}/screen.md", get(screen::get))
         .route("/api/twin/{client_id}", get(twin::get))

@@ -8,7 +8,7 @@ use common::client::{
     connect, envelope, join, orchestrator, post_action, recv, recv_type, request, send, Ws,
 };
 use common::test_host::TestHost;
-use common::{start, OBSERVER, ORCHESTRATOR};
+use common::{start, HOST, OBSERVER, ORCHESTRATOR};
 use serde_json::{json, Value};
 use tether_relay::artifacts::Limits;
 use tether_relay::config::{ConfirmMode, Settings};
@@ -639,4 +639,121 @@ async fn a_subscriber_that_stops_reading_loses_nothing_and_costs_nothing_extra()
     }
     let expected: Vec<String> = (0..ACTIONS).map(|i| format!("a{i}")).collect();
     assert_eq!(results, expected);
+}
+
+#[tokio::test]
+async fn the_agent_and_the_person_talk_beside_the_actions() {
+    let (addr, _) = start(Settings::default(), Limits::default()).await;
+    let addr = addr.to_string();
+    let mut agent = orchestrator(&addr).await;
+    request(&mut agent, "subscribe", "s", json!({ "sessionId": "talk" })).await;
+    let mut person = connect(&addr).await;
+    send(&mut person, join("observer", OBSERVER)).await;
+    recv(&mut person).await;
+    request(&mut person, "subscribe", "s", json!({ "sessionId": "talk" })).await;
+    let mut sse = SseStream::open(&addr, "talk", None).await;
+
+    let said = json!({ "sessionId": "talk", "text": "I'll compare the two offers next" });
+    let receipt = request(&mut agent, "agent.message", "a1", said.clone()).await;
+    assert_eq!(receipt["type"], "agent.message", "{receipt}");
+    let heard = recv_type(&mut person, "agent.message").await;
+    assert_eq!(heard["payload"], said);
+
+    let answer = json!({ "sessionId": "talk", "text": "Take the cheaper one" });
+    request(&mut person, "user.message", "u1", answer.clone()).await;
+    assert_eq!(recv_type(&mut agent, "user.message").await["payload"], answer);
+    // The agent cannot speak for the person, nor the person for the agent.
+    let forged = request(&mut agent, "user.message", "u2", answer.clone()).await;
+    assert_eq!(forged["payload"]["code"], "FORBIDDEN");
+    let forged = request(&mut person, "agent.message", "a2", said.clone()).await;
+    assert_eq!(forged["payload"]["code"], "FORBIDDEN");
+
+    // Over HTTP, the token says who speaks; words are checked.
+    let http = reqwest::Client::new();
+    let url = format!("http://{addr}/api/sessions/talk/messages");
+    for (token, text, status, kind) in [
+        (
+            ORCHESTRATOR,
+            "Done with the first offer",
+            200,
+            Some("agent.message"),
+        ),
+        (OBSERVER, "Thanks", 200, Some("user.message")),
+        (OBSERVER, "   ", 400, None),
+        (HOST, "hello", 403, None),
+    ] {
+        let response = http
+            .post(&url)
+            .bearer_auth(token)
+            .json(&json!({ "text": text }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), status, "{text:?}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["type"].as_str(), kind, "{body}");
+    }
+    let long = "x".repeat(tether_protocol::messages::MAX_MESSAGE_CHARS + 1);
+    let response = http
+        .post(&url)
+        .bearer_auth(OBSERVER)
+        .json(&json!({ "text": long }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+
+    // Both are in the session's log, and on its SSE stream.
+    let mut kinds = Vec::new();
+    while kinds.len() < 4 {
+        let (event, _, _) = sse.next().await.expect("the stream goes on");
+        if event.ends_with(".message") {
+            kinds.push(event);
+        }
+    }
+    assert_eq!(
+        kinds,
+        ["agent.message", "user.message", "agent.message", "user.message"]
+    );
+}
+
+#[tokio::test]
+async fn an_action_that_waits_says_so_until_it_ends() {
+    let (addr, _) = start(Settings::default(), Limits::default()).await;
+    let addr = addr.to_string();
+    let mut host = TestHost::join(&addr, "slow-browser").await;
+    let mut watcher = connect(&addr).await;
+    send(&mut watcher, join("observer", OBSERVER)).await;
+    recv(&mut watcher).await;
+    request(&mut watcher, "subscribe", "s", json!({ "sessionId": "waits" })).await;
+    let navigating = tokio::spawn({
+        let addr = addr.clone();
+        async move {
+            let body = json!({ "sessionId": "waits", "actionName": "browser_navigate",
+                "params": { "tabId": 1, "url": "https://example.com/" } });
+            post_action(&addr, ORCHESTRATOR, body).await
+        }
+    });
+    let action = host.next_action().await;
+    host.ack(&action).await;
+    // The host holds its result until the person has been told twice that it still waits.
+    for _ in 0..2 {
+        let progress = recv_type(&mut watcher, "progress").await;
+        let p = &progress["payload"];
+        assert_eq!(p["actionId"], action["payload"]["actionId"]);
+        assert_eq!(p["sessionId"], "waits");
+        assert!(
+            p["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("browser_navigate is waiting"),
+            "{p}"
+        );
+    }
+    host.succeed(
+        &action,
+        json!({ "url": "https://example.com/", "status": "complete" }),
+    )
+    .await;
+    assert_eq!(navigating.await.unwrap().1["status"], "success");
 }

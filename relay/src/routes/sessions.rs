@@ -1,5 +1,6 @@
-//! Session routes (PROTOCOL.md §3): bind a session to a browser, read its state, and follow
-//! its events as Server-Sent Events, replayable from the session log.
+//! Session routes (PROTOCOL.md §3, §12): bind a session to a browser, read its state, say
+//! something beside its actions, and follow its events as Server-Sent Events, replayable from
+//! the session log.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -14,16 +15,50 @@ use chrono::Utc;
 use futures::Stream;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tether_protocol::messages::SessionState;
+use tether_protocol::messages::{Message, SessionMessage, SessionState};
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::time::{interval_at, Instant, MissedTickBehavior};
 
-use crate::auth::Reader;
+use crate::auth::{Reader, Role};
 use crate::events::{Event, Filter, Subscription};
 use crate::state::AppState;
+use crate::talk;
 
 fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
     (status, Json(ActionError::new(code, message))).into_response()
+}
+
+/// `POST /api/sessions/{id}/messages` `{ "text" }`: with the orchestrator's token, what the
+/// agent tells the person (`agent.message`); with an observer's, the person's answer
+/// (`user.message`). The message as published.
+pub async fn message(
+    Reader(role): Reader,
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let text = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v.get("text").and_then(Value::as_str).map(str::to_owned));
+    let Some(text) = text else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::InvalidMessage,
+            "the body must be {\"text\": \"...\"}",
+        );
+    };
+    let words = SessionMessage { session_id, text };
+    let message = match role {
+        Role::Orchestrator => Message::AgentMessage(words),
+        _ => Message::UserMessage(words),
+    };
+    match talk::say(&state, message) {
+        Ok(said) => {
+            let (kind, payload) = said.split();
+            Json(json!({ "type": kind, "payload": payload })).into_response()
+        }
+        Err(e) => (StatusCode::BAD_REQUEST, Json(e)).into_response(),
+    }
 }
 
 pub async fn bind(

@@ -62,6 +62,23 @@ pub fn handle(
             outbox.error(id, already_joined());
             return;
         }
+        // The browser's owner talks to the agents of the sessions bound to it (§12).
+        Ok(Message::UserMessage(words)) => {
+            let bound = state.sessions.client_of(&words.session_id).as_deref() == Some(client_id.as_str());
+            let said = if bound {
+                crate::talk::say(state, Message::UserMessage(words))
+            } else {
+                Err(ActionError::new(
+                    ErrorCode::Forbidden,
+                    "a browser may only write to the sessions bound to it",
+                ))
+            };
+            match said {
+                Ok(receipt) => outbox.reply(id, receipt),
+                Err(error) => outbox.error(id, error),
+            };
+            return;
+        }
         // The browser's owner answers, from the extension, for sessions bound to it (§12).
         Ok(Message::Confirm(confirmation)) => {
             let bound =

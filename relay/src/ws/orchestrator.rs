@@ -17,6 +17,7 @@ use crate::reply::Reply;
 use crate::request::{self, Request};
 use crate::scheduler;
 use crate::state::AppState;
+use crate::talk;
 
 pub async fn handle(
     state: &AppState,
@@ -70,6 +71,10 @@ pub async fn handle(
             .and_then(|_| required("clientId", &binding.client_id))
             .and_then(|_| state.bind(&binding.session_id, &binding.client_id))
             .map(Message::SessionBound),
+        Message::AgentMessage(_) => talk::say(state, message),
+        Message::UserMessage(ref words) => {
+            session_id_of(peer, Some(words.session_id.clone())).and_then(|_| talk::say(state, message))
+        }
         Message::Join(_) => Err(already_joined()),
         other => Err(ActionError::internal(format!(
             "{} is not handled here",
