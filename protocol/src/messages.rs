@@ -459,16 +459,25 @@ mod tests {
     fn each_role_sends_only_its_own_messages() {
         let bind = || frame("session.bind", json!({ "sessionId": "s", "clientId": "c" }));
         assert!(bind().read(Role::Orchestrator).is_ok());
+        assert!(bind().read(Role::Observer).is_ok());
+        let refused = bind().read(Role::Host).unwrap_err();
+        assert!(matches!(refused, Unreadable::NotYours { .. }));
+        let error = refused.error(Role::Host);
+        assert_eq!(error.code, ErrorCode::Forbidden);
+        assert!(
+            error.message.contains("sent by an orchestrator or an observer"),
+            "{}",
+            error.message
+        );
+        let act = || {
+            frame(
+                "browser_action",
+                json!({ "sessionId": "s", "actionName": "browser_tabs" }),
+            )
+        };
         for role in [Role::Host, Role::Observer] {
-            let refused = bind().read(role).unwrap_err();
-            assert!(matches!(refused, Unreadable::NotYours { .. }));
-            let error = refused.error(role);
-            assert_eq!(error.code, ErrorCode::Forbidden);
-            assert!(
-                error.message.contains("sent by an orchestrator"),
-                "{}",
-                error.message
-            );
+            let error = act().read(role).unwrap_err().error(role);
+            assert_eq!(error.code, ErrorCode::Forbidden, "{role:?}");
         }
         let joined = frame("relay.joined", json!({ "role": "host", "connectionId": "x" }));
         assert!(joined
