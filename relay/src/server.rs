@@ -12,7 +12,7 @@ use tether_protocol::messages::Catalog;
 use tether_protocol::{ActionError, ErrorCode};
 
 use crate::auth::{token_from, Orchestrator, Reader};
-use crate::routes::{actions, artifacts, mcp, screen, sessions, twin};
+use crate::routes::{actions, artifacts, console, mcp, screen, sessions, twin};
 use crate::state::AppState;
 use crate::ws;
 use crate::{agent_docs, catalog_md};
@@ -42,6 +42,10 @@ pub fn router(state: AppState) -> Router {
     // Uploads may be as large as the store accepts (axum's default is 2 MB).
     let upload_limit = usize::try_from(state.artifacts.limits().max_artifact_bytes).unwrap_or(usize::MAX);
     Router::new()
+        .route("/", get(console::index))
+        .route("/console.css", get(console::style))
+        .route("/console.js", get(console::script))
+        .route("/favicon.svg", get(console::icon))
         .route("/healthz", get(|| async { Json(json!({ "status": "ok" })) }))
         .route("/metrics", get(metrics))
         .route("/api/actions", get(actions_json))
@@ -52,6 +56,7 @@ pub fn router(state: AppState) -> Router {
             "/api/browser/action",
             post(actions::browser_action).layer(DefaultBodyLimit::max(state.settings.max_message_bytes)),
         )
+        .route("/api/sessions", get(sessions::list))
         .route("/api/sessions/{session_id}", get(sessions::get))
         .route("/api/sessions/{session_id}/bind", post(sessions::bind))
         .route("/api/sessions/{session_id}/messages", post(sessions::message))

@@ -367,6 +367,13 @@ impl Sessions {
         }
     }
 
+    /// Every session's `session.state`, by id (what a console shows when it opens).
+    pub fn all(&self) -> Vec<SessionState> {
+        let mut states: Vec<SessionState> = self.lock().values().map(Session::state).collect();
+        states.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+        states
+    }
+
     /// The sessions bound to a browser, sorted.
     pub fn bound_to(&self, client_id: &str) -> Vec<String> {
         let mut ids: Vec<String> = self

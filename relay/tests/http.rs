@@ -178,3 +178,31 @@ async fn the_observer_token_reads_and_binds_but_never_dispatches() {
         assert!(error["message"].as_str().unwrap().contains("observer"), "{error}");
     }
 }
+
+#[tokio::test]
+async fn the_console_is_served_without_a_token_and_keeps_to_this_relay() {
+    let base = relay().await;
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/console.js", "text/javascript"),
+        ("/console.css", "text/css"),
+    ] {
+        let response = reqwest::get(format!("{base}{path}")).await.unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{path}");
+        let headers = response.headers();
+        assert!(
+            headers["content-type"].to_str().unwrap().starts_with(kind),
+            "{path}"
+        );
+        let policy = headers["content-security-policy"].to_str().unwrap();
+        assert!(
+            policy.contains("default-src 'none'") && policy.contains("connect-src 'self'"),
+            "{policy}"
+        );
+        let body = response.text().await.unwrap();
+        assert!(
+            !body.contains(ORCHESTRATOR) && !body.contains(OBSERVER),
+            "a token in {path}"
+        );
+    }
+}

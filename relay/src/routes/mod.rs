@@ -2,6 +2,7 @@
 
 pub mod actions;
 pub mod artifacts;
+pub mod console;
 pub mod mcp;
 pub mod screen;
 pub mod sessions;

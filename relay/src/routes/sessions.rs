@@ -61,6 +61,11 @@ pub async fn message(
     }
 }
 
+/// `GET /api/sessions`: every session's state, for a console that opens after they began.
+pub async fn list(_: Reader, State(state): State<AppState>) -> Json<Value> {
+    Json(json!({ "sessions": state.sessions.all() }))
+}
+
 pub async fn bind(
     _: Reader,
     State(state): State<AppState>,

@@ -1,0 +1,298 @@
+// Tether's console: joins the relay as an observer over its own WebSocket and shows, live,
+// the browsers, the sessions with their actions, talk, screenshots and Live Screens, and the
+// confirmations a person must answer. The token stays in sessionStorage and goes only in the
+// join message and Authorization headers, never in a URL. Everything shown is set as text.
+
+const TOKEN_KEY = "tether.token";
+const KEEP_ACTIONS = 8;
+const KEEP_TALK = 6;
+
+const $ = (id) => document.getElementById(id);
+const state = { ws: null, token: null, clients: [], sessions: new Map(), asks: new Map(), nextId: 1 };
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+// ---- the connection ----------------------------------------------------------------------
+function connect(token) {
+  state.token = token;
+  $("connection").textContent = "Connecting…";
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${scheme}://${location.host}/ws`);
+  state.ws = ws;
+  let joined = false;
+  ws.addEventListener("open", () => send("relay.join", { role: "observer", token }, "join"));
+  ws.addEventListener("message", (event) => {
+    const envelope = JSON.parse(event.data);
+    if (!joined) {
+      if (envelope.type === "relay.joined") {
+        joined = true;
+        onJoined();
+      } else if (envelope.type === "error") {
+        refused(envelope.payload);
+      }
+      return;
+    }
+    onEnvelope(envelope);
+  });
+  ws.addEventListener("close", () => {
+    if (state.ws !== ws) return;
+    $("connection").textContent = joined ? "Disconnected from the relay; reload to reconnect." : $("connection").textContent;
+  });
+}
+
+function send(type, payload, id = `c${state.nextId++}`) {
+  state.ws.send(JSON.stringify({ v: "1", type, id, payload }));
+}
+
+function refused(error) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  state.ws.close();
+  state.ws = null;
+  const why = error.code === "UNAUTHORIZED" ? "That token is not valid for this relay." : error.message;
+  showSignIn(`${why} Check the token and try again.`);
+}
+
+async function onJoined() {
+  sessionStorage.setItem(TOKEN_KEY, state.token);
+  $("connection").textContent = "Connected";
+  $("sign-in").hidden = true;
+  $("board").hidden = false;
+  $("sign-out").hidden = false;
+  send("subscribe", {});
+  send("extension.list", {}, "list");
+  const listed = await api("/api/sessions");
+  for (const s of listed.sessions || []) upsertSession(s.sessionId, { state: s });
+  render();
+}
+
+async function api(path, options = {}) {
+  const response = await fetch(path, {
+    ...options,
+    headers: { Authorization: `Bearer ${state.token}`, "Content-Type": "application/json" },
+  });
+  return response.json();
+}
+
+// ---- what the relay says -------------------------------------------------------------------
+function onEnvelope({ type, payload }) {
+  switch (type) {
+    case "extension.list.result":
+      state.clients = payload.clients;
+      break;
+    case "client.online":
+    case "client.offline":
+      send("extension.list", {}, "list");
+      return;
+    case "session.state": {
+      const before = state.sessions.get(payload.sessionId);
+      // A session that took a browser changes that browser's list of sessions.
+      if (payload.clientId && (!before || before.state.clientId !== payload.clientId)) send("extension.list", {}, "list");
+      upsertSession(payload.sessionId, { state: payload });
+      break;
+    }
+    case "action.started":
+      upsertSession(payload.sessionId).actions.unshift({ id: payload.actionId, name: payload.actionName, running: true });
+      break;
+    case "browser_action.result":
+      finished(payload);
+      break;
+    case "progress":
+      upsertSession(payload.sessionId).progress = payload.message;
+      break;
+    case "agent.message":
+    case "user.message":
+      upsertSession(payload.sessionId).talk.push({ who: type === "agent.message" ? "agent" : "user", text: payload.text });
+      break;
+    case "browser_task.confirmation_requested":
+      state.asks.set(payload.requestId, payload);
+      break;
+    case "browser_task.confirmed":
+      state.asks.delete(payload.requestId);
+      break;
+    case "error":
+      showProblem(payload.message);
+      return;
+    default:
+      return;
+  }
+  render();
+}
+
+function upsertSession(id, changes = {}) {
+  let session = state.sessions.get(id);
+  if (!session) {
+    session = { id, state: { sessionId: id, status: "created" }, actions: [], talk: [], progress: "", shot: null, screen: null };
+    state.sessions.set(id, session);
+  }
+  Object.assign(session, changes);
+  return session;
+}
+
+function finished(result) {
+  const session = upsertSession(result.sessionId);
+  session.progress = "";
+  let action = session.actions.find((a) => a.id === result.actionId);
+  if (!action) session.actions.unshift((action = { id: result.actionId, name: result.actionName }));
+  action.running = false;
+  action.ok = result.status === "success";
+  action.ms = result.durationMs;
+  action.error = result.error ? `${result.error.code}: ${result.error.message}` : "";
+  session.actions.length = Math.min(session.actions.length, KEEP_ACTIONS);
+  const url = result.result && result.result.url;
+  if (action.ok && result.actionName === "browser_screenshot" && url) {
+    // The artifact on this relay, by path: the host may name the relay by another host name.
+    const at = new URL(url, location.href);
+    session.shot = at.pathname + at.search;
+  }
+}
+
+// ---- drawing -------------------------------------------------------------------------------
+function render() {
+  renderAsks();
+  renderSessions();
+  renderBrowsers();
+}
+
+function renderAsks() {
+  const list = $("ask-list");
+  list.replaceChildren();
+  for (const ask of state.asks.values()) {
+    const answer = (approved) => () => send("browser_task.confirm", { requestId: ask.requestId, approved });
+    list.append(
+      el("li", { class: "card", "data-request": ask.requestId },
+        el("p", {}, `Session ${ask.sessionId} wants to run `, el("strong", {}, ask.actionName), `: ${ask.summary}`),
+        el("div", { class: "row" },
+          el("button", { type: "button", class: "primary approve", onclick: answer(true) }, "Approve"),
+          el("button", { type: "button", class: "deny", onclick: answer(false) }, "Deny"))));
+  }
+  $("asks").hidden = state.asks.size === 0;
+}
+
+function renderSessions() {
+  const list = $("session-list");
+  list.replaceChildren();
+  $("no-sessions").hidden = state.sessions.size > 0;
+  for (const session of state.sessions.values()) list.append(sessionCard(session));
+}
+
+function sessionCard(session) {
+  const { status, clientId } = session.state;
+  const card = el("article", { class: "card session", "data-session": session.id },
+    el("div", { class: "row" },
+      el("h3", {}, session.id),
+      el("span", { class: `status ${status}` }, status.replaceAll("_", " ")),
+      el("span", { class: "quiet" }, clientId ? `on ${clientId}` : "no browser yet")));
+  if (!clientId && status !== "completed") card.append(picker(session));
+  if (session.progress) card.append(el("p", { class: "progress" }, session.progress));
+  const actions = el("ul", { class: "actions" });
+  for (const a of session.actions) {
+    const kind = a.running ? "running" : a.ok ? "ok" : "failed";
+    const line = el("li", { class: kind, "data-action": a.id }, a.name);
+    if (!a.running) line.append(el("span", { class: "quiet" }, ` ${a.ms} ms`));
+    if (a.error) line.append(el("div", { class: "error" }, a.error));
+    actions.append(line);
+  }
+  card.append(actions);
+  if (session.talk.length) {
+    const talk = el("ul", { class: "talk" });
+    for (const t of session.talk.slice(-KEEP_TALK)) talk.append(el("li", { class: t.who }, t.text));
+    card.append(talk);
+  }
+  if (session.shot) card.append(el("img", { class: "shot", src: session.shot, alt: `The last screenshot of ${session.id}` }));
+  const look = el("button", { type: "button", onclick: () => toggleScreen(session) }, session.screen === null ? "Live Screen" : "Hide Live Screen");
+  card.append(el("div", { class: "row" }, look));
+  if (session.screen !== null) card.append(el("pre", { class: "screen" }, session.screen));
+  card.append(sayBox(session));
+  return card;
+}
+
+function picker(session) {
+  const online = state.clients.filter((c) => c.online);
+  if (online.length === 0) return el("p", { class: "quiet" }, "No browser is online to run it.");
+  const select = el("select", { "aria-label": `Browser for ${session.id}` });
+  for (const c of online) select.append(el("option", { value: c.clientId }, describe(c)));
+  const use = () => send("session.bind", { sessionId: session.id, clientId: select.value });
+  return el("div", { class: "row" }, select, el("button", { type: "button", onclick: use }, "Use this browser"));
+}
+
+function sayBox(session) {
+  const input = el("input", { type: "text", placeholder: "Tell the agent…", "aria-label": `Message to the agent of ${session.id}` });
+  const say = (event) => {
+    event.preventDefault();
+    const text = input.value.trim();
+    if (text) send("user.message", { sessionId: session.id, text });
+    input.value = "";
+  };
+  return el("form", { class: "say", onsubmit: say }, input, el("button", { type: "submit" }, "Send"));
+}
+
+async function toggleScreen(session) {
+  if (session.screen !== null) {
+    session.screen = null;
+  } else {
+    const response = await fetch(`/api/sessions/${encodeURIComponent(session.id)}/screen.md`, {
+      headers: { Authorization: `Bearer ${state.token}` },
+    });
+    session.screen = await response.text();
+  }
+  render();
+}
+
+function describe(client) {
+  const meta = client.meta || {};
+  const what = [meta.browser, meta.mode, meta.hostname].filter(Boolean).join(", ");
+  return what ? `${client.clientId} (${what})` : client.clientId;
+}
+
+function renderBrowsers() {
+  const list = $("browser-list");
+  list.replaceChildren();
+  $("no-browsers").hidden = state.clients.length > 0;
+  for (const c of state.clients) {
+    const sessions = c.sessions.length ? `sessions: ${c.sessions.join(", ")}` : "no session";
+    list.append(el("li", { class: "card", "data-client": c.clientId },
+      el("div", { class: "row" }, el("h3", {}, describe(c)), el("span", { class: `status ${c.online ? "ongoing" : ""}` }, c.online ? "online" : "offline")),
+      el("p", { class: "quiet sessions-of" }, sessions)));
+  }
+}
+
+function showProblem(message) {
+  $("connection").textContent = message;
+}
+
+function showSignIn(error) {
+  $("sign-in").hidden = false;
+  $("board").hidden = true;
+  $("sign-out").hidden = true;
+  $("connection").textContent = "Not connected";
+  $("sign-in-error").hidden = !error;
+  $("sign-in-error").textContent = error || "";
+}
+
+// ---- start ---------------------------------------------------------------------------------
+$("token-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const token = $("token").value.trim();
+  $("token").value = "";
+  if (token) connect(token);
+});
+$("sign-out").addEventListener("click", () => {
+  sessionStorage.removeItem(TOKEN_KEY);
+  if (state.ws) state.ws.close();
+  state.ws = null;
+  state.sessions.clear();
+  state.asks.clear();
+  showSignIn("");
+});
+const kept = sessionStorage.getItem(TOKEN_KEY);
+if (kept) connect(kept);
+document.body.dataset.ready = "true";

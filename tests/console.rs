@@ -1,0 +1,238 @@
+//! The console at `GET /` (PROTOCOL.md §12) in a real headless Chromium, driven over raw CDP
+//! the way a person would use it: a token typed in, actions of a real worker appearing live,
+//! confirmations approved and denied by clicks. The page must log no error and make no
+//! request beyond the relay, and never put the token in a URL.
+//!
+//! `TETHER_DOC_SHOTS=1` also writes `docs/console.png` (the README links it).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tether_host::cdp::connection::CdpConnection;
+use tether_relay::artifacts::Limits;
+use tether_relay::config::{ConfirmMode, Settings};
+use tether_tests::cdp::RawSession;
+use tether_tests::relay::{TestRelay, OBSERVER};
+use tether_tests::run_worker;
+
+const JOIN_WITHIN: Duration = Duration::from_secs(20);
+
+/// Waits in the page (bounded) until `selector` matches a shown element; its text.
+fn shown(selector: &str) -> String {
+    shown_with(selector, "")
+}
+
+/// The same, until the element's text also holds `text`.
+fn shown_with(selector: &str, text: &str) -> String {
+    format!(
+        r#"new Promise((resolve, reject) => {{
+            const limit = setTimeout(() => reject(new Error("not shown: " + {sel})), 20000);
+            const check = () => {{
+                const found = document.querySelector({sel});
+                if (found && !found.closest("[hidden]") && found.textContent.includes({text})) {{
+                    clearTimeout(limit); watch.disconnect(); resolve(found.textContent);
+                }}
+            }};
+            const watch = new MutationObserver(check);
+            watch.observe(document, {{ subtree: true, childList: true, attributes: true, characterData: true }});
+            check();
+        }})"#,
+        sel = serde_json::to_string(selector).unwrap(),
+        text = serde_json::to_string(text).unwrap()
+    )
+}
+
+/// A person's click in the middle of the element.
+async fn click(page: &RawSession<'_>, selector: &str) {
+    page.eval_checked(&shown(selector)).await;
+    let sel = serde_json::to_string(selector).unwrap();
+    let at = page
+        .eval_checked(&format!(
+            "(() => {{ const r = document.querySelector({sel}).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+        ))
+        .await;
+    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+    for kind in ["mousePressed", "mouseReleased"] {
+        let event = json!({ "type": kind, "x": x, "y": y, "button": "left", "clickCount": 1 });
+        page.call("Input.dispatchMouseEvent", event).await;
+    }
+}
+
+/// Clicks a field and types `text` into it.
+async fn type_into(page: &RawSession<'_>, selector: &str, text: &str) {
+    click(page, selector).await;
+    page.call("Input.insertText", json!({ "text": text })).await;
+}
+
+/// What the page did that it must not: errors logged or thrown, requests beyond the relay.
+#[derive(Default)]
+struct Misdeeds(Vec<String>);
+
+fn watch(
+    cdp: &CdpConnection,
+    session: String,
+    origin: String,
+    seen: Arc<Mutex<Misdeeds>>,
+    urls: Arc<Mutex<Vec<String>>>,
+) {
+    let mut events = cdp.subscribe();
+    tokio::spawn(async move {
+        while let Ok(event) = events.recv().await {
+            if event.session_id.as_deref() != Some(&session) {
+                continue;
+            }
+            let p = &event.params;
+            let wrong = match event.method.as_str() {
+                "Runtime.exceptionThrown" => Some(format!("threw: {}", p["exceptionDetails"])),
+                "Runtime.consoleAPICalled" if p["type"] == "error" => {
+                    Some(format!("console.error: {}", p["args"]))
+                }
+                "Log.entryAdded" if p["entry"]["level"] == "error" => Some(format!("logged: {}", p["entry"])),
+                "Network.requestWillBeSent" => {
+                    let url = p["request"]["url"].as_str().unwrap_or_default().to_owned();
+                    urls.lock().unwrap().push(url.clone());
+                    let ours = url.starts_with(&origin) || url.starts_with(&origin.replacen("http", "ws", 1));
+                    (!ours).then(|| format!("a request beyond the relay: {url}"))
+                }
+                _ => None,
+            };
+            if let Some(wrong) = wrong {
+                seen.lock().unwrap().0.push(wrong);
+            }
+        }
+    });
+}
+
+#[test]
+fn a_person_follows_and_approves_actions_in_the_console() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let settings = Settings {
+            confirm: ConfirmMode::Every,
+            ..Settings::default()
+        };
+        let relay = TestRelay::start_configured(data.path(), None, settings, Limits::default());
+        let _worker = relay.start_worker(h, "console-worker");
+        relay.wait_online("console-worker", JOIN_WITHIN).await;
+
+        let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
+        let target = cdp
+            .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
+            .await
+            .unwrap();
+        let page = RawSession::attach(&cdp, &target["targetId"]).await;
+        let (misdeeds, urls) = (Arc::default(), Arc::default());
+        let origin = relay.http("");
+        watch(
+            &cdp,
+            page.session.clone(),
+            origin.clone(),
+            Arc::clone(&misdeeds),
+            Arc::clone(&urls),
+        );
+        for domain in ["Runtime.enable", "Log.enable", "Network.enable", "Page.enable"] {
+            page.call(domain, json!({})).await;
+        }
+        page.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": false }),
+        )
+        .await;
+        page.call("Page.navigate", json!({ "url": relay.http("/") }))
+            .await;
+        page.eval_checked(&shown("body[data-ready]")).await;
+
+        // A wrong token is refused, clearly.
+        type_into(&page, "#token", "not-the-token").await;
+        click(&page, "#token-form button").await;
+        let error = page.eval_checked(&shown("#sign-in-error")).await;
+        assert!(error.as_str().unwrap().contains("not valid"), "{error}");
+
+        type_into(&page, "#token", OBSERVER).await;
+        click(&page, "#token-form button").await;
+        page.eval_checked(&shown("#board")).await;
+        let browsers = page.eval_checked(&shown("[data-client='console-worker']")).await;
+        assert!(browsers.as_str().unwrap().contains("online"), "{browsers}");
+
+        // An agent starts a session: the person approves it, and sees it run.
+        let url = h.url("/fixtures/snapshot.html");
+        let starting = tokio::spawn({
+            let relay_url = relay.http("/api/browser/action");
+            async move {
+                post(
+                    &relay_url,
+                    json!({ "sessionId": "shop", "actionName": "session_start", "params": { "url": url } }),
+                )
+                .await
+            }
+        });
+        let ask = page.eval_checked(&shown("#ask-list [data-request]")).await;
+        assert!(ask.as_str().unwrap().contains("session_start"), "{ask}");
+        click(&page, "#ask-list .approve").await;
+        let started = starting.await.unwrap();
+        assert_eq!(started["status"], "success", "{started}");
+        let done = page
+            .eval_checked(&shown("[data-session='shop'] .actions li.ok"))
+            .await;
+        assert!(done.as_str().unwrap().contains("session_start"), "{done}");
+        page.eval_checked(&shown_with("[data-client='console-worker'] .sessions-of", "shop"))
+            .await;
+
+        // The next one the person denies; the agent gets USER_DENIED, and the page says so.
+        let tab = started["result"]["tabId"].clone();
+        let shooting = tokio::spawn({
+            let relay_url = relay.http("/api/browser/action");
+            async move {
+                post(&relay_url, json!({ "sessionId": "shop", "actionName": "browser_screenshot", "params": { "tabId": tab } })).await
+            }
+        });
+        page.eval_checked(&shown("#ask-list [data-request]")).await;
+        click(&page, "#ask-list .deny").await;
+        assert_eq!(shooting.await.unwrap()["error"]["code"], "USER_DENIED");
+        let failed = page
+            .eval_checked(&shown("[data-session='shop'] .actions li.failed"))
+            .await;
+        assert!(failed.as_str().unwrap().contains("USER_DENIED"), "{failed}");
+
+        if std::env::var_os("TETHER_DOC_SHOTS").is_some() {
+            let shot = page
+                .call("Page.captureScreenshot", json!({ "format": "png" }))
+                .await;
+            let png = base64::Engine::decode(
+                &base64::engine::general_purpose::STANDARD,
+                shot["data"].as_str().unwrap(),
+            )
+            .unwrap();
+            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/console.png"), png).unwrap();
+        }
+        let misdeeds = std::mem::take(&mut misdeeds.lock().unwrap().0);
+        assert!(misdeeds.is_empty(), "{misdeeds:#?}");
+        let urls = urls.lock().unwrap().clone();
+        assert!(
+            urls.iter().all(|u| !u.contains(OBSERVER)),
+            "the token went into a URL: {urls:?}"
+        );
+        cdp.call(
+            None,
+            "Target.closeTarget",
+            json!({ "targetId": target["targetId"] }),
+        )
+        .await
+        .unwrap();
+    });
+}
+
+/// `POST /api/browser/action` with the orchestrator's token; the result payload.
+async fn post(url: &str, body: Value) -> Value {
+    reqwest::Client::new()
+        .post(url)
+        .bearer_auth(tether_tests::relay::ORCHESTRATOR)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
