@@ -8,12 +8,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tether_host::cdp::connection::CdpConnection;
 use tether_relay::artifacts::Limits;
 use tether_relay::config::{ConfirmMode, Settings};
 use tether_tests::cdp::RawSession;
-use tether_tests::relay::{TestRelay, OBSERVER};
+use tether_tests::client::post_action;
+use tether_tests::relay::{TestRelay, OBSERVER, ORCHESTRATOR};
 use tether_tests::run_worker;
 
 const JOIN_WITHIN: Duration = Duration::from_secs(20);
@@ -157,15 +158,12 @@ fn a_person_follows_and_approves_actions_in_the_console() {
 
         // An agent starts a session: the person approves it, and sees it run.
         let url = h.url("/fixtures/snapshot.html");
+        let addr = relay.addr.to_string();
         let starting = tokio::spawn({
-            let relay_url = relay.http("/api/browser/action");
-            async move {
-                post(
-                    &relay_url,
-                    json!({ "sessionId": "shop", "actionName": "session_start", "params": { "url": url } }),
-                )
-                .await
-            }
+            let addr = addr.clone();
+            let body =
+                json!({ "sessionId": "shop", "actionName": "session_start", "params": { "url": url } });
+            async move { post_action(&addr, ORCHESTRATOR, body).await.1 }
         });
         let ask = page.eval_checked(&shown("#ask-list [data-request]")).await;
         assert!(ask.as_str().unwrap().contains("session_start"), "{ask}");
@@ -182,10 +180,8 @@ fn a_person_follows_and_approves_actions_in_the_console() {
         // The next one the person denies; the agent gets USER_DENIED, and the page says so.
         let tab = started["result"]["tabId"].clone();
         let shooting = tokio::spawn({
-            let relay_url = relay.http("/api/browser/action");
-            async move {
-                post(&relay_url, json!({ "sessionId": "shop", "actionName": "browser_screenshot", "params": { "tabId": tab } })).await
-            }
+            let body = json!({ "sessionId": "shop", "actionName": "browser_screenshot", "params": { "tabId": tab } });
+            async move { post_action(&addr, ORCHESTRATOR, body).await.1 }
         });
         page.eval_checked(&shown("#ask-list [data-request]")).await;
         click(&page, "#ask-list .deny").await;
@@ -221,18 +217,4 @@ fn a_person_follows_and_approves_actions_in_the_console() {
         .await
         .unwrap();
     });
-}
-
-/// `POST /api/browser/action` with the orchestrator's token; the result payload.
-async fn post(url: &str, body: Value) -> Value {
-    reqwest::Client::new()
-        .post(url)
-        .bearer_auth(tether_tests::relay::ORCHESTRATOR)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }
