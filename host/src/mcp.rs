@@ -17,7 +17,6 @@ use rmcp::ServiceExt;
 use serde_json::{json, Value};
 use tether_mcp::{Browser, McpSessions};
 use tether_protocol::actions::ArtifactRef;
-use tether_protocol::result::ActionHeader;
 use tether_protocol::{ActionError, ActionName, ActionResult};
 
 use crate::cdp::worker::WorkerTransport;
@@ -162,16 +161,9 @@ impl ThroughRelay {
 impl Browser for ThroughRelay {
     async fn act(&self, session_id: &str, action: ActionName, params: Value) -> ActionResult {
         let body = json!({ "sessionId": session_id, "actionName": action, "params": params });
-        self.post(&body).await.unwrap_or_else(|error| {
-            let now = chrono::Utc::now();
-            let header = ActionHeader {
-                action_id: String::new(),
-                action_name: action.as_str().to_owned(),
-                session_id: session_id.to_owned(),
-                client_id: String::new(),
-            };
-            ActionResult::new(header, now, now, Err(error))
-        })
+        self.post(&body)
+            .await
+            .unwrap_or_else(|error| ActionResult::unsent(session_id, action.as_str(), error))
     }
 
     async fn artifact(&self, artifact: &ArtifactRef) -> Result<Vec<u8>, ActionError> {

@@ -71,6 +71,19 @@ impl ActionResult {
         }
     }
 
+    /// The result of an action that never reached a browser: its caller could not hand it on
+    /// (a relay out of reach, a refused token). No action id, no browser.
+    pub fn unsent(session_id: &str, action_name: &str, error: ActionError) -> Self {
+        let now = Utc::now();
+        let header = ActionHeader {
+            action_id: String::new(),
+            action_name: action_name.to_owned(),
+            session_id: session_id.to_owned(),
+            client_id: String::new(),
+        };
+        Self::new(header, now, now, Err(error))
+    }
+
     pub fn is_success(&self) -> bool {
         self.status == ResultStatus::Success
     }

@@ -97,16 +97,13 @@ impl Browser for RelayBrowser {
         let parsed = match Request::accept(wire) {
             Ok(parsed) => parsed,
             // Only an empty session id is no action at all, and MCP sessions are never empty.
-            Err(error) => return refused(session_id, action, error),
+            Err(error) => return ActionResult::unsent(session_id, action.as_str(), error),
         };
         let (tx, rx) = oneshot::channel();
         scheduler::submit(&self.0, parsed, Reply::Channel(tx));
         rx.await.unwrap_or_else(|_| {
-            refused(
-                session_id,
-                action,
-                ActionError::internal("the relay lost this action's result"),
-            )
+            let lost = ActionError::internal("the relay lost this action's result");
+            ActionResult::unsent(session_id, action.as_str(), lost)
         })
     }
 
@@ -119,15 +116,4 @@ impl Browser for RelayBrowser {
             ))),
         }
     }
-}
-
-fn refused(session_id: &str, action: ActionName, error: ActionError) -> ActionResult {
-    let now = chrono::Utc::now();
-    let header = tether_protocol::result::ActionHeader {
-        action_id: String::new(),
-        action_name: action.as_str().to_owned(),
-        session_id: session_id.to_owned(),
-        client_id: String::new(),
-    };
-    ActionResult::new(header, now, now, Err(error))
 }
