@@ -191,6 +191,22 @@ fn a_person_follows_and_approves_actions_in_the_console() {
             .await;
         assert!(failed.as_str().unwrap().contains("USER_DENIED"), "{failed}");
 
+        // On a narrow window (a phone), the page reflows to one column: nothing sticks out.
+        page.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": 390, "height": 800, "deviceScaleFactor": 1, "mobile": false }),
+        )
+        .await;
+        let overflow = page
+            .eval_checked("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            .await;
+        assert_eq!(overflow, 0, "the page is wider than a 390 px window");
+        page.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": false }),
+        )
+        .await;
+
         if std::env::var_os("TETHER_DOC_SHOTS").is_some() {
             let shot = page
                 .call("Page.captureScreenshot", json!({ "format": "png" }))
