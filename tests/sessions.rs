@@ -197,6 +197,29 @@ fn the_control_ui_is_a_forbidden_target_even_when_the_page_walks_into_it() {
 }
 
 #[test]
+fn the_browser_owners_blocked_sites_are_refused() {
+    run(|h| async move {
+        let s = "blocked-sites";
+        let tab = h.start(s, "/fixtures/form.html").await;
+        h.block_sites(&["*://127.0.0.1/fixtures/article.html"]).await;
+        let article = h.url("/fixtures/article.html");
+        let e = h
+            .fails_with(
+                ErrorCode::ForbiddenTarget,
+                s,
+                "browser_navigate",
+                json!({ "tabId": tab, "url": article }),
+            )
+            .await;
+        assert!(e.message.contains("blocked sites"), "{}", e.message);
+        // The owner unblocks it: the same navigation goes through.
+        h.block_sites(&[]).await;
+        h.ok(s, "browser_navigate", json!({ "tabId": tab, "url": article }))
+            .await;
+    });
+}
+
+#[test]
 fn a_failed_session_start_leaves_no_tab_behind() {
     run_worker(|h| async move {
         let e = h

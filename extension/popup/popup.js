@@ -23,11 +23,19 @@ async function refresh() {
     list.append(item);
   }
   if (state.sessions.length === 0) list.append(Object.assign(document.createElement("li"), { textContent: "none" }));
+  const unreadable = state.unreadableSites ?? [];
+  if (unreadable.length) show($("blocked-state"), false, unreadable.join("; "));
+  else if (state.host) show($("blocked-state"), true, `${(state.blockedSites ?? []).length} blocked`);
 }
 
 $("evaluate").addEventListener("change", (event) => saveSettings({ allowEvaluate: event.target.checked }));
+$("save-blocked").addEventListener("click", () => {
+  const sites = $("blocked").value.split("\n").map((line) => line.trim()).filter(Boolean);
+  saveSettings({ blockedSites: sites });
+});
 loadSettings().then((settings) => {
   $("evaluate").checked = settings.allowEvaluate;
+  $("blocked").value = settings.blockedSites.join("\n");
 });
 
 $("stop").addEventListener("click", async () => {

@@ -9,7 +9,7 @@ import * as bridge from "./debugger_bridge.js";
 import { loadSettings, watchSettings } from "./settings.js";
 
 /** What the host last said about the relay and the sessions, for the popup. */
-let hostStatus = { relay: "unknown", clientId: null, sessions: [], allowEvaluate: false };
+let hostStatus = { relay: "unknown", clientId: null, sessions: [], allowEvaluate: false, blockedSites: [], unreadableSites: [] };
 
 const calls = {
   "tabs.create": tabOps.createTab,
@@ -33,7 +33,7 @@ const host = new HostPort({
     syncTwin();
   },
   onDisconnect: (why) => {
-    hostStatus = { relay: "unknown", clientId: hostStatus.clientId, sessions: [], allowEvaluate: false };
+    hostStatus = { relay: "unknown", clientId: hostStatus.clientId, sessions: [], allowEvaluate: false, blockedSites: [], unreadableSites: [] };
     console.warn("tether: the host port closed:", why);
   },
 });
@@ -65,6 +65,8 @@ async function handle(message) {
         clientId: message.clientId,
         sessions: message.sessions ?? [],
         allowEvaluate: message.allowEvaluate === true,
+        blockedSites: message.blockedSites ?? [],
+        unreadableSites: message.unreadableSites ?? [],
       };
       break;
     case "pong":

@@ -1,12 +1,15 @@
 // What the browser's owner sets in the popup, kept in chrome.storage.local: whether agents may
-// run their own JavaScript in pages (browser_evaluate), off unless turned on.
+// run their own JavaScript in pages (browser_evaluate), off unless turned on; and the sites no
+// action may touch (Chrome match patterns, one per line in the popup), which the host refuses
+// with FORBIDDEN_TARGET.
 
-const DEFAULTS = { allowEvaluate: false };
+const DEFAULTS = { allowEvaluate: false, blockedSites: [] };
 
 /** The settings as stored, defaults filled in. */
 export async function loadSettings() {
   const stored = await chrome.storage.local.get(DEFAULTS);
-  return { allowEvaluate: stored.allowEvaluate === true };
+  const sites = Array.isArray(stored.blockedSites) ? stored.blockedSites.filter((s) => typeof s === "string") : [];
+  return { allowEvaluate: stored.allowEvaluate === true, blockedSites: sites };
 }
 
 export async function saveSettings(settings) {

@@ -2,10 +2,11 @@
 //! and the control UI's pages, given as Chrome match patterns (`https://app.example.com/*`,
 //! `*://*.example.com/*`), like an extension's `externally_connectable.matches`), and whether
 //! an agent's own JavaScript may run (`browser_evaluate`, off unless the browser's owner
-//! allows it; docs/security.md says why).
+//! allows it; docs/security.md says why). The browser's owner may also block sites of their
+//! own (match patterns set in the extension, PROTOCOL.md §12), refused the same way.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use url::Url;
 
@@ -26,6 +27,8 @@ pub struct Policy {
     patterns: Vec<MatchPattern>,
     /// Shared by the policy's clones: in extension mode the owner changes it while the host runs.
     evaluate: Arc<AtomicBool>,
+    /// The owner's blocked sites, shared the same way.
+    blocked: Arc<RwLock<Vec<MatchPattern>>>,
 }
 
 impl Policy {
@@ -37,8 +40,32 @@ impl Policy {
             .collect::<Result<_, _>>()?;
         Ok(Self {
             patterns,
-            evaluate: Arc::default(),
+            ..Self::default()
         })
+    }
+
+    /// Sets the browser owner's blocked sites; the patterns that are not match patterns are
+    /// left out, and answered with why.
+    pub fn set_blocked_sites<S: AsRef<str>>(&self, patterns: &[S]) -> Vec<String> {
+        let (mut blocked, mut wrong) = (Vec::new(), Vec::new());
+        for pattern in patterns
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|p| !p.trim().is_empty())
+        {
+            match MatchPattern::parse(pattern.trim()) {
+                Ok(parsed) => blocked.push(parsed),
+                Err(why) => wrong.push(why),
+            }
+        }
+        *self.blocked.write().unwrap_or_else(|p| p.into_inner()) = blocked;
+        wrong
+    }
+
+    /// The owner's blocked sites as they were given.
+    pub fn blocked_sites(&self) -> Vec<String> {
+        let blocked = self.blocked.read().unwrap_or_else(|p| p.into_inner());
+        blocked.iter().map(|p| p.source.clone()).collect()
     }
 
     /// Whether `browser_evaluate` may run the agent's JavaScript.
@@ -62,9 +89,16 @@ impl Policy {
             ));
         }
         let parsed = Url::parse(url).ok()?;
-        self.patterns.iter().find(|p| p.matches(&parsed)).map(|p| {
-            format!(
+        if let Some(p) = self.patterns.iter().find(|p| p.matches(&parsed)) {
+            return Some(format!(
                 "{url} belongs to the control UI (matches {}); Tether never acts on it",
+                p.source
+            ));
+        }
+        let blocked = self.blocked.read().unwrap_or_else(|p| p.into_inner());
+        blocked.iter().find(|p| p.matches(&parsed)).map(|p| {
+            format!(
+                "{url} is on this browser's blocked sites (matches {}): its owner does not let Tether act there",
                 p.source
             )
         })
@@ -153,6 +187,24 @@ fn glob(pattern: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_owners_blocked_sites_are_refused_and_bad_patterns_named() {
+        let policy = Policy::new(&["https://console.example/*"]).unwrap();
+        let copy = policy.clone();
+        let wrong = policy.set_blocked_sites(&["*://*.bank.example/*", "bank", " "]);
+        assert_eq!(wrong.len(), 1, "{wrong:?}");
+        assert!(wrong[0].contains("\"bank\""), "{wrong:?}");
+        let why = copy.refusal("https://www.bank.example/login").unwrap();
+        assert!(why.contains("blocked sites"), "{why}");
+        assert!(copy
+            .refusal("https://console.example/x")
+            .unwrap()
+            .contains("control UI"));
+        assert_eq!(copy.blocked_sites(), ["*://*.bank.example/*"]);
+        policy.set_blocked_sites::<&str>(&[]);
+        assert!(copy.refusal("https://www.bank.example/login").is_none());
+    }
 
     #[test]
     fn internal_pages_are_always_refused() {

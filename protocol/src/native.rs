@@ -30,6 +30,9 @@ pub enum FromExtension {
         /// May agents run their own JavaScript in pages (`browser_evaluate`)? Off unless set.
         #[serde(default)]
         allow_evaluate: bool,
+        /// Sites no action may touch (Chrome match patterns): `FORBIDDEN_TARGET`.
+        #[serde(default)]
+        blocked_sites: Vec<String>,
     },
     #[serde(rename = "full_state_sync")]
     FullStateSync { payload: FullState },
@@ -93,6 +96,12 @@ pub struct HostStatus {
     /// Whether the host lets `browser_evaluate` run, as the owner's setting made it.
     #[serde(default)]
     pub allow_evaluate: bool,
+    /// The owner's blocked sites the host applies.
+    #[serde(default)]
+    pub blocked_sites: Vec<String>,
+    /// The owner's blocked sites it could not read, each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable_sites: Vec<String>,
 }
 
 /// A session the host drives, with its tabs.

@@ -255,6 +255,25 @@ impl ExtensionBrowser {
             .expect("the host applied the owner's setting");
     }
 
+    /// Sets the owner's blocked sites as the popup does (chrome.storage), and waits (bounded)
+    /// until the host reports it applies them.
+    pub async fn block_sites(&self, patterns: &[&str]) {
+        let (cdp, service_worker) = self.service_worker().await;
+        let worker = RawSession {
+            cdp: &cdp,
+            session: service_worker,
+        };
+        let sites = serde_json::to_string(patterns).unwrap();
+        let applied = format!(
+            "chrome.storage.local.set({{ blockedSites: {sites} }}).then(() => new Promise(done => {{ \
+               const check = () => JSON.stringify(tetherState().blockedSites) === JSON.stringify({sites}) ? done(true) : setTimeout(check, 10); check(); }}))"
+        );
+        let wait = worker.eval_checked(&applied);
+        tokio::time::timeout(JOIN_WITHIN, wait)
+            .await
+            .expect("the host applied the owner's blocked sites");
+    }
+
     /// The pids of `tether-host` processes this Chromium started for the extension.
     pub fn host_pids(&self) -> Vec<i32> {
         let origin = format!("chrome-extension://{EXTENSION_ID}/");

@@ -332,6 +332,18 @@ impl Harness {
         }
     }
 
+    /// Sets the browser owner's blocked sites: the worker's policy, or the extension's popup
+    /// setting (waiting until the host applied it).
+    pub async fn block_sites(&self, patterns: &[&str]) {
+        match &self.driver {
+            Driver::Worker(worker) => {
+                let wrong = worker.engine.policy().set_blocked_sites(patterns);
+                assert!(wrong.is_empty(), "{wrong:?}");
+            }
+            Driver::Extension(browser) => browser.block_sites(patterns).await,
+        }
+    }
+
     /// Puts a file in the artifact store as an orchestrator would, for browser_upload_file: in
     /// worker mode a file of the artifact folder (its id is its name), in extension mode a
     /// named upload to the relay. Its artifact id.

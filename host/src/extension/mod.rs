@@ -129,6 +129,7 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
         engine: engine.clone(),
         client_id: client_id.clone(),
         relay: Arc::default(),
+        unreadable_sites: Arc::default(),
     };
     let on_link = {
         let status = status.clone();
@@ -232,9 +233,19 @@ fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &Exten
             extension_version,
             user_agent,
         } => tracing::info!(extension_version, user_agent, "extension says hello"),
-        FromExtension::Settings { allow_evaluate } => {
-            tracing::info!(allow_evaluate, "the browser's owner changed Tether's settings");
-            status.engine.policy().set_allow_evaluate(allow_evaluate);
+        FromExtension::Settings {
+            allow_evaluate,
+            blocked_sites,
+        } => {
+            tracing::info!(
+                allow_evaluate,
+                ?blocked_sites,
+                "the browser's owner changed Tether's settings"
+            );
+            let policy = status.engine.policy();
+            policy.set_allow_evaluate(allow_evaluate);
+            let unreadable = policy.set_blocked_sites(&blocked_sites);
+            *status.unreadable_sites.lock().unwrap_or_else(|p| p.into_inner()) = unreadable;
             status.send();
         }
         FromExtension::StopAll => {
@@ -252,6 +263,8 @@ struct Status {
     engine: Arc<Engine>,
     client_id: String,
     relay: Arc<std::sync::atomic::AtomicBool>,
+    /// The owner's blocked sites that are not match patterns, with why: the popup shows them.
+    unreadable_sites: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Status {
@@ -268,6 +281,12 @@ impl Status {
             client_id: self.client_id.clone(),
             sessions,
             allow_evaluate: self.engine.policy().allows_evaluate(),
+            blocked_sites: self.engine.policy().blocked_sites(),
+            unreadable_sites: self
+                .unreadable_sites
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
         }));
     }
 
