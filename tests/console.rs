@@ -14,57 +14,11 @@ use tether_relay::artifacts::Limits;
 use tether_relay::config::{ConfirmMode, Settings};
 use tether_tests::cdp::RawSession;
 use tether_tests::client::post_action;
+use tether_tests::person::{click, shown, shown_with, type_into};
 use tether_tests::relay::{TestRelay, OBSERVER, ORCHESTRATOR};
 use tether_tests::run_worker;
 
 const JOIN_WITHIN: Duration = Duration::from_secs(20);
-
-/// Waits in the page (bounded) until `selector` matches a shown element; its text.
-fn shown(selector: &str) -> String {
-    shown_with(selector, "")
-}
-
-/// The same, until the element's text also holds `text`.
-fn shown_with(selector: &str, text: &str) -> String {
-    format!(
-        r#"new Promise((resolve, reject) => {{
-            const limit = setTimeout(() => reject(new Error("not shown: " + {sel})), 20000);
-            const check = () => {{
-                const found = document.querySelector({sel});
-                if (found && !found.closest("[hidden]") && found.textContent.includes({text})) {{
-                    clearTimeout(limit); watch.disconnect(); resolve(found.textContent);
-                }}
-            }};
-            const watch = new MutationObserver(check);
-            watch.observe(document, {{ subtree: true, childList: true, attributes: true, characterData: true }});
-            check();
-        }})"#,
-        sel = serde_json::to_string(selector).unwrap(),
-        text = serde_json::to_string(text).unwrap()
-    )
-}
-
-/// A person's click in the middle of the element.
-async fn click(page: &RawSession<'_>, selector: &str) {
-    page.eval_checked(&shown(selector)).await;
-    let sel = serde_json::to_string(selector).unwrap();
-    let at = page
-        .eval_checked(&format!(
-            "(() => {{ const r = document.querySelector({sel}).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
-        ))
-        .await;
-    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
-    for kind in ["mousePressed", "mouseReleased"] {
-        let event = json!({ "type": kind, "x": x, "y": y, "button": "left", "clickCount": 1 });
-        page.call("Input.dispatchMouseEvent", event).await;
-    }
-}
-
-/// Clicks a field and types `text` into it.
-async fn type_into(page: &RawSession<'_>, selector: &str, text: &str) {
-    click(page, selector).await;
-    page.call("Input.insertText", json!({ "text": text })).await;
-}
 
 /// What the page did that it must not: errors logged or thrown, requests beyond the relay.
 #[derive(Default)]

@@ -19,7 +19,11 @@ async function refresh() {
   list.replaceChildren();
   for (const session of state.sessions) {
     const item = document.createElement("li");
-    item.textContent = `${session.sessionId}: tabs ${session.tabs.join(", ") || "none"}`;
+    item.dataset.session = session.sessionId;
+    const stop = Object.assign(document.createElement("button"), { type: "button", className: "stop-one", textContent: "Stop" });
+    stop.title = `Stop ${session.sessionId}: its running action ends, its tabs stay open`;
+    stop.addEventListener("click", () => chrome.runtime.sendMessage({ type: "popup.stop_session", sessionId: session.sessionId }).then(refresh));
+    item.append(`${session.sessionId}: tabs ${session.tabs.join(", ") || "none"} `, stop);
     list.append(item);
   }
   if (state.sessions.length === 0) list.append(Object.assign(document.createElement("li"), { textContent: "none" }));

@@ -45,12 +45,17 @@ export function watch(emit) {
 
 /** Detaches from every tab; returns the tabs it left. */
 export async function detachAll(emit) {
-  const tabs = [...attached];
+  return detachTabs([...attached], emit);
+}
+
+/** Detaches from `tabs` (those attached) because the person stopped them; returns them. */
+export async function detachTabs(tabs, emit) {
+  const leaving = tabs.filter((tabId) => attached.has(tabId));
   // chrome.debugger.onDetach does not fire for our own detach: tell the host ourselves, and
   // first, so the commands the detach cuts short fail with the reason.
-  for (const tabId of tabs) emit({ type: "cdp.detached", tabId, reason: "stopped_by_user" });
-  await Promise.all(tabs.map((tabId) => detach({ tabId }).catch(() => {})));
-  return tabs;
+  for (const tabId of leaving) emit({ type: "cdp.detached", tabId, reason: "stopped_by_user" });
+  await Promise.all(leaving.map((tabId) => detach({ tabId }).catch(() => {})));
+  return leaving;
 }
 
 export function attachedTabs() {

@@ -82,6 +82,14 @@ async function stopAll() {
   return tabs;
 }
 
+/** The person's "Stop" on one session: its tabs are let go, and the host ends it. */
+async function stopSession(sessionId) {
+  const session = hostStatus.sessions.find((s) => s.sessionId === sessionId);
+  const tabs = await bridge.detachTabs(session ? session.tabs : [], (event) => host.send(event));
+  host.send({ type: "stop_session", sessionId });
+  return tabs;
+}
+
 function popupState() {
   return { host: host.connected, hostError: host.lastError, ...hostStatus, attachedTabs: bridge.attachedTabs() };
 }
@@ -89,6 +97,9 @@ function popupState() {
 chrome.runtime.onMessage.addListener((message, _sender, reply) => {
   if (message?.type === "popup.state") {
     reply(popupState());
+  } else if (message?.type === "popup.stop_session" && typeof message.sessionId === "string") {
+    stopSession(message.sessionId).then((tabs) => reply({ stopped: tabs }));
+    return true; // answers asynchronously
   } else if (message?.type === "popup.stop_all") {
     stopAll().then((tabs) => reply({ stopped: tabs }));
     return true; // answers asynchronously

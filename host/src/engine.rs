@@ -231,13 +231,21 @@ impl Engine {
     pub fn stop_all(&self) -> Vec<String> {
         let ids: Vec<String> = self.session_list().into_iter().map(|(id, _)| id).collect();
         for id in &ids {
-            // The guard must be gone before forget() takes the lock again.
-            let ended = self.tabs.owners().end(id);
-            for tab in ended.map(|s| s.tabs).unwrap_or_default() {
-                self.tabs.forget(tab);
-            }
+            self.stop_session(id);
         }
         ids
+    }
+
+    /// The user's "Stop" on one session: it ends here (its tabs stay open, no longer driven).
+    /// Whether it was running.
+    pub fn stop_session(&self, session_id: &str) -> bool {
+        // The guard must be gone before forget() takes the lock again.
+        let ended = self.tabs.owners().end(session_id);
+        let was = ended.is_some();
+        for tab in ended.map(|s| s.tabs).unwrap_or_default() {
+            self.tabs.forget(tab);
+        }
+        was
     }
 }
 

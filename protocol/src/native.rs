@@ -65,9 +65,17 @@ pub enum FromExtension {
     /// The person pressed "Stop all" in the extension.
     #[serde(rename = "stop_all")]
     StopAll,
+    /// The person pressed a session's "Stop" in the extension: that session ends here (the
+    /// extension has already detached its tabs with [`STOPPED_BY_USER`]).
+    #[serde(rename = "stop_session")]
+    StopSession { session_id: String },
     #[serde(rename = "ping")]
     Ping,
 }
+
+/// The reason the extension gives when the person stopped a tab's driving ("Stop", "Stop
+/// all"): the action it cuts short ends `USER_DENIED`.
+pub const STOPPED_BY_USER: &str = "stopped_by_user";
 
 fn unknown() -> String {
     "unknown".into()

@@ -15,6 +15,7 @@ pub mod client;
 pub mod extension;
 pub mod fixtures;
 pub mod mcp;
+pub mod person;
 pub mod process;
 pub mod relay;
 pub mod timing;
@@ -107,6 +108,16 @@ where
             std::panic::resume_unwind(e.into_panic());
         }
     });
+}
+
+/// Runs one test body in extension mode only, for what only the user's browser has (the
+/// extension's own pages).
+pub fn run_extension<F, Fut>(test: F)
+where
+    F: Fn(&'static Harness) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    run_in(Mode::Extension, &test);
 }
 
 /// Runs one test body on the shared runtime, with a shared value made once per binary: the
@@ -206,6 +217,14 @@ impl Harness {
         match &self.driver {
             Driver::Worker(worker) => worker,
             Driver::Extension(_) => panic!("this test needs worker mode: run it with run_worker"),
+        }
+    }
+
+    /// What only extension mode has; a test that needs it runs with [`run_extension`].
+    pub fn extension(&self) -> &ExtensionBrowser {
+        match &self.driver {
+            Driver::Extension(browser) => browser,
+            Driver::Worker(_) => panic!("this test needs extension mode: run it with run_extension"),
         }
     }
 

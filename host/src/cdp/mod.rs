@@ -69,8 +69,12 @@ pub enum CdpError {
 
 impl From<CdpError> for ActionError {
     fn from(e: CdpError) -> Self {
-        let code = match e {
+        let code = match &e {
             CdpError::TabGone(_) => ErrorCode::TabNotFound,
+            // The browser's owner pressed Stop: a person said no, not a browser failure.
+            CdpError::Detached { reason, .. } if reason == tether_protocol::native::STOPPED_BY_USER => {
+                ErrorCode::UserDenied
+            }
             CdpError::TooLarge { .. } => ErrorCode::PayloadTooLarge,
             _ => ErrorCode::CdpError,
         };

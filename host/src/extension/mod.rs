@@ -248,6 +248,15 @@ fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &Exten
             *status.unreadable_sites.lock().unwrap_or_else(|p| p.into_inner()) = unreadable;
             status.send();
         }
+        FromExtension::StopSession { session_id } => {
+            let stopped = status.engine.stop_session(&session_id);
+            tracing::warn!(
+                session_id,
+                stopped,
+                "the user stopped a session from the extension"
+            );
+            status.send();
+        }
         FromExtension::StopAll => {
             let stopped = status.engine.stop_all();
             tracing::warn!(?stopped, "the user stopped every session from the extension");

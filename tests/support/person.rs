@@ -1,0 +1,71 @@
+//! A person at a page, over raw CDP: waits (bounded, in the page) for what is shown, clicks
+//! in the middle of an element with real mouse events, and types with real input. For the
+//! pages Tether serves people (the console, the extension's popup), which Tether's own
+//! actions must never touch.
+
+use serde_json::json;
+
+use crate::cdp::RawSession;
+
+/// Waits in the page (bounded) until `selector` matches a shown element; its text.
+pub fn shown(selector: &str) -> String {
+    shown_with(selector, "")
+}
+
+/// The same, until the element's text also holds `text`.
+pub fn shown_with(selector: &str, text: &str) -> String {
+    format!(
+        r#"new Promise((resolve, reject) => {{
+            const limit = setTimeout(() => reject(new Error("not shown: " + {sel})), 20000);
+            const check = () => {{
+                const found = document.querySelector({sel});
+                if (found && !found.closest("[hidden]") && found.textContent.includes({text})) {{
+                    clearTimeout(limit); watch.disconnect(); resolve(found.textContent);
+                }}
+            }};
+            const watch = new MutationObserver(check);
+            watch.observe(document, {{ subtree: true, childList: true, attributes: true, characterData: true }});
+            check();
+        }})"#,
+        sel = serde_json::to_string(selector).unwrap(),
+        text = serde_json::to_string(text).unwrap()
+    )
+}
+
+/// Waits in the page (bounded) until nothing matches `selector`.
+pub fn gone(selector: &str) -> String {
+    format!(
+        r#"new Promise((resolve, reject) => {{
+            const limit = setTimeout(() => reject(new Error("still there: " + {sel})), 20000);
+            const check = () => {{
+                if (!document.querySelector({sel})) {{ clearTimeout(limit); watch.disconnect(); resolve(true); }}
+            }};
+            const watch = new MutationObserver(check);
+            watch.observe(document, {{ subtree: true, childList: true }});
+            check();
+        }})"#,
+        sel = serde_json::to_string(selector).unwrap()
+    )
+}
+
+/// A person's click in the middle of the element.
+pub async fn click(page: &RawSession<'_>, selector: &str) {
+    page.eval_checked(&shown(selector)).await;
+    let sel = serde_json::to_string(selector).unwrap();
+    let at = page
+        .eval_checked(&format!(
+            "(() => {{ const r = document.querySelector({sel}).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+        ))
+        .await;
+    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+    for kind in ["mousePressed", "mouseReleased"] {
+        let event = json!({ "type": kind, "x": x, "y": y, "button": "left", "clickCount": 1 });
+        page.call("Input.dispatchMouseEvent", event).await;
+    }
+}
+
+/// Clicks a field and types `text` into it.
+pub async fn type_into(page: &RawSession<'_>, selector: &str, text: &str) {
+    click(page, selector).await;
+    page.call("Input.insertText", json!({ "text": text })).await;
+}
