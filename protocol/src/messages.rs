@@ -179,6 +179,16 @@ pub struct ConfirmationRequest {
     pub summary: String,
 }
 
+/// `client.settings`: what the browser's owner asks of the relay for this browser (§12).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientSettings {
+    /// Every action on this browser waits for a person's approval, whatever `--confirm` says;
+    /// the request also goes to this browser, for its owner to answer.
+    #[serde(default)]
+    pub confirm_every_action: bool,
+}
+
 /// The most characters an `agent.message` or `user.message` carries.
 pub const MAX_MESSAGE_CHARS: usize = 4_000;
 
@@ -441,6 +451,7 @@ messages! {
     "agent.message" => AgentMessage(SessionMessage) from [Orchestrator];
     "user.message" => UserMessage(SessionMessage) from [Observer, Host];
     "progress" => Progress(Progress) from [];
+    "client.settings" => ClientSettings(ClientSettings) from [Host];
     "client.online" => ClientOnline(ClientRef) from [];
     "client.offline" => ClientOffline(ClientRef) from [];
     "stream_end" => StreamEnd(StreamEnd) from [];

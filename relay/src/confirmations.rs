@@ -7,11 +7,12 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 use tether_protocol::messages::{ConfirmationRequest, Message};
-use tether_protocol::{ActionError, ErrorCode};
+use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::events::Events;
+use crate::outbox::Outbox;
 use crate::request::Request;
 use crate::session_log::Direction;
 use crate::shutdown::{Phase, Shutdown};
@@ -31,13 +32,15 @@ impl Confirmations {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Asks the session's subscribers and waits for an answer until `deadline`.
+    /// Asks the session's subscribers (and `owner`, the browser whose owner asked to approve
+    /// its actions) and waits for an answer until `deadline`.
     pub async fn ask(
         &self,
         events: &Events,
         shutdown: &Shutdown,
         request: &Request,
         deadline: Instant,
+        owner: Option<&Outbox>,
     ) -> Result<bool, ActionError> {
         let request_id = format!("confirm-{}", crate::ids::random_hex(8));
         let (answer, answered) = oneshot::channel();
@@ -55,6 +58,9 @@ impl Confirmations {
             action_id: request.action_id.clone(),
             summary: summary(&request.action_name, &request.params),
         };
+        if let Some(owner) = owner {
+            owner.send(Envelope::of(Message::ConfirmationRequested(asking.clone())));
+        }
         events.session(
             &request.session_id,
             Direction::Out,

@@ -10,6 +10,7 @@ use tether_protocol::messages::{Ack, ActionStarted, Message, Progress};
 use tether_protocol::{ActionError, ActionName, ActionResult, Envelope, ErrorCode};
 use tokio::time::Instant;
 
+use crate::config::ConfirmMode;
 use crate::host_link::{HostAnswer, Link};
 use crate::request::Request;
 use crate::session_log::Direction;
@@ -27,7 +28,7 @@ pub async fn run(relay: &Relay, request: &Request, on_ack: impl FnOnce()) -> Act
         Ok(chosen) => chosen,
         Err((client, error)) => return request.failed(client.as_deref(), started, error),
     };
-    if let Err(error) = confirm(relay, request, deadline).await {
+    if let Err(error) = confirm(relay, request, (&client_id, &link), deadline).await {
         return request.failed(Some(&client_id), started, error);
     }
     begin(relay, request, &client_id, started);
@@ -86,13 +87,24 @@ fn not_connected(client_id: &str) -> ActionError {
     )
 }
 
-/// Waits for a person's approval when `--confirm` asks for it.
-async fn confirm(relay: &Relay, request: &Request, deadline: Instant) -> Result<(), ActionError> {
+/// Waits for a person's approval when `--confirm`, or the owner of the chosen browser, asks
+/// for it; an owner who asks is asked on their browser too.
+async fn confirm(
+    relay: &Relay,
+    request: &Request,
+    (client_id, link): (&str, &Link),
+    deadline: Instant,
+) -> Result<(), ActionError> {
     // Stopping is always allowed: a person must never have to approve an end (PROTOCOL.md §12).
     if request.action_name == ActionName::SessionStop.as_str() {
         return Ok(());
     }
-    let mode = relay.settings.confirm;
+    let owner_asks = relay.registry.confirms_every_action(client_id);
+    let mode = if owner_asks {
+        ConfirmMode::Every
+    } else {
+        relay.settings.confirm
+    };
     let changed = relay.sessions.update(&request.session_id, |s| {
         s.needs_confirmation(mode).then(|| s.await_confirmation())
     });
@@ -102,7 +114,13 @@ async fn confirm(relay: &Relay, request: &Request, deadline: Instant) -> Result<
     relay.publish_state(changed);
     let approved = relay
         .confirmations
-        .ask(&relay.events, &relay.shutdown, request, deadline)
+        .ask(
+            &relay.events,
+            &relay.shutdown,
+            request,
+            deadline,
+            owner_asks.then_some(&link.outbox),
+        )
         .await?;
     if !approved {
         return Err(ActionError::new(

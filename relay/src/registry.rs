@@ -16,6 +16,8 @@ struct Client {
     meta: Value,
     link: Option<Link>,
     last_seen: DateTime<Utc>,
+    /// The owner asks to approve every action on this browser (`client.settings`).
+    confirm_every_action: bool,
 }
 
 #[derive(Default)]
@@ -35,10 +37,25 @@ impl Registry {
             meta: Value::Null,
             link: None,
             last_seen: Utc::now(),
+            confirm_every_action: false,
         });
         client.meta = meta;
+        // A new connection says its settings again; until then, the relay's own rule holds.
+        client.confirm_every_action = false;
         client.last_seen = Utc::now();
         client.link.replace(link)
+    }
+
+    /// The owner's `client.settings` for a browser.
+    pub fn set_confirm_every_action(&self, client_id: &str, every: bool) {
+        if let Some(client) = self.lock().get_mut(client_id) {
+            client.confirm_every_action = every;
+        }
+    }
+
+    /// Whether the owner of a browser approves each of its actions.
+    pub fn confirms_every_action(&self, client_id: &str) -> bool {
+        self.lock().get(client_id).is_some_and(|c| c.confirm_every_action)
     }
 
     /// Marks the host offline, unless a newer connection has replaced this one.

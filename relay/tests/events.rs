@@ -757,3 +757,45 @@ async fn an_action_that_waits_says_so_until_it_ends() {
     .await;
     assert_eq!(navigating.await.unwrap().1["status"], "success");
 }
+
+#[tokio::test]
+async fn a_browsers_owner_may_approve_every_action_on_it_whatever_the_relay_says() {
+    let (addr, _) = start(Settings::default(), Limits::default()).await;
+    let addr = addr.to_string();
+    let mut owner = TestHost::join(&addr, "careful-browser").await;
+    let ask = |every: bool| json!({ "v": "1", "type": "client.settings", "id": "cs", "payload": { "confirmEveryAction": every } });
+    send(&mut owner.ws, ask(true)).await;
+    assert_eq!(recv(&mut owner.ws).await["type"], "client.settings");
+
+    for approved in [true, false] {
+        let acting = tokio::spawn({
+            let addr = addr.clone();
+            async move { post_action(&addr, ORCHESTRATOR, click("owned")).await.1 }
+        });
+        // The request reaches the browser itself, for its owner to answer there.
+        let asked = recv_type(&mut owner.ws, "browser_task.confirmation_requested").await;
+        assert_eq!(asked["payload"]["actionName"], "browser_click");
+        let answer = json!({ "v": "1", "type": "browser_task.confirm", "id": "a",
+            "payload": { "requestId": asked["payload"]["requestId"], "approved": approved } });
+        send(&mut owner.ws, answer).await;
+        if approved {
+            let action = owner.next_action().await;
+            owner.ack(&action).await;
+            owner.succeed(&action, json!({ "clicked": true })).await;
+            assert_eq!(acting.await.unwrap()["status"], "success");
+        } else {
+            assert_eq!(acting.await.unwrap()["error"]["code"], "USER_DENIED");
+        }
+    }
+
+    // The owner stops asking: actions go straight to the browser again.
+    send(&mut owner.ws, ask(false)).await;
+    let acting = tokio::spawn({
+        let addr = addr.clone();
+        async move { post_action(&addr, ORCHESTRATOR, click("owned")).await.1 }
+    });
+    let action = owner.next_action().await;
+    owner.ack(&action).await;
+    owner.succeed(&action, json!({ "clicked": true })).await;
+    assert_eq!(acting.await.unwrap()["status"], "success");
+}

@@ -62,6 +62,16 @@ pub fn handle(
             outbox.error(id, already_joined());
             return;
         }
+        // The browser's owner asks to approve every action on it, or no longer (§12).
+        Ok(Message::ClientSettings(settings)) => {
+            state
+                .registry
+                .set_confirm_every_action(&client_id, settings.confirm_every_action);
+            if id.is_some() {
+                outbox.reply(id, Message::ClientSettings(settings));
+            }
+            return;
+        }
         // The browser's owner talks to the agents of the sessions bound to it (§12).
         Ok(Message::UserMessage(words)) => {
             let bound = state.sessions.client_of(&words.session_id).as_deref() == Some(client_id.as_str());
