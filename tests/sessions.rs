@@ -2,14 +2,10 @@
 //! keep a session off tabs and pages that are not its own.
 
 use serde_json::json;
-use std::time::Duration;
 use tether_host::cdp::{BrowserEvent, Transport};
 use tether_protocol::ErrorCode;
 
-use tether_tests::cdp::RawSession;
-use tether_tests::extension::EXTENSION_ID;
-use tether_tests::person::{click, gone, shown_with};
-use tether_tests::{run, run_extension, run_worker, CONTROL_UI_PATH};
+use tether_tests::{run, run_worker, CONTROL_UI_PATH};
 
 #[test]
 fn session_start_opens_a_background_tab_and_returns_once_committed() {
@@ -198,99 +194,6 @@ fn the_control_ui_is_a_forbidden_target_even_when_the_page_walks_into_it() {
                 .await;
             assert!(e.message.contains("control UI"), "{}", e.message);
         }
-    });
-}
-
-#[test]
-fn the_browser_owners_blocked_sites_are_refused() {
-    run(|h| async move {
-        let s = "blocked-sites";
-        let tab = h.start(s, "/fixtures/form.html").await;
-        h.block_sites(&["*://127.0.0.1/fixtures/article.html"]).await;
-        let article = h.url("/fixtures/article.html");
-        let e = h
-            .fails_with(
-                ErrorCode::ForbiddenTarget,
-                s,
-                "browser_navigate",
-                json!({ "tabId": tab, "url": article }),
-            )
-            .await;
-        assert!(e.message.contains("blocked sites"), "{}", e.message);
-        // The owner unblocks it: the same navigation goes through.
-        h.block_sites(&[]).await;
-        h.ok(s, "browser_navigate", json!({ "tabId": tab, "url": article }))
-            .await;
-    });
-}
-
-#[test]
-fn the_owner_stops_one_session_from_the_extensions_popup() {
-    run_extension(|h| async move {
-        let browser = h.extension();
-        let (stopped, kept) = ("owner-stops", "owner-keeps");
-        let tab = h.start(stopped, "/fixtures/form.html").await;
-        let other = h.start(kept, "/fixtures/form.html").await;
-        // An action that only the Stop can end, running when the person presses it.
-        let waiting = tokio::spawn(h.act(
-            stopped,
-            "browser_wait_for",
-            json!({ "tabId": tab, "text": "a text this page never shows", "timeoutMs": 25_000 }),
-        ));
-        let relay = &browser.relay;
-        let running = || async {
-            let state = relay.get(&format!("/api/sessions/{stopped}")).await;
-            state["inFlight"].is_string().then_some(())
-        };
-        relay
-            .wait_until(json!({ "sessionId": stopped }), Duration::from_secs(20), running)
-            .await;
-
-        let (cdp, _) = browser.service_worker().await;
-        let popup_url = format!("chrome-extension://{EXTENSION_ID}/popup/popup.html");
-        let target = cdp
-            .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
-            .await
-            .unwrap();
-        let popup = RawSession::attach(&cdp, &target["targetId"]).await;
-        // Navigated once attached: an evaluation never meets the blank page's ending context.
-        popup.call("Page.navigate", json!({ "url": popup_url })).await;
-        let button = format!("li[data-session='{stopped}'] button");
-        click(&popup, &button).await;
-        let ended = waiting.await.unwrap();
-        let error = ended.error.expect("the Stop ends the running action");
-        assert_eq!(error.code, ErrorCode::UserDenied, "{}", error.message);
-        popup
-            .eval_checked(&gone(&format!("li[data-session='{stopped}']")))
-            .await;
-        popup.eval_checked(&shown_with("#sessions", kept)).await;
-        if std::env::var_os("TETHER_DOC_SHOTS").is_some() {
-            let shot = popup
-                .call(
-                    "Page.captureScreenshot",
-                    json!({ "format": "png", "clip": { "x": 0, "y": 0, "width": 330, "height": 500, "scale": 1 } }),
-                )
-                .await;
-            let png = base64::Engine::decode(
-                &base64::engine::general_purpose::STANDARD,
-                shot["data"].as_str().unwrap(),
-            )
-            .unwrap();
-            std::fs::write(
-                concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/owner-panel.png"),
-                png,
-            )
-            .unwrap();
-        }
-        // The other session goes on.
-        h.ok(kept, "browser_xpath_scan", json!({ "tabId": other })).await;
-        cdp.call(
-            None,
-            "Target.closeTarget",
-            json!({ "targetId": target["targetId"] }),
-        )
-        .await
-        .unwrap();
     });
 }
 

@@ -27,18 +27,39 @@ async function refresh() {
     list.append(item);
   }
   if (state.sessions.length === 0) list.append(Object.assign(document.createElement("li"), { textContent: "none" }));
+  renderAsks(state.asks ?? []);
   const unreadable = state.unreadableSites ?? [];
   if (unreadable.length) show($("blocked-state"), false, unreadable.join("; "));
   else if (state.host) show($("blocked-state"), true, `${(state.blockedSites ?? []).length} blocked`);
 }
 
+function renderAsks(asks) {
+  const list = $("ask-list");
+  list.replaceChildren();
+  for (const ask of asks) {
+    const item = document.createElement("li");
+    item.dataset.request = ask.requestId;
+    const answer = (approved) => () =>
+      chrome.runtime.sendMessage({ type: "popup.confirm", requestId: ask.requestId, approved }).then(refresh);
+    const approve = Object.assign(document.createElement("button"), { type: "button", className: "approve", textContent: "Approve" });
+    approve.addEventListener("click", answer(true));
+    const deny = Object.assign(document.createElement("button"), { type: "button", className: "deny", textContent: "Deny" });
+    deny.addEventListener("click", answer(false));
+    item.append(`${ask.sessionId} wants to run ${ask.actionName}: ${ask.summary}`, document.createElement("br"), approve, deny);
+    list.append(item);
+  }
+  $("asks").hidden = asks.length === 0;
+}
+
 $("evaluate").addEventListener("change", (event) => saveSettings({ allowEvaluate: event.target.checked }));
+$("confirm-every").addEventListener("change", (event) => saveSettings({ confirmEveryAction: event.target.checked }));
 $("save-blocked").addEventListener("click", () => {
   const sites = $("blocked").value.split("\n").map((line) => line.trim()).filter(Boolean);
   saveSettings({ blockedSites: sites });
 });
 loadSettings().then((settings) => {
   $("evaluate").checked = settings.allowEvaluate;
+  $("confirm-every").checked = settings.confirmEveryAction;
   $("blocked").value = settings.blockedSites.join("\n");
 });
 

@@ -8,6 +8,11 @@ import * as tabOps from "./tab_ops.js";
 import * as bridge from "./debugger_bridge.js";
 import { loadSettings, watchSettings } from "./settings.js";
 
+/** Confirmation requests for the owner, by requestId; an unanswered one goes stale with its
+ * action (the relay's action timeout), or when someone answers it elsewhere. */
+const asks = new Map();
+const ASK_LIVES_MS = 60_000;
+
 /** What the host last said about the relay and the sessions, for the popup. */
 let hostStatus = { relay: "unknown", clientId: null, sessions: [], allowEvaluate: false, blockedSites: [], unreadableSites: [] };
 
@@ -67,7 +72,11 @@ async function handle(message) {
         allowEvaluate: message.allowEvaluate === true,
         blockedSites: message.blockedSites ?? [],
         unreadableSites: message.unreadableSites ?? [],
+        confirmEveryAction: message.confirmEveryAction === true,
       };
+      break;
+    case "confirmation_requested":
+      asks.set(message.requestId, { ...message, askedAt: Date.now() });
       break;
     case "pong":
       break;
@@ -91,7 +100,9 @@ async function stopSession(sessionId) {
 }
 
 function popupState() {
-  return { host: host.connected, hostError: host.lastError, ...hostStatus, attachedTabs: bridge.attachedTabs() };
+  const now = Date.now();
+  for (const [id, ask] of asks) if (now - ask.askedAt > ASK_LIVES_MS) asks.delete(id);
+  return { host: host.connected, hostError: host.lastError, ...hostStatus, asks: [...asks.values()], attachedTabs: bridge.attachedTabs() };
 }
 
 chrome.runtime.onMessage.addListener((message, _sender, reply) => {
@@ -100,6 +111,10 @@ chrome.runtime.onMessage.addListener((message, _sender, reply) => {
   } else if (message?.type === "popup.stop_session" && typeof message.sessionId === "string") {
     stopSession(message.sessionId).then((tabs) => reply({ stopped: tabs }));
     return true; // answers asynchronously
+  } else if (message?.type === "popup.confirm" && asks.has(message.requestId)) {
+    asks.delete(message.requestId);
+    host.send({ type: "confirm", requestId: message.requestId, approved: message.approved === true });
+    reply({ answered: true });
   } else if (message?.type === "popup.stop_all") {
     stopAll().then((tabs) => reply({ stopped: tabs }));
     return true; // answers asynchronously

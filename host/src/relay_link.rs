@@ -10,10 +10,12 @@ use futures::{SinkExt, StreamExt};
 use rand::Rng;
 use serde_json::Value;
 use tether_protocol::envelope::MAX_ENVELOPE_BYTES;
-use tether_protocol::messages::{Ack, ActionRequest, Empty, Join, Message, Role};
+use tether_protocol::messages::{
+    Ack, ActionRequest, ClientSettings, ConfirmationRequest, Empty, Join, Message, Role,
+};
 use tether_protocol::result::ResultStatus;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use crate::engine::Engine;
@@ -36,6 +38,19 @@ pub struct LinkOptions {
     pub on_link: Option<Arc<dyn Fn(bool) + Send + Sync>>,
     /// For a `wss://` relay.
     pub tls: Arc<rustls::ClientConfig>,
+    /// The browser's owner, in extension mode.
+    pub owner: Option<Owner>,
+}
+
+/// The browser's owner (extension mode, PROTOCOL.md §12): what they ask of the relay, what they
+/// answer, and the confirmation requests the relay sends them.
+pub struct Owner {
+    /// Their `client.settings`: sent after each join and on each change.
+    pub settings: watch::Receiver<ClientSettings>,
+    /// What they tell the relay (`browser_task.confirm`), sent as it comes.
+    pub says: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Message>>>,
+    /// Hands them a confirmation request.
+    pub asked: Arc<dyn Fn(ConfirmationRequest) + Send + Sync>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -137,12 +152,31 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
         let _ = outbox.send(Envelope::of(Message::FullStateSync(state)));
     }
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
+    let mut settings = options.owner.as_ref().map(|o| o.settings.clone());
+    if let Some(settings) = &mut settings {
+        let now = settings.borrow_and_update().clone();
+        let _ = outbox.send(Envelope::of(Message::ClientSettings(now)));
+    }
+    let mut says = match &options.owner {
+        Some(owner) => Some(owner.says.lock().await),
+        None => None,
+    };
+    let asked = options.owner.as_ref().map(|o| o.asked.clone());
     loop {
         tokio::select! {
             frame = next_envelope(&mut stream) => match frame {
-                Some(envelope) => handle(engine, &outbox, envelope),
+                Some(envelope) => handle(engine, &outbox, asked.as_ref(), envelope),
                 None => return Ended::AfterJoin("the relay closed the connection".into()),
             },
+            Ok(()) = changed(&mut settings) => {
+                if let Some(settings) = &mut settings {
+                    let now = settings.borrow_and_update().clone();
+                    let _ = outbox.send(Envelope::of(Message::ClientSettings(now)));
+                }
+            }
+            Some(said) = next_said(&mut says) => {
+                let _ = outbox.send(Envelope::of(said));
+            }
             Some(envelope) = outgoing.recv() => {
                 if let Err(e) = sink.send(text(&envelope)).await {
                     return Ended::AfterJoin(e.to_string());
@@ -172,11 +206,42 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
     }
 }
 
-/// One frame from the relay: an action to run, or something to note.
-fn handle(engine: &Arc<Engine>, outbox: &mpsc::UnboundedSender<Envelope>, envelope: Envelope) {
+/// The owner's next change of settings; never, without an owner.
+async fn changed(
+    settings: &mut Option<watch::Receiver<ClientSettings>>,
+) -> Result<(), watch::error::RecvError> {
+    match settings {
+        Some(settings) => settings.changed().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next thing the owner tells the relay; never, without an owner.
+async fn next_said(
+    says: &mut Option<tokio::sync::MutexGuard<'_, mpsc::UnboundedReceiver<Message>>>,
+) -> Option<Message> {
+    match says {
+        Some(says) => says.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+type Asked = Arc<dyn Fn(ConfirmationRequest) + Send + Sync>;
+
+/// One frame from the relay: an action to run, a question for the owner, or something to note.
+fn handle(
+    engine: &Arc<Engine>,
+    outbox: &mpsc::UnboundedSender<Envelope>,
+    asked: Option<&Asked>,
+    envelope: Envelope,
+) {
     let id = envelope.id.clone();
     match envelope.message() {
         Ok(Message::BrowserAction(request)) => run_action(engine, outbox, id, request),
+        Ok(Message::ConfirmationRequested(asking)) => match asked {
+            Some(asked) => asked(asking),
+            None => tracing::warn!("the relay asked a confirmation of a host without an owner"),
+        },
         Ok(Message::Error(error)) => tracing::warn!("the relay says: {error}"),
         Ok(other) => tracing::debug!(kind = other.kind(), "ignored a frame from the relay"),
         Err(unreadable) => tracing::warn!("the relay sent a frame this host cannot read: {unreadable:?}"),

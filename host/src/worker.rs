@@ -195,6 +195,7 @@ impl Worker {
             twin,
             on_link: None,
             tls,
+            owner: None,
         };
         Err(relay_link::run(options, engine).await.into())
     }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::actions::TabId;
+use crate::messages::ConfirmationRequest;
 use crate::twin::{FullState, TabEvent};
 
 /// What the extension sends the host.
@@ -33,7 +34,13 @@ pub enum FromExtension {
         /// Sites no action may touch (Chrome match patterns): `FORBIDDEN_TARGET`.
         #[serde(default)]
         blocked_sites: Vec<String>,
+        /// Ask the owner before every action on this browser, whatever the relay's `--confirm`.
+        #[serde(default)]
+        confirm_every_action: bool,
     },
+    /// The owner's answer to a confirmation request, given in the popup.
+    #[serde(rename = "confirm")]
+    Confirm { request_id: String, approved: bool },
     #[serde(rename = "full_state_sync")]
     FullStateSync { payload: FullState },
     #[serde(rename = "tab_event")]
@@ -90,6 +97,9 @@ pub enum ToExtension {
     /// What the popup shows.
     #[serde(rename = "status")]
     Status(HostStatus),
+    /// An action on this browser waits for its owner's approval (they asked for it).
+    #[serde(rename = "confirmation_requested")]
+    ConfirmationRequested(ConfirmationRequest),
     #[serde(rename = "pong")]
     Pong,
 }
@@ -107,6 +117,9 @@ pub struct HostStatus {
     /// The owner's blocked sites the host applies.
     #[serde(default)]
     pub blocked_sites: Vec<String>,
+    /// Whether the relay asks the owner before every action on this browser.
+    #[serde(default)]
+    pub confirm_every_action: bool,
     /// The owner's blocked sites it could not read, each with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreadable_sites: Vec<String>,

@@ -240,38 +240,36 @@ impl ExtensionBrowser {
     /// Sets the owner's "let agents run their own JavaScript" option as the popup does, and
     /// waits (bounded) until the host reports it applied it.
     pub async fn allow_evaluate(&self, allowed: bool) {
-        let (cdp, service_worker) = self.service_worker().await;
-        let worker = RawSession {
-            cdp: &cdp,
-            session: service_worker,
-        };
-        let applied = format!(
-            "chrome.storage.local.set({{ allowEvaluate: {allowed} }}).then(() => new Promise(done => {{ \
-               const check = () => tetherState().allowEvaluate === {allowed} ? done(true) : setTimeout(check, 10); check(); }}))"
-        );
-        let wait = worker.eval_checked(&applied);
-        tokio::time::timeout(JOIN_WITHIN, wait)
-            .await
-            .expect("the host applied the owner's setting");
+        self.set_owner_setting("allowEvaluate", json!(allowed)).await;
     }
 
-    /// Sets the owner's blocked sites as the popup does (chrome.storage), and waits (bounded)
-    /// until the host reports it applies them.
+    /// Sets the owner's blocked sites as the popup does, and waits until the host applies them.
     pub async fn block_sites(&self, patterns: &[&str]) {
+        self.set_owner_setting("blockedSites", json!(patterns)).await;
+    }
+
+    /// Sets the owner's "ask me before every action" as the popup does, and waits until the
+    /// host applies it.
+    pub async fn confirm_every_action(&self, every: bool) {
+        self.set_owner_setting("confirmEveryAction", json!(every)).await;
+    }
+
+    /// Writes one of the owner's settings where the popup keeps them (chrome.storage), and
+    /// waits (bounded) until the host's status reports the same value.
+    async fn set_owner_setting(&self, key: &str, value: Value) {
         let (cdp, service_worker) = self.service_worker().await;
         let worker = RawSession {
             cdp: &cdp,
             session: service_worker,
         };
-        let sites = serde_json::to_string(patterns).unwrap();
         let applied = format!(
-            "chrome.storage.local.set({{ blockedSites: {sites} }}).then(() => new Promise(done => {{ \
-               const check = () => JSON.stringify(tetherState().blockedSites) === JSON.stringify({sites}) ? done(true) : setTimeout(check, 10); check(); }}))"
+            "chrome.storage.local.set({{ {key}: {value} }}).then(() => new Promise(done => {{ \
+               const check = () => JSON.stringify(tetherState().{key}) === JSON.stringify({value}) ? done(true) : setTimeout(check, 10); check(); }}))"
         );
         let wait = worker.eval_checked(&applied);
         tokio::time::timeout(JOIN_WITHIN, wait)
             .await
-            .expect("the host applied the owner's blocked sites");
+            .unwrap_or_else(|_| panic!("the host applied the owner's {key}"));
     }
 
     /// The pids of `tether-host` processes this Chromium started for the extension.

@@ -20,9 +20,10 @@ use anyhow::Context as _;
 use async_trait::async_trait;
 use serde_json::json;
 use tether_protocol::framing::{self, FrameError, BROWSER_TO_HOST_MAX, HOST_TO_BROWSER_MAX};
+use tether_protocol::messages::{ClientSettings, Confirmation, Message};
 use tether_protocol::native::{FromExtension, HostStatus, SessionTabs, ToExtension};
 use tether_protocol::twin::FullState;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::artifacts::RelayStore;
 use crate::config::{self, HostConfig};
@@ -124,12 +125,26 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
         client_id.clone(),
     ));
 
+    let (owner_settings, settings_rx) = watch::channel(ClientSettings::default());
+    let (owner_says, says_rx) = mpsc::unbounded_channel();
     let status = Status {
         to_extension: to_extension.clone(),
         engine: engine.clone(),
         client_id: client_id.clone(),
         relay: Arc::default(),
         unreadable_sites: Arc::default(),
+        owner_settings: Arc::new(owner_settings),
+        owner_says,
+    };
+    let owner = relay_link::Owner {
+        settings: settings_rx,
+        says: Arc::new(tokio::sync::Mutex::new(says_rx)),
+        asked: {
+            let to_extension = to_extension.clone();
+            Arc::new(move |asking| {
+                let _ = to_extension.send(ToExtension::ConfirmationRequested(asking));
+            })
+        },
     };
     let on_link = {
         let status = status.clone();
@@ -146,6 +161,7 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
         twin: twin.clone(),
         on_link: Some(on_link),
         tls,
+        owner: Some(owner),
     };
     let link = tokio::spawn(relay_link::run(options, engine.clone()));
     let pulse = tokio::spawn(status.clone().every(STATUS_EVERY));
@@ -236,17 +252,26 @@ fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &Exten
         FromExtension::Settings {
             allow_evaluate,
             blocked_sites,
+            confirm_every_action,
         } => {
             tracing::info!(
                 allow_evaluate,
                 ?blocked_sites,
+                confirm_every_action,
                 "the browser's owner changed Tether's settings"
             );
             let policy = status.engine.policy();
             policy.set_allow_evaluate(allow_evaluate);
             let unreadable = policy.set_blocked_sites(&blocked_sites);
             *status.unreadable_sites.lock().unwrap_or_else(|p| p.into_inner()) = unreadable;
+            status
+                .owner_settings
+                .send_replace(ClientSettings { confirm_every_action });
             status.send();
+        }
+        FromExtension::Confirm { request_id, approved } => {
+            let answer = Confirmation { request_id, approved };
+            let _ = status.owner_says.send(Message::Confirm(answer));
         }
         FromExtension::StopSession { session_id } => {
             let stopped = status.engine.stop_session(&session_id);
@@ -274,6 +299,10 @@ struct Status {
     relay: Arc<std::sync::atomic::AtomicBool>,
     /// The owner's blocked sites that are not match patterns, with why: the popup shows them.
     unreadable_sites: Arc<std::sync::Mutex<Vec<String>>>,
+    /// What the owner asks of the relay (the relay link sends it).
+    owner_settings: Arc<watch::Sender<ClientSettings>>,
+    /// The owner's answers, for the relay link to send.
+    owner_says: mpsc::UnboundedSender<Message>,
 }
 
 impl Status {
@@ -291,6 +320,7 @@ impl Status {
             sessions,
             allow_evaluate: self.engine.policy().allows_evaluate(),
             blocked_sites: self.engine.policy().blocked_sites(),
+            confirm_every_action: self.owner_settings.borrow().confirm_every_action,
             unreadable_sites: self
                 .unreadable_sites
                 .lock()

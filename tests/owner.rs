@@ -1,0 +1,154 @@
+//! The browser's owner in control (PROTOCOL.md §12), through the extension's popup as they
+//! would use it: sites they block, a Stop per session, and approving each action themselves.
+//! The owner's settings hold for the whole browser, so this binary has a browser of its own
+//! and runs its scenarios one after the other, never beside other tests.
+//!
+//! `TETHER_DOC_SHOTS=1` also writes `docs/owner-panel.png` (the README links it).
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tether_host::cdp::connection::CdpConnection;
+use tether_protocol::ErrorCode;
+use tether_tests::cdp::RawSession;
+use tether_tests::extension::EXTENSION_ID;
+use tether_tests::person::{click, gone, shown_with};
+use tether_tests::{run_extension, run_worker, Harness};
+
+#[test]
+fn blocked_sites_hold_in_worker_mode() {
+    run_worker(blocked_sites);
+}
+
+#[test]
+fn the_owner_blocks_sites_stops_a_session_and_approves_actions_in_the_popup() {
+    run_extension(|h| async move {
+        blocked_sites(h).await;
+        stop_one_session(h).await;
+        approve_each_action(h).await;
+    });
+}
+
+async fn blocked_sites(h: &'static Harness) {
+    let s = "blocked-sites";
+    let tab = h.start(s, "/fixtures/form.html").await;
+    h.block_sites(&["*://127.0.0.1/fixtures/article.html"]).await;
+    let article = h.url("/fixtures/article.html");
+    let navigate = json!({ "tabId": tab, "url": article });
+    let e = h
+        .fails_with(
+            ErrorCode::ForbiddenTarget,
+            s,
+            "browser_navigate",
+            navigate.clone(),
+        )
+        .await;
+    assert!(e.message.contains("blocked sites"), "{}", e.message);
+    // The owner unblocks it: the same navigation goes through.
+    h.block_sites(&[]).await;
+    h.ok(s, "browser_navigate", navigate).await;
+    h.ok(s, "session_stop", json!({})).await;
+}
+
+/// The extension's popup, open in a tab of the browser as its owner would see it.
+async fn open_popup(cdp: &CdpConnection) -> (RawSession<'_>, Value) {
+    let target = cdp
+        .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
+        .await
+        .unwrap();
+    let popup = RawSession::attach(cdp, &target["targetId"]).await;
+    // Navigated once attached: an evaluation never meets the blank page's ending context.
+    let url = format!("chrome-extension://{EXTENSION_ID}/popup/popup.html");
+    popup.call("Page.navigate", json!({ "url": url })).await;
+    (popup, target["targetId"].clone())
+}
+
+async fn stop_one_session(h: &'static Harness) {
+    let browser = h.extension();
+    let (stopped, kept) = ("owner-stops", "owner-keeps");
+    let tab = h.start(stopped, "/fixtures/form.html").await;
+    let other = h.start(kept, "/fixtures/form.html").await;
+    // An action that only the Stop can end, running when the person presses it.
+    let waiting = tokio::spawn(h.act(
+        stopped,
+        "browser_wait_for",
+        json!({ "tabId": tab, "text": "a text this page never shows", "timeoutMs": 25_000 }),
+    ));
+    let relay = &browser.relay;
+    let running = || async {
+        let state = relay.get(&format!("/api/sessions/{stopped}")).await;
+        state["inFlight"].is_string().then_some(())
+    };
+    relay
+        .wait_until(json!({ "sessionId": stopped }), Duration::from_secs(20), running)
+        .await;
+
+    let (cdp, _) = browser.service_worker().await;
+    let (popup, target) = open_popup(&cdp).await;
+    click(&popup, &format!("li[data-session='{stopped}'] button")).await;
+    let error = waiting
+        .await
+        .unwrap()
+        .error
+        .expect("the Stop ends the running action");
+    assert_eq!(error.code, ErrorCode::UserDenied, "{}", error.message);
+    popup
+        .eval_checked(&gone(&format!("li[data-session='{stopped}']")))
+        .await;
+    popup.eval_checked(&shown_with("#sessions", kept)).await;
+    if std::env::var_os("TETHER_DOC_SHOTS").is_some() {
+        let clip = json!({ "x": 0, "y": 0, "width": 330, "height": 560, "scale": 1 });
+        let shot = popup
+            .call("Page.captureScreenshot", json!({ "format": "png", "clip": clip }))
+            .await;
+        let png = base64::Engine::decode(
+            &base64::engine::general_purpose::STANDARD,
+            shot["data"].as_str().unwrap(),
+        )
+        .unwrap();
+        std::fs::write(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/owner-panel.png"),
+            png,
+        )
+        .unwrap();
+    }
+    // The other session goes on.
+    h.ok(kept, "browser_xpath_scan", json!({ "tabId": other })).await;
+    h.ok(kept, "session_stop", json!({})).await;
+    cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+        .await
+        .unwrap();
+}
+
+async fn approve_each_action(h: &'static Harness) {
+    let browser = h.extension();
+    let s = "owner-approves";
+    browser.confirm_every_action(true).await;
+    let (cdp, _) = browser.service_worker().await;
+    let (popup, target) = open_popup(&cdp).await;
+
+    let url = h.url("/fixtures/form.html");
+    let starting = tokio::spawn(h.act(s, "session_start", json!({ "url": url })));
+    popup
+        .eval_checked(&shown_with("#ask-list li", "session_start"))
+        .await;
+    click(&popup, "#ask-list li .approve").await;
+    let started = starting.await.unwrap();
+    let tab = started.result.expect("approved, it ran")["tabId"].clone();
+
+    let scanning = tokio::spawn(h.act(s, "browser_xpath_scan", json!({ "tabId": tab })));
+    popup
+        .eval_checked(&shown_with("#ask-list li", "browser_xpath_scan"))
+        .await;
+    click(&popup, "#ask-list li .deny").await;
+    let denied = scanning.await.unwrap().error.expect("denied, it did not run");
+    assert_eq!(denied.code, ErrorCode::UserDenied, "{}", denied.message);
+
+    // The owner stops asking: actions run at once again (stopping never asks).
+    browser.confirm_every_action(false).await;
+    h.ok(s, "browser_xpath_scan", json!({ "tabId": tab })).await;
+    h.ok(s, "session_stop", json!({})).await;
+    cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+        .await
+        .unwrap();
+}
