@@ -70,6 +70,7 @@ fn a_person_follows_and_approves_actions_in_the_console() {
         let relay = TestRelay::start_configured(data.path(), None, settings, Limits::default());
         let _worker = relay.start_worker(h, "console-worker");
         relay.wait_online("console-worker", JOIN_WITHIN).await;
+        relay.wait_twin("console-worker", JOIN_WITHIN).await;
 
         let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
         let target = cdp
@@ -109,6 +110,10 @@ fn a_person_follows_and_approves_actions_in_the_console() {
         page.eval_checked(&shown("#board")).await;
         let browsers = page.eval_checked(&shown("[data-client='console-worker']")).await;
         assert!(browsers.as_str().unwrap().contains("online"), "{browsers}");
+        // The browser's windows and tabs, as its twin says them.
+        click(&page, "[data-client='console-worker'] .twin-toggle").await;
+        page.eval_checked(&shown("[data-client='console-worker'] pre.twin"))
+            .await;
 
         // An agent starts a session: the person approves it, and sees it run.
         let url = h.url("/fixtures/snapshot.html");

@@ -1,5 +1,6 @@
 // Tether's console: joins the relay as an observer over its own WebSocket and shows, live,
-// the browsers, the sessions with their actions, talk, screenshots and Live Screens, and the
+// the browsers (and their windows and tabs), the sessions with their actions, talk, screenshots
+// and Live Screens, and the
 // confirmations a person must answer. The token stays in sessionStorage and goes only in the
 // join message and Authorization headers, never in a URL. Everything shown is set as text.
 
@@ -8,7 +9,7 @@ const KEEP_ACTIONS = 8;
 const KEEP_TALK = 6;
 
 const $ = (id) => document.getElementById(id);
-const state = { ws: null, token: null, clients: [], sessions: new Map(), asks: new Map(), nextId: 1 };
+const state = { ws: null, token: null, clients: [], sessions: new Map(), asks: new Map(), twins: new Map(), nextId: 1 };
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -247,6 +248,19 @@ async function toggleScreen(session) {
   render();
 }
 
+// A browser's twin (its windows, groups and tabs) as the relay writes it for people.
+async function toggleTwin(clientId) {
+  if (state.twins.has(clientId)) {
+    state.twins.delete(clientId);
+  } else {
+    const response = await fetch(`/api/twin/${encodeURIComponent(clientId)}.md`, {
+      headers: { Authorization: `Bearer ${state.token}` },
+    });
+    state.twins.set(clientId, response.ok ? await response.text() : "This browser has not reported its tabs yet.");
+  }
+  render();
+}
+
 function describe(client) {
   const meta = client.meta || {};
   const what = [meta.browser, meta.mode, meta.hostname].filter(Boolean).join(", ");
@@ -259,9 +273,14 @@ function renderBrowsers() {
   $("no-browsers").hidden = state.clients.length > 0;
   for (const c of state.clients) {
     const sessions = c.sessions.length ? `sessions: ${c.sessions.join(", ")}` : "no session";
-    list.append(el("li", { class: "card", "data-client": c.clientId },
+    const shown = state.twins.get(c.clientId);
+    const tabs = el("button", { type: "button", class: "twin-toggle", onclick: () => toggleTwin(c.clientId) }, shown === undefined ? "Windows and tabs" : "Hide windows and tabs");
+    const card = el("li", { class: "card", "data-client": c.clientId },
       el("div", { class: "row" }, el("h3", {}, describe(c)), el("span", { class: `status ${c.online ? "ongoing" : ""}` }, c.online ? "online" : "offline")),
-      el("p", { class: "quiet sessions-of" }, sessions)));
+      el("p", { class: "quiet sessions-of" }, sessions),
+      tabs);
+    if (shown !== undefined) card.append(el("pre", { class: "screen twin" }, shown));
+    list.append(card);
   }
 }
 
