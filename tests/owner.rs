@@ -96,6 +96,15 @@ async fn stop_one_session(h: &'static Harness) {
         .eval_checked(&gone(&format!("li[data-session='{stopped}']")))
         .await;
     popup.eval_checked(&shown_with("#sessions", kept)).await;
+    // The other session goes on, its actions listed under it.
+    h.ok(kept, "browser_xpath_scan", json!({ "tabId": other })).await;
+    let line = popup
+        .eval_checked(&shown_with(
+            &format!("li[data-session='{kept}'] ul.latest li.ok"),
+            "browser_xpath_scan",
+        ))
+        .await;
+    assert!(line.as_str().unwrap().starts_with('✓'), "{line}");
     if std::env::var_os("TETHER_DOC_SHOTS").is_some() {
         let clip = json!({ "x": 0, "y": 0, "width": 330, "height": 560, "scale": 1 });
         let shot = popup
@@ -112,8 +121,6 @@ async fn stop_one_session(h: &'static Harness) {
         )
         .unwrap();
     }
-    // The other session goes on.
-    h.ok(kept, "browser_xpath_scan", json!({ "tabId": other })).await;
     h.ok(kept, "session_stop", json!({})).await;
     cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
         .await

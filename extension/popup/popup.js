@@ -1,5 +1,6 @@
-// The popup: host and relay connection, this browser's clientId, the active sessions, the
-// owner's settings, and the user's kill switch.
+// The popup: host and relay connection, this browser's clientId, the active sessions with
+// their latest actions and a Stop each, the confirmations waiting for the owner, the owner's
+// settings, and the user's kill switch.
 
 import { loadSettings, saveSettings } from "../src/settings.js";
 
@@ -24,6 +25,15 @@ async function refresh() {
     stop.title = `Stop ${session.sessionId}: its running action ends, its tabs stay open`;
     stop.addEventListener("click", () => chrome.runtime.sendMessage({ type: "popup.stop_session", sessionId: session.sessionId }).then(refresh));
     item.append(`${session.sessionId}: tabs ${session.tabs.join(", ") || "none"} `, stop);
+    const latest = document.createElement("ul");
+    latest.className = "latest";
+    for (const action of session.latest ?? []) {
+      const line = document.createElement("li");
+      line.className = action.status === "success" ? "ok" : "bad";
+      line.textContent = `${action.status === "success" ? "✓" : "✗"} ${action.actionName}${action.error ? ` (${action.error})` : ""}`;
+      latest.append(line);
+    }
+    item.append(latest);
     list.append(item);
   }
   if (state.sessions.length === 0) list.append(Object.assign(document.createElement("li"), { textContent: "none" }));

@@ -1,12 +1,14 @@
 //! The action engine: checks that a call may touch its tab, prepares the tab once, dispatches
 //! to `actions::<name>`, and turns whatever happened into exactly one result.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
 use serde_json::Value;
 use tether_protocol::actions::{DialogAnswer, TabId};
+use tether_protocol::native::{ActionLine, SessionTabs};
 use tether_protocol::result::ActionHeader;
 use tether_protocol::{ActionCall, ActionError, ActionOutcome, ActionResult, ErrorCode};
 
@@ -25,7 +27,12 @@ pub struct Engine {
     policy: Policy,
     client_id: String,
     tabs: Tabs,
+    /// Each session's latest actions, newest first, for the owner's popup.
+    latest: std::sync::Mutex<HashMap<String, VecDeque<ActionLine>>>,
 }
+
+/// How many of a session's actions the owner's popup lists.
+const LATEST_ACTIONS: usize = 5;
 
 impl Engine {
     pub fn new(
@@ -36,6 +43,7 @@ impl Engine {
     ) -> Self {
         Self {
             tabs: Tabs::new(transport.clone()),
+            latest: Default::default(),
             transport,
             artifacts,
             policy,
@@ -114,7 +122,24 @@ impl Engine {
             session_id: session_id.to_owned(),
             client_id: self.client_id.clone(),
         };
-        ActionResult::new(header, started, Utc::now(), outcome)
+        let result = ActionResult::new(header, started, Utc::now(), outcome);
+        if !peek {
+            self.remember(&result);
+        }
+        result
+    }
+
+    /// Keeps the action in its session's latest, for the owner's popup.
+    fn remember(&self, result: &ActionResult) {
+        let line = ActionLine {
+            action_name: result.action_name.clone(),
+            status: if result.is_success() { "success" } else { "error" }.into(),
+            error: result.error.as_ref().map(|e| e.code.as_str().to_owned()),
+        };
+        let mut latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
+        let lines = latest.entry(result.session_id.clone()).or_default();
+        lines.push_front(line);
+        lines.truncate(LATEST_ACTIONS);
     }
 
     /// Runs one parsed action for a session: a tab action only on a tab of the session, once
@@ -225,6 +250,25 @@ impl Engine {
             .collect();
         list.sort();
         list
+    }
+
+    /// Every session with its tabs and latest actions, for the extension's popup; the latest
+    /// actions of sessions that ended are let go.
+    pub fn sessions_for_owner(&self) -> Vec<SessionTabs> {
+        let sessions = self.session_list();
+        let mut latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
+        latest.retain(|id, _| sessions.iter().any(|(s, _)| s == id));
+        sessions
+            .into_iter()
+            .map(|(session_id, tabs)| SessionTabs {
+                latest: latest
+                    .get(&session_id)
+                    .map(|l| l.iter().cloned().collect())
+                    .unwrap_or_default(),
+                session_id,
+                tabs,
+            })
+            .collect()
     }
 
     /// The user's "Stop all": every session ends here (its tabs stay open, no longer driven).

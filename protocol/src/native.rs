@@ -125,12 +125,26 @@ pub struct HostStatus {
     pub unreadable_sites: Vec<String>,
 }
 
-/// A session the host drives, with its tabs.
+/// A session the host drives, with its tabs and its latest actions (newest first).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionTabs {
     pub session_id: String,
     pub tabs: Vec<TabId>,
+    #[serde(default)]
+    pub latest: Vec<ActionLine>,
+}
+
+/// One action as the owner's popup lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionLine {
+    pub action_name: String,
+    /// `success` or `error`.
+    pub status: String,
+    /// The error's code, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use tether_protocol::framing::{self, FrameError, BROWSER_TO_HOST_MAX, HOST_TO_BROWSER_MAX};
 use tether_protocol::messages::{ClientSettings, Confirmation, Message};
-use tether_protocol::native::{FromExtension, HostStatus, SessionTabs, ToExtension};
+use tether_protocol::native::{FromExtension, HostStatus, ToExtension};
 use tether_protocol::twin::FullState;
 use tokio::sync::{broadcast, mpsc, watch};
 
@@ -308,12 +308,7 @@ struct Status {
 impl Status {
     fn send(&self) {
         let joined = self.relay.load(std::sync::atomic::Ordering::Relaxed);
-        let sessions = self
-            .engine
-            .session_list()
-            .into_iter()
-            .map(|(session_id, tabs)| SessionTabs { session_id, tabs })
-            .collect();
+        let sessions = self.engine.sessions_for_owner();
         let _ = self.to_extension.send(ToExtension::Status(HostStatus {
             relay: if joined { "connected" } else { "disconnected" }.into(),
             client_id: self.client_id.clone(),
