@@ -11,8 +11,10 @@ use serde_json::{json, Value};
 use tether_host::cdp::connection::CdpConnection;
 use tether_protocol::ErrorCode;
 use tether_tests::cdp::RawSession;
+use tether_tests::client::{recv_type, subscribed};
 use tether_tests::extension::EXTENSION_ID;
-use tether_tests::person::{click, gone, shown_with};
+use tether_tests::person::{click, gone, shown_with, type_into};
+use tether_tests::relay::ORCHESTRATOR;
 use tether_tests::{run_extension, run_worker, Harness};
 
 #[test]
@@ -105,8 +107,9 @@ async fn stop_one_session(h: &'static Harness) {
         ))
         .await;
     assert!(line.as_str().unwrap().starts_with('✓'), "{line}");
+    talk_in_the_popup(h, &popup, kept).await;
     if std::env::var_os("TETHER_DOC_SHOTS").is_some() {
-        let clip = json!({ "x": 0, "y": 0, "width": 330, "height": 560, "scale": 1 });
+        let clip = json!({ "x": 0, "y": 0, "width": 330, "height": 720, "scale": 1 });
         let shot = popup
             .call("Page.captureScreenshot", json!({ "format": "png", "clip": clip }))
             .await;
@@ -125,6 +128,34 @@ async fn stop_one_session(h: &'static Harness) {
     cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
         .await
         .unwrap();
+}
+
+/// The agent's words show under its session in the popup, and the owner answers there.
+async fn talk_in_the_popup(h: &'static Harness, popup: &RawSession<'_>, session: &str) {
+    let relay = &h.extension().relay;
+    let mut agent = subscribed(&relay.addr.to_string(), json!({ "sessionId": session })).await;
+    let said = reqwest::Client::new()
+        .post(relay.http(&format!("/api/sessions/{session}/messages")))
+        .bearer_auth(ORCHESTRATOR)
+        .json(&json!({ "text": "Comparing the two offers now" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(said.status().as_u16(), 200);
+    let here = format!("li[data-session='{session}']");
+    popup
+        .eval_checked(&shown_with(
+            &format!("{here} .talk.agent"),
+            "Comparing the two offers",
+        ))
+        .await;
+    type_into(popup, &format!("{here} form.say input"), "Take the cheaper one").await;
+    click(popup, &format!("{here} form.say button")).await;
+    let answer = recv_type(&mut agent, "user.message").await;
+    assert_eq!(
+        answer["payload"],
+        json!({ "sessionId": session, "text": "Take the cheaper one" })
+    );
 }
 
 async fn approve_each_action(h: &'static Harness) {

@@ -17,6 +17,10 @@ async function refresh() {
   show($("relay"), state.relay === "connected", state.relay ?? "unknown");
   $("client").textContent = state.clientId ?? "—";
   const list = $("sessions");
+  // Rebuilt only when something changed: a rebuild would take the focus from a half-typed reply.
+  const drawn = JSON.stringify(state.sessions);
+  if (drawn === lastDrawn) return renderRest(state);
+  lastDrawn = drawn;
   list.replaceChildren();
   for (const session of state.sessions) {
     const item = document.createElement("li");
@@ -34,13 +38,48 @@ async function refresh() {
       latest.append(line);
     }
     item.append(latest);
+    for (const line of session.talk ?? []) {
+      const said = document.createElement("div");
+      said.className = `talk ${line.who}`;
+      said.textContent = `${line.who === "agent" ? "Agent" : "You"}: ${line.text}`;
+      item.append(said);
+    }
+    item.append(sayBox(session.sessionId));
     list.append(item);
   }
   if (state.sessions.length === 0) list.append(Object.assign(document.createElement("li"), { textContent: "none" }));
+  renderRest(state);
+}
+
+let lastDrawn = null;
+
+function renderRest(state) {
   renderAsks(state.asks ?? []);
   const unreadable = state.unreadableSites ?? [];
   if (unreadable.length) show($("blocked-state"), false, unreadable.join("; "));
   else if (state.host) show($("blocked-state"), true, `${(state.blockedSites ?? []).length} blocked`);
+}
+
+/** Where the owner answers the session's agent; kept as it is while the popup refreshes. */
+const sayBoxes = new Map();
+function sayBox(sessionId) {
+  let form = sayBoxes.get(sessionId);
+  if (!form) {
+    form = document.createElement("form");
+    form.className = "say";
+    const input = Object.assign(document.createElement("input"), { type: "text", placeholder: "Tell the agent…" });
+    input.setAttribute("aria-label", `Message to the agent of ${sessionId}`);
+    const send = Object.assign(document.createElement("button"), { type: "submit", className: "plain", textContent: "Send" });
+    form.append(input, send);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const text = input.value.trim();
+      input.value = "";
+      if (text) chrome.runtime.sendMessage({ type: "popup.say", sessionId, text }).then(refresh);
+    });
+    sayBoxes.set(sessionId, form);
+  }
+  return form;
 }
 
 function renderAsks(asks) {

@@ -13,6 +13,16 @@ import { loadSettings, watchSettings } from "./settings.js";
 const asks = new Map();
 const ASK_LIVES_MS = 60_000;
 
+/** What the agents and the owner said, by session: the last few lines each. */
+const talk = new Map();
+const TALK_LINES = 6;
+
+function heard(sessionId, who, text) {
+  const lines = talk.get(sessionId) ?? [];
+  lines.push({ who, text });
+  talk.set(sessionId, lines.slice(-TALK_LINES));
+}
+
 /** What the host last said about the relay and the sessions, for the popup. */
 let hostStatus = { relay: "unknown", clientId: null, sessions: [], allowEvaluate: false, blockedSites: [], unreadableSites: [] };
 
@@ -78,6 +88,9 @@ async function handle(message) {
     case "confirmation_requested":
       asks.set(message.requestId, { ...message, askedAt: Date.now() });
       break;
+    case "agent.message":
+      heard(message.sessionId, "agent", message.text);
+      break;
     case "pong":
       break;
     default:
@@ -102,7 +115,8 @@ async function stopSession(sessionId) {
 function popupState() {
   const now = Date.now();
   for (const [id, ask] of asks) if (now - ask.askedAt > ASK_LIVES_MS) asks.delete(id);
-  return { host: host.connected, hostError: host.lastError, ...hostStatus, asks: [...asks.values()], attachedTabs: bridge.attachedTabs() };
+  const sessions = hostStatus.sessions.map((s) => ({ ...s, talk: talk.get(s.sessionId) ?? [] }));
+  return { host: host.connected, hostError: host.lastError, ...hostStatus, sessions, asks: [...asks.values()], attachedTabs: bridge.attachedTabs() };
 }
 
 chrome.runtime.onMessage.addListener((message, _sender, reply) => {
@@ -115,6 +129,10 @@ chrome.runtime.onMessage.addListener((message, _sender, reply) => {
     asks.delete(message.requestId);
     host.send({ type: "confirm", requestId: message.requestId, approved: message.approved === true });
     reply({ answered: true });
+  } else if (message?.type === "popup.say" && typeof message.sessionId === "string" && typeof message.text === "string") {
+    host.send({ type: "user.message", sessionId: message.sessionId, text: message.text });
+    heard(message.sessionId, "you", message.text);
+    reply({ said: true });
   } else if (message?.type === "popup.stop_all") {
     stopAll().then((tabs) => reply({ stopped: tabs }));
     return true; // answers asynchronously

@@ -10,9 +10,7 @@ use futures::{SinkExt, StreamExt};
 use rand::Rng;
 use serde_json::Value;
 use tether_protocol::envelope::MAX_ENVELOPE_BYTES;
-use tether_protocol::messages::{
-    Ack, ActionRequest, ClientSettings, ConfirmationRequest, Empty, Join, Message, Role,
-};
+use tether_protocol::messages::{Ack, ActionRequest, ClientSettings, Empty, Join, Message, Role};
 use tether_protocol::result::ResultStatus;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -47,11 +45,14 @@ pub struct LinkOptions {
 pub struct Owner {
     /// Their `client.settings`: sent after each join and on each change.
     pub settings: watch::Receiver<ClientSettings>,
-    /// What they tell the relay (`browser_task.confirm`), sent as it comes.
+    /// What they tell the relay (`browser_task.confirm`, `user.message`), sent as it comes.
     pub says: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Message>>>,
-    /// Hands them a confirmation request.
-    pub asked: Arc<dyn Fn(ConfirmationRequest) + Send + Sync>,
+    /// Hands them what the relay has for them: a confirmation request, an agent's words.
+    pub told: Told,
 }
+
+/// How the relay's words for the owner reach them.
+pub type Told = Arc<dyn Fn(Message) + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LinkError {
@@ -161,11 +162,11 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
         Some(owner) => Some(owner.says.lock().await),
         None => None,
     };
-    let asked = options.owner.as_ref().map(|o| o.asked.clone());
+    let told = options.owner.as_ref().map(|o| o.told.clone());
     loop {
         tokio::select! {
             frame = next_envelope(&mut stream) => match frame {
-                Some(envelope) => handle(engine, &outbox, asked.as_ref(), envelope),
+                Some(envelope) => handle(engine, &outbox, told.as_ref(), envelope),
                 None => return Ended::AfterJoin("the relay closed the connection".into()),
             },
             Ok(()) = changed(&mut settings) => {
@@ -226,21 +227,22 @@ async fn next_said(
     }
 }
 
-type Asked = Arc<dyn Fn(ConfirmationRequest) + Send + Sync>;
-
 /// One frame from the relay: an action to run, a question for the owner, or something to note.
 fn handle(
     engine: &Arc<Engine>,
     outbox: &mpsc::UnboundedSender<Envelope>,
-    asked: Option<&Asked>,
+    told: Option<&Told>,
     envelope: Envelope,
 ) {
     let id = envelope.id.clone();
     match envelope.message() {
         Ok(Message::BrowserAction(request)) => run_action(engine, outbox, id, request),
-        Ok(Message::ConfirmationRequested(asking)) => match asked {
-            Some(asked) => asked(asking),
-            None => tracing::warn!("the relay asked a confirmation of a host without an owner"),
+        Ok(message @ (Message::ConfirmationRequested(_) | Message::AgentMessage(_))) => match told {
+            Some(told) => told(message),
+            None => tracing::warn!(
+                kind = message.kind(),
+                "the relay has words for an owner this host lacks"
+            ),
         },
         Ok(Message::Error(error)) => tracing::warn!("the relay says: {error}"),
         Ok(other) => tracing::debug!(kind = other.kind(), "ignored a frame from the relay"),

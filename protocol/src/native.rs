@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::actions::TabId;
-use crate::messages::ConfirmationRequest;
+use crate::messages::{ConfirmationRequest, SessionMessage};
 use crate::twin::{FullState, TabEvent};
 
 /// What the extension sends the host.
@@ -41,6 +41,9 @@ pub enum FromExtension {
     /// The owner's answer to a confirmation request, given in the popup.
     #[serde(rename = "confirm")]
     Confirm { request_id: String, approved: bool },
+    /// What the owner tells the agent of a session on this browser.
+    #[serde(rename = "user.message")]
+    UserMessage { session_id: String, text: String },
     #[serde(rename = "full_state_sync")]
     FullStateSync { payload: FullState },
     #[serde(rename = "tab_event")]
@@ -100,6 +103,9 @@ pub enum ToExtension {
     /// An action on this browser waits for its owner's approval (they asked for it).
     #[serde(rename = "confirmation_requested")]
     ConfirmationRequested(ConfirmationRequest),
+    /// What the agent of a session on this browser tells its owner.
+    #[serde(rename = "agent.message")]
+    AgentMessage(SessionMessage),
     #[serde(rename = "pong")]
     Pong,
 }

@@ -1,9 +1,10 @@
 //! What the agent and the person say to each other beside a session's actions (PROTOCOL.md
 //! §12, seed 001): `agent.message` from an orchestrator, `user.message` from a person's console
-//! or the browser's owner. Checked, logged, and sent to the session's subscribers (WS and SSE).
+//! or the browser's owner. Checked, logged, and sent to the session's subscribers (WS and SSE);
+//! the agent's words also to the session's browser, for its owner.
 
 use tether_protocol::messages::{Message, SessionMessage, MAX_MESSAGE_CHARS};
-use tether_protocol::{ActionError, ErrorCode};
+use tether_protocol::{ActionError, Envelope, ErrorCode};
 
 use crate::session_log::Direction;
 use crate::state::Relay;
@@ -17,6 +18,16 @@ pub fn say(relay: &Relay, message: Message) -> Result<Message, ActionError> {
         )));
     };
     check(words)?;
+    // The agent's words also reach the owner of the session's browser (its popup).
+    if let Message::AgentMessage(_) = &message {
+        let link = relay
+            .sessions
+            .client_of(&words.session_id)
+            .and_then(|client| relay.registry.link(&client));
+        if let Some(link) = link {
+            link.outbox.send(Envelope::of(message.clone()));
+        }
+    }
     relay
         .events
         .session(&words.session_id, Direction::In, message.clone());

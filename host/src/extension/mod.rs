@@ -20,7 +20,7 @@ use anyhow::Context as _;
 use async_trait::async_trait;
 use serde_json::json;
 use tether_protocol::framing::{self, FrameError, BROWSER_TO_HOST_MAX, HOST_TO_BROWSER_MAX};
-use tether_protocol::messages::{ClientSettings, Confirmation, Message};
+use tether_protocol::messages::{ClientSettings, Confirmation, Message, SessionMessage};
 use tether_protocol::native::{FromExtension, HostStatus, ToExtension};
 use tether_protocol::twin::FullState;
 use tokio::sync::{broadcast, mpsc, watch};
@@ -139,10 +139,15 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
     let owner = relay_link::Owner {
         settings: settings_rx,
         says: Arc::new(tokio::sync::Mutex::new(says_rx)),
-        asked: {
+        told: {
             let to_extension = to_extension.clone();
-            Arc::new(move |asking| {
-                let _ = to_extension.send(ToExtension::ConfirmationRequested(asking));
+            Arc::new(move |message| {
+                let for_popup = match message {
+                    Message::ConfirmationRequested(asking) => ToExtension::ConfirmationRequested(asking),
+                    Message::AgentMessage(words) => ToExtension::AgentMessage(words),
+                    _ => return,
+                };
+                let _ = to_extension.send(for_popup);
             })
         },
     };
@@ -268,6 +273,10 @@ fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &Exten
                 .owner_settings
                 .send_replace(ClientSettings { confirm_every_action });
             status.send();
+        }
+        FromExtension::UserMessage { session_id, text } => {
+            let words = SessionMessage { session_id, text };
+            let _ = status.owner_says.send(Message::UserMessage(words));
         }
         FromExtension::Confirm { request_id, approved } => {
             let answer = Confirmation { request_id, approved };
