@@ -112,11 +112,17 @@ fn changes(previous: &[String], now: &[String]) -> Vec<String> {
 fn cut(header: &str, body: &[String], max_chars: usize) -> Screen {
     let mut markdown = format!("{header}\n\n");
     let mut used = markdown.chars().count();
+    // Characters from each line to the end, counted once: the closing line names what is left,
+    // and asking it of every line afresh was quadratic in the page's length.
+    let mut left = vec![0; body.len() + 1];
+    for (i, line) in body.iter().enumerate().rev() {
+        left[i] = left[i + 1] + line.chars().count() + 1;
+    }
     for (i, line) in body.iter().enumerate() {
-        let len = line.chars().count() + 1;
-        let rest = &body[i..];
-        let closing = closing_line(rest);
-        if used + len + closing.chars().count() > max_chars && (rest.len() > 1 || used + len > max_chars) {
+        let len = left[i] - left[i + 1];
+        let rest = body.len() - i;
+        let closing = closing_line(rest, left[i]);
+        if used + len + closing.chars().count() > max_chars && (rest > 1 || used + len > max_chars) {
             markdown.push_str(&closing);
             return Screen {
                 markdown,
@@ -133,11 +139,10 @@ fn cut(header: &str, body: &[String], max_chars: usize) -> Screen {
     }
 }
 
-fn closing_line(rest: &[String]) -> String {
-    let chars: usize = rest.iter().map(|l| l.chars().count() + 1).sum();
+/// What the cut leaves out: `lines` lines of `chars` characters.
+fn closing_line(lines: usize, chars: usize) -> String {
     format!(
-        "… {} more lines ({chars} characters) left out at maxChars; ask with a larger maxChars, or scope \"viewport\" after browser_scroll\n",
-        rest.len()
+        "… {lines} more lines ({chars} characters) left out at maxChars; ask with a larger maxChars, or scope \"viewport\" after browser_scroll\n"
     )
 }
 
