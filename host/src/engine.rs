@@ -1,7 +1,6 @@
 //! The action engine: checks that a call may touch its tab, prepares the tab once, dispatches
 //! to `actions::<name>`, and turns whatever happened into exactly one result.
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,12 +26,7 @@ pub struct Engine {
     policy: Policy,
     client_id: String,
     tabs: Tabs,
-    /// Each session's latest actions, newest first, for the owner's popup.
-    latest: std::sync::Mutex<HashMap<String, VecDeque<ActionLine>>>,
 }
-
-/// How many of a session's actions the owner's popup lists.
-const LATEST_ACTIONS: usize = 5;
 
 impl Engine {
     pub fn new(
@@ -43,7 +37,6 @@ impl Engine {
     ) -> Self {
         Self {
             tabs: Tabs::new(transport.clone()),
-            latest: Default::default(),
             transport,
             artifacts,
             policy,
@@ -136,10 +129,7 @@ impl Engine {
             status: if result.is_success() { "success" } else { "error" }.into(),
             error: result.error.as_ref().map(|e| e.code.as_str().to_owned()),
         };
-        let mut latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
-        let lines = latest.entry(result.session_id.clone()).or_default();
-        lines.push_front(line);
-        lines.truncate(LATEST_ACTIONS);
+        self.tabs.owners().remember(&result.session_id, line);
     }
 
     /// Runs one parsed action for a session: a tab action only on a tab of the session, once
@@ -252,23 +242,20 @@ impl Engine {
         list
     }
 
-    /// Every session with its tabs and latest actions, for the extension's popup; the latest
-    /// actions of sessions that ended are let go.
+    /// Every session with its tabs and latest actions, for the extension's popup.
     pub fn sessions_for_owner(&self) -> Vec<SessionTabs> {
-        let sessions = self.session_list();
-        let mut latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
-        latest.retain(|id, _| sessions.iter().any(|(s, _)| s == id));
-        sessions
-            .into_iter()
-            .map(|(session_id, tabs)| SessionTabs {
-                latest: latest
-                    .get(&session_id)
-                    .map(|l| l.iter().cloned().collect())
-                    .unwrap_or_default(),
-                session_id,
-                tabs,
+        let mut list: Vec<SessionTabs> = self
+            .tabs
+            .owners()
+            .all()
+            .map(|(id, s)| SessionTabs {
+                session_id: id.to_owned(),
+                tabs: s.tabs.clone(),
+                latest: s.latest.iter().cloned().collect(),
             })
-            .collect()
+            .collect();
+        list.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+        list
     }
 
     /// The user's "Stop all": every session ends here (its tabs stay open, no longer driven).

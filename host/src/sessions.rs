@@ -1,14 +1,21 @@
-//! Which tabs belong to which session. Session actions act only on their own tabs.
+//! Which tabs belong to which session. Session actions act only on their own tabs. A session
+//! also keeps its latest actions, for the owner's popup; they end with it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use tether_protocol::actions::TabId;
+use tether_protocol::native::ActionLine;
+
+/// How many of a session's actions the owner's popup lists.
+const LATEST_ACTIONS: usize = 5;
 
 #[derive(Debug, Default)]
 pub struct Session {
     /// In the order they joined; the first is the tab `session_start` opened.
     pub tabs: Vec<TabId>,
     pub group_title: Option<String>,
+    /// Its latest actions, newest first.
+    pub latest: VecDeque<ActionLine>,
 }
 
 #[derive(Debug, Default)]
@@ -44,6 +51,15 @@ impl Sessions {
     pub fn leave(&mut self, tab: TabId) {
         for session in self.by_id.values_mut() {
             session.tabs.retain(|t| *t != tab);
+        }
+    }
+
+    /// Keeps an action among its session's latest (a session that has ended, or never began,
+    /// keeps nothing).
+    pub fn remember(&mut self, session_id: &str, line: ActionLine) {
+        if let Some(session) = self.by_id.get_mut(session_id) {
+            session.latest.push_front(line);
+            session.latest.truncate(LATEST_ACTIONS);
         }
     }
 
