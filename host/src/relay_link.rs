@@ -155,8 +155,8 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let mut settings = options.owner.as_ref().map(|o| o.settings.clone());
     if let Some(settings) = &mut settings {
-        let now = settings.borrow_and_update().clone();
-        let _ = outbox.send(Envelope::of(Message::ClientSettings(now)));
+        // Each new connection says the owner's settings first: as if they had just changed.
+        settings.mark_changed();
     }
     let mut says = match &options.owner {
         Some(owner) => Some(owner.says.lock().await),
