@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use rand::RngCore;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
@@ -105,7 +105,13 @@ impl TetherMcp {
                     Ok(tab) => call.set_tab(tab),
                     Err(refused) => return refused,
                 },
-                None => return no_tab(&call),
+                None => {
+                    let missing = ActionError::invalid_params(
+                        "this session has no tab yet: open one with browser_navigate {url} (or session_start), or pass tabId",
+                    );
+                    let unsent = ActionResult::unsent(&call.session_id, call.action.as_str(), missing);
+                    return reply::render(shared.browser.as_ref(), call.action, unsent, None).await;
+                }
             }
         }
         let params = Value::Object(call.params);
@@ -130,17 +136,10 @@ impl TetherMcp {
             .await;
         shared.follow(&call.session_id, &params, &started);
         match started.current_tab_after(&params, None) {
-            Some(tab) if started.is_success() => Ok(tab),
+            Some(tab) => Ok(tab),
             _ => Err(reply::render(shared.browser.as_ref(), ActionName::SessionStart, started, None).await),
         }
     }
-}
-
-fn no_tab(call: &Call) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!(
-        "INVALID_PARAMS: session {} has no tab yet: open one with browser_navigate {{url}} (or session_start), or pass tabId",
-        call.session_id
-    ))])
 }
 
 impl ServerHandler for TetherMcp {

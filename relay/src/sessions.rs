@@ -390,6 +390,13 @@ impl Sessions {
         self.lock().get(session_id).and_then(|s| s.client_id.clone())
     }
 
+    /// Whether the session is bound to the browser `client_id`.
+    pub fn is_bound_to(&self, session_id: &str, client_id: &str) -> bool {
+        self.lock()
+            .get(session_id)
+            .is_some_and(|s| s.client_id.as_deref() == Some(client_id))
+    }
+
     /// A session's browser and current tab, if it has them.
     pub fn screen_of(&self, session_id: &str) -> (Option<String>, Option<TabId>) {
         self.lock()

@@ -28,6 +28,12 @@ fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Res
     (status, Json(ActionError::new(code, message))).into_response()
 }
 
+/// The string `key` of a JSON object body.
+fn string_field(body: &[u8], key: &str) -> Option<String> {
+    let body: Value = serde_json::from_slice(body).ok()?;
+    body.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
 /// `POST /api/sessions/{id}/messages` `{ "text" }`: with the orchestrator's token, what the
 /// agent tells the person (`agent.message`); with an observer's, the person's answer
 /// (`user.message`). The message as published.
@@ -37,10 +43,7 @@ pub async fn message(
     Path(session_id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let text = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|v| v.get("text").and_then(Value::as_str).map(str::to_owned));
-    let Some(text) = text else {
+    let Some(text) = string_field(&body, "text") else {
         return error(
             StatusCode::BAD_REQUEST,
             ErrorCode::InvalidMessage,
@@ -72,10 +75,7 @@ pub async fn bind(
     Path(session_id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let client_id = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|v| v.get("clientId").and_then(Value::as_str).map(str::to_owned));
-    let Some(client_id) = client_id.filter(|c| !c.is_empty()) else {
+    let Some(client_id) = string_field(&body, "clientId").filter(|c| !c.is_empty()) else {
         return error(
             StatusCode::BAD_REQUEST,
             ErrorCode::InvalidMessage,

@@ -74,8 +74,7 @@ pub fn handle(
         }
         // The browser's owner talks to the agents of the sessions bound to it (§12).
         Ok(Message::UserMessage(words)) => {
-            let bound = state.sessions.client_of(&words.session_id).as_deref() == Some(client_id.as_str());
-            let said = if bound {
+            let said = if state.sessions.is_bound_to(&words.session_id, &client_id) {
                 crate::talk::say(state, Message::UserMessage(words))
             } else {
                 Err(ActionError::new(
@@ -91,12 +90,10 @@ pub fn handle(
         }
         // The browser's owner answers, from the extension, for sessions bound to it (§12).
         Ok(Message::Confirm(confirmation)) => {
-            let bound =
-                |session: &str| state.sessions.client_of(session).as_deref() == Some(client_id.as_str());
             let answered = state.confirmations.answer(
                 &confirmation.request_id,
                 confirmation.approved,
-                bound,
+                |session| state.sessions.is_bound_to(session, &client_id),
                 "a browser may only answer confirmations of the sessions bound to it",
             );
             match answered {

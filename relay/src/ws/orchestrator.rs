@@ -138,7 +138,7 @@ fn check_observed_client(
     let (Role::Observer, Some(own)) = (peer.role, peer.session_id.as_deref()) else {
         return Ok(());
     };
-    if state.sessions.client_of(own).as_deref() != Some(client_id) {
+    if !state.sessions.is_bound_to(own, client_id) {
         return Err(ActionError::new(
             ErrorCode::Forbidden,
             format!("this observer may {what} session {own}'s browser only"),
