@@ -10,19 +10,31 @@ use common::{start, OBSERVER, ORCHESTRATOR};
 use serde_json::{json, Value};
 use tether_relay::artifacts::Limits;
 use tether_relay::config::{ConfirmMode, Settings};
+use tokio::task::JoinHandle;
 
 fn click(session: &str) -> Value {
     json!({ "sessionId": session, "actionName": "browser_click", "params": { "tabId": 1, "xpath": "//a" } })
 }
 
-#[tokio::test]
-async fn with_confirm_every_an_action_waits_for_a_person() {
+/// A relay that asks a person before every action; its address.
+async fn asking_relay() -> String {
     let settings = Settings {
         confirm: ConfirmMode::Every,
         ..Settings::default()
     };
-    let (addr, _) = start(settings, Limits::default()).await;
-    let addr = addr.to_string();
+    start(settings, Limits::default()).await.0.to_string()
+}
+
+/// An orchestrator's click in `session`, posted in the background (it waits for a person);
+/// its HTTP status and result.
+fn click_in_background(addr: &str, session: &str) -> JoinHandle<(u16, Value)> {
+    let (addr, body) = (addr.to_owned(), click(session));
+    tokio::spawn(async move { post_action(&addr, ORCHESTRATOR, body).await })
+}
+
+#[tokio::test]
+async fn with_confirm_every_an_action_waits_for_a_person() {
+    let addr = asking_relay().await;
     let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
     // The person watches through an observer (a web UI) that joined for the session.
     let mut observer = connect(&addr).await;
@@ -33,10 +45,7 @@ async fn with_confirm_every_an_action_waits_for_a_person() {
     let reply = request(&mut observer, "subscribe", "s", json!({})).await;
     assert_eq!(reply["payload"]["sessionId"], "careful");
 
-    let approved = tokio::spawn({
-        let addr = addr.clone();
-        async move { post_action(&addr, ORCHESTRATOR, click("careful")).await }
-    });
+    let approved = click_in_background(&addr, "careful");
     let asked = recv_type(&mut observer, "browser_task.confirmation_requested").await;
     let p = &asked["payload"];
     assert_eq!(
@@ -62,10 +71,7 @@ async fn with_confirm_every_an_action_waits_for_a_person() {
     assert_eq!(confirmed["type"], "browser_task.confirmed");
     assert_eq!(approved.await.unwrap().1["status"], "success");
 
-    let denied = tokio::spawn({
-        let addr = addr.clone();
-        async move { post_action(&addr, ORCHESTRATOR, click("careful")).await }
-    });
+    let denied = click_in_background(&addr, "careful");
     let asked = recv_type(&mut observer, "browser_task.confirmation_requested").await;
     let request_id = asked["payload"]["requestId"].clone();
     request(
@@ -122,12 +128,7 @@ async fn an_observer_held_to_a_session_reads_only_it_and_cannot_act() {
 
 #[tokio::test]
 async fn the_observer_token_watches_every_session_binds_and_confirms_but_never_dispatches() {
-    let settings = Settings {
-        confirm: ConfirmMode::Every,
-        ..Settings::default()
-    };
-    let (addr, _) = start(settings, Limits::default()).await;
-    let addr = addr.to_string();
+    let addr = asking_relay().await;
     let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
 
     // Its token joins as observer only, and dispatches nothing, over WS or HTTP.
@@ -162,10 +163,7 @@ async fn the_observer_token_watches_every_session_binds_and_confirms_but_never_d
     assert_eq!(bound["type"], "session.bound", "{bound}");
 
     for session in ["s1", "s2"] {
-        let asked_for = tokio::spawn({
-            let addr = addr.clone();
-            async move { post_action(&addr, ORCHESTRATOR, click(session)).await }
-        });
+        let asked_for = click_in_background(&addr, session);
         let asked = recv_type(&mut console, "browser_task.confirmation_requested").await;
         assert_eq!(asked["payload"]["sessionId"], session);
         let confirmed = request(
@@ -195,12 +193,7 @@ async fn the_observer_token_watches_every_session_binds_and_confirms_but_never_d
 
 #[tokio::test]
 async fn a_browser_answers_confirmations_of_the_sessions_bound_to_it_only() {
-    let settings = Settings {
-        confirm: ConfirmMode::Every,
-        ..Settings::default()
-    };
-    let (addr, _) = start(settings, Limits::default()).await;
-    let addr = addr.to_string();
+    let addr = asking_relay().await;
     let mut owner = TestHost::join(&addr, "owners-browser").await;
     let _other = TestHost::join(&addr, "other-browser").await.serve_echo();
     let mut watcher = connect(&addr).await;
@@ -213,10 +206,7 @@ async fn a_browser_answers_confirmations_of_the_sessions_bound_to_it_only() {
         assert_eq!(bound["type"], "session.bound", "{bound}");
     }
 
-    let elsewhere = tokio::spawn({
-        let addr = addr.clone();
-        async move { post_action(&addr, ORCHESTRATOR, click("elsewhere")).await }
-    });
+    let elsewhere = click_in_background(&addr, "elsewhere");
     let asked = recv_type(&mut watcher, "browser_task.confirmation_requested").await;
     let answer = json!({ "v": "1", "type": "browser_task.confirm", "id": "o1",
         "payload": { "requestId": asked["payload"]["requestId"], "approved": true } });
@@ -232,10 +222,7 @@ async fn a_browser_answers_confirmations_of_the_sessions_bound_to_it_only() {
     .await;
     assert_eq!(elsewhere.await.unwrap().1["error"]["code"], "USER_DENIED");
 
-    let owned = tokio::spawn({
-        let addr = addr.clone();
-        async move { post_action(&addr, ORCHESTRATOR, click("owned")).await }
-    });
+    let owned = click_in_background(&addr, "owned");
     let asked = recv_type(&mut watcher, "browser_task.confirmation_requested").await;
     let answer = json!({ "v": "1", "type": "browser_task.confirm", "id": "o2",
         "payload": { "requestId": asked["payload"]["requestId"], "approved": true } });
@@ -297,10 +284,7 @@ async fn a_browsers_owner_may_approve_every_action_on_it_whatever_the_relay_says
     assert_eq!(recv(&mut owner.ws).await["type"], "client.settings");
 
     for approved in [true, false] {
-        let acting = tokio::spawn({
-            let addr = addr.clone();
-            async move { post_action(&addr, ORCHESTRATOR, click("owned")).await.1 }
-        });
+        let acting = click_in_background(&addr, "owned");
         // The request reaches the browser itself, for its owner to answer there.
         let asked = recv_type(&mut owner.ws, "browser_task.confirmation_requested").await;
         assert_eq!(asked["payload"]["actionName"], "browser_click");
@@ -311,20 +295,17 @@ async fn a_browsers_owner_may_approve_every_action_on_it_whatever_the_relay_says
             let action = owner.next_action().await;
             owner.ack(&action).await;
             owner.succeed(&action, json!({ "clicked": true })).await;
-            assert_eq!(acting.await.unwrap()["status"], "success");
+            assert_eq!(acting.await.unwrap().1["status"], "success");
         } else {
-            assert_eq!(acting.await.unwrap()["error"]["code"], "USER_DENIED");
+            assert_eq!(acting.await.unwrap().1["error"]["code"], "USER_DENIED");
         }
     }
 
     // The owner stops asking: actions go straight to the browser again.
     send(&mut owner.ws, ask(false)).await;
-    let acting = tokio::spawn({
-        let addr = addr.clone();
-        async move { post_action(&addr, ORCHESTRATOR, click("owned")).await.1 }
-    });
+    let acting = click_in_background(&addr, "owned");
     let action = owner.next_action().await;
     owner.ack(&action).await;
     owner.succeed(&action, json!({ "clicked": true })).await;
-    assert_eq!(acting.await.unwrap()["status"], "success");
+    assert_eq!(acting.await.unwrap().1["status"], "success");
 }
