@@ -2,6 +2,8 @@
 //! stable clientId and meta, report the twin, ack each `browser_action` on receipt and answer
 //! it with its result, send heartbeats; when the link drops, dial again with capped
 //! exponential backoff plus jitter. A refused token ends the link: retrying cannot fix it.
+//! Each action runs at most once across reconnects, and a result the relay could not be told
+//! is told when the host joins again (`deliveries`, PROTOCOL.md §13).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,8 +18,40 @@ use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
+use crate::deliveries::{Begin, Deliveries};
 use crate::engine::Engine;
 use crate::twin_report::{TwinChange, TwinSource};
+
+/// What runs the relay's actions: the host's [`Engine`]; in tests, a browser that only counts.
+pub trait Executor: Send + Sync + 'static {
+    fn execute(
+        &self,
+        timeout: Duration,
+        request: ActionRequest,
+    ) -> futures::future::BoxFuture<'_, tether_protocol::ActionResult>;
+}
+
+impl Executor for Engine {
+    fn execute(
+        &self,
+        timeout: Duration,
+        request: ActionRequest,
+    ) -> futures::future::BoxFuture<'_, tether_protocol::ActionResult> {
+        Box::pin(async move {
+            let action_id = request.action_id.unwrap_or_default();
+            let session_id = request.session_id;
+            self.execute_as(
+                timeout,
+                &action_id,
+                &session_id,
+                request.peek,
+                &request.action_name,
+                request.params,
+            )
+            .await
+        })
+    }
+}
 
 const HEARTBEAT: Duration = Duration::from_secs(15);
 const FIRST_RETRY: Duration = Duration::from_millis(250);
@@ -85,10 +119,14 @@ pub fn relay_urls(given: &str) -> (String, String) {
 }
 
 /// Serves the relay until it refuses this host; reconnects on every other failure.
-pub async fn run(options: LinkOptions, engine: Arc<Engine>) -> LinkError {
+pub async fn run(options: LinkOptions, executor: Arc<dyn Executor>) -> LinkError {
     let mut retry = FIRST_RETRY;
+    let host = Host {
+        executor,
+        deliveries: Arc::default(),
+    };
     loop {
-        let ended = serve_once(&options, &engine).await;
+        let ended = serve_once(&options, &host).await;
         if let (Ended::AfterJoin(_), Some(on_link)) = (&ended, &options.on_link) {
             on_link(false);
         }
@@ -107,7 +145,13 @@ pub async fn run(options: LinkOptions, engine: Arc<Engine>) -> LinkError {
     }
 }
 
-async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
+/// What outlives a connection: the actions' runner and their results.
+struct Host {
+    executor: Arc<dyn Executor>,
+    deliveries: Arc<Deliveries>,
+}
+
+async fn serve_once(options: &LinkOptions, host: &Host) -> Ended {
     // Without Nagle: each frame is small and someone waits for it.
     let connector = tokio_tungstenite::Connector::Rustls(options.tls.clone());
     let connecting = tokio_tungstenite::connect_async_tls_with_config(
@@ -148,6 +192,33 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
     }
 
     let (outbox, mut outgoing) = mpsc::unbounded_channel::<Envelope>();
+    host.deliveries.connected(outbox.clone());
+    let ended = serve_joined(options, host, &outbox, (&mut sink, &mut stream), &mut outgoing).await;
+    host.deliveries.disconnected();
+    // What was queued but never written goes on the next connection.
+    outgoing.close();
+    while let Ok(envelope) = outgoing.try_recv() {
+        host.deliveries.unsent(&envelope);
+    }
+    ended
+}
+
+type Sink = futures::stream::SplitSink<
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    WsMessage,
+>;
+type Stream = futures::stream::SplitStream<
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+>;
+
+/// Serves one joined connection until it ends.
+async fn serve_joined(
+    options: &LinkOptions,
+    host: &Host,
+    outbox: &mpsc::UnboundedSender<Envelope>,
+    (sink, stream): (&mut Sink, &mut Stream),
+    outgoing: &mut mpsc::UnboundedReceiver<Envelope>,
+) -> Ended {
     let mut twin = options.twin.changes();
     if let Some(state) = options.twin.full_state().await {
         let _ = outbox.send(Envelope::of(Message::FullStateSync(state)));
@@ -165,8 +236,8 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
     let told = options.owner.as_ref().map(|o| o.told.clone());
     loop {
         tokio::select! {
-            frame = next_envelope(&mut stream) => match frame {
-                Some(envelope) => handle(engine, &outbox, told.as_ref(), envelope),
+            frame = next_envelope(stream) => match frame {
+                Some(envelope) => handle(host, outbox, told.as_ref(), envelope),
                 None => return Ended::AfterJoin("the relay closed the connection".into()),
             },
             Ok(()) = changed(&mut settings) => {
@@ -180,6 +251,7 @@ async fn serve_once(options: &LinkOptions, engine: &Arc<Engine>) -> Ended {
             }
             Some(envelope) = outgoing.recv() => {
                 if let Err(e) = sink.send(text(&envelope)).await {
+                    host.deliveries.unsent(&envelope);
                     return Ended::AfterJoin(e.to_string());
                 }
             }
@@ -228,15 +300,10 @@ async fn next_said(
 }
 
 /// One frame from the relay: an action to run, a question for the owner, or something to note.
-fn handle(
-    engine: &Arc<Engine>,
-    outbox: &mpsc::UnboundedSender<Envelope>,
-    told: Option<&Told>,
-    envelope: Envelope,
-) {
+fn handle(host: &Host, outbox: &mpsc::UnboundedSender<Envelope>, told: Option<&Told>, envelope: Envelope) {
     let id = envelope.id.clone();
     match envelope.message() {
-        Ok(Message::BrowserAction(request)) => run_action(engine, outbox, id, request),
+        Ok(Message::BrowserAction(request)) => run_action(host, outbox, id, request),
         Ok(message @ (Message::ConfirmationRequested(_) | Message::AgentMessage(_))) => match told {
             Some(told) => told(message),
             None => tracing::warn!(
@@ -250,45 +317,63 @@ fn handle(
     }
 }
 
-/// Acks an action at once, runs it in a task of its own and answers with its result.
+/// Acks an action at once, runs it in a task of its own (once: a repeat waits for it, or gets
+/// its kept result) and answers with its result.
 fn run_action(
-    engine: &Arc<Engine>,
+    host: &Host,
     outbox: &mpsc::UnboundedSender<Envelope>,
     id: Option<String>,
-    request: ActionRequest,
+    mut request: ActionRequest,
 ) {
-    let action_id = request.action_id.unwrap_or_default();
+    let action_id = request.action_id.get_or_insert_with(String::new).clone();
     let ack = Ack {
         action_id: action_id.clone(),
     };
     let _ = outbox.send(Envelope::of(Message::BrowserActionAck(ack)).reply_to(id.clone()));
-    let timeout = request
-        .timeout_ms
-        .map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(ms.get()));
-    let (engine, outbox) = (engine.clone(), outbox.clone());
-    tokio::spawn(async move {
-        let mut result = engine
-            .execute_as(
-                timeout,
-                &action_id,
-                &request.session_id,
-                request.peek,
-                &request.action_name,
-                request.params,
-            )
-            .await;
-        // The relay would refuse (and drop the link for) a bigger frame.
-        let size = serde_json::to_vec(&result).map_or(0, |v| v.len());
-        if size > MAX_ENVELOPE_BYTES - 4096 {
-            result.status = ResultStatus::Error;
-            result.result = None;
-            result.error = Some(ActionError::new(
-                ErrorCode::PayloadTooLarge,
-                format!("the result is {size} bytes, over what the relay accepts; narrow the request (a scope, an xpath)"),
-            ));
+    // A person's look is not an action of the session: it is neither kept nor deduplicated.
+    if request.peek {
+        let executor = host.executor.clone();
+        let outbox = outbox.clone();
+        tokio::spawn(async move {
+            let (result, _) = bounded(executor.execute(timeout_of(&request), request).await);
+            let _ = outbox.send(Envelope::of(Message::BrowserActionResult(result)).reply_to(id));
+        });
+        return;
+    }
+    match host.deliveries.begin(&request.session_id, &action_id, id) {
+        Begin::Run => {}
+        Begin::Waiting => return,
+        Begin::Done(again) => {
+            let _ = outbox.send(again);
+            return;
         }
-        let _ = outbox.send(Envelope::of(Message::BrowserActionResult(result)).reply_to(id));
+    }
+    let (executor, deliveries) = (host.executor.clone(), host.deliveries.clone());
+    tokio::spawn(async move {
+        let (result, bytes) = bounded(executor.execute(timeout_of(&request), request).await);
+        deliveries.finish(result, bytes);
     });
+}
+
+fn timeout_of(request: &ActionRequest) -> Duration {
+    request
+        .timeout_ms
+        .map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(ms.get()))
+}
+
+/// The result, made an error if it is bigger than the relay accepts (it would refuse the frame
+/// and drop the link); and its size.
+fn bounded(mut result: tether_protocol::ActionResult) -> (tether_protocol::ActionResult, usize) {
+    let size = serde_json::to_vec(&result).map_or(0, |v| v.len());
+    if size > MAX_ENVELOPE_BYTES - 4096 {
+        result.status = ResultStatus::Error;
+        result.result = None;
+        result.error = Some(ActionError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("the result is {size} bytes, over what the relay accepts; narrow the request (a scope, an xpath)"),
+        ));
+    }
+    (result, size)
 }
 
 fn text(envelope: &Envelope) -> WsMessage {

@@ -3,6 +3,7 @@
 //! its result, each bounded. Whatever happens ends in one [`ActionResult`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -12,13 +13,17 @@ use tokio::time::Instant;
 
 use crate::config::ConfirmMode;
 use crate::host_link::{HostAnswer, Link};
+use crate::journal::Record;
 use crate::request::Request;
 use crate::session_log::Direction;
 use crate::shutdown::Phase;
 use crate::state::Relay;
 
-/// Envelope ids of actions sent to hosts: unique for the relay's lifetime.
+/// Envelope ids of actions sent to hosts: a number, behind a prefix of this run of the relay.
+/// A host may answer an envelope of an earlier run after a restart (its kept results); the
+/// prefix keeps that answer from matching an action of this run.
 static NEXT_DISPATCH: AtomicU64 = AtomicU64::new(1);
+static RUN: LazyLock<String> = LazyLock::new(|| crate::ids::random_hex(4));
 
 /// Runs one action; `on_ack` is called when the host acknowledges it.
 pub async fn run(relay: &Relay, request: &Request, on_ack: impl FnOnce()) -> ActionResult {
@@ -61,16 +66,24 @@ pub async fn look(
 
 /// Checks that the session may act and picks its browser (see `Session::choose_client`).
 fn prepare(relay: &Relay, request: &Request) -> Result<(String, Link), (Option<String>, ActionError)> {
-    let (chosen, changed) = relay.sessions.update(&request.session_id, |session| {
+    let (chosen, changed, bound_now) = relay.sessions.update(&request.session_id, |session| {
         if let Err(error) = session.open_for(&request.action_name) {
-            return (Err((session.client_id().map(str::to_owned), error)), None);
+            return (Err((session.client_id().map(str::to_owned), error)), None, false);
         }
+        let unbound = session.client_id().is_none();
         let (chosen, changed) =
             session.choose_client(request.client_id.as_deref(), || relay.registry.online());
-        (chosen.map_err(|error| (None, error)), changed)
+        let bound_now = unbound && session.client_id().is_some();
+        (chosen.map_err(|error| (None, error)), changed, bound_now)
     });
     relay.publish_state(changed);
     let client_id = chosen?;
+    if bound_now {
+        relay.journal.append(&Record::Bound {
+            session_id: request.session_id.as_str().into(),
+            client_id: client_id.as_str().into(),
+        });
+    }
     match relay.registry.link(&client_id) {
         Some(link) => Ok((client_id, link)),
         None => {
@@ -135,11 +148,18 @@ async fn confirm(
     Ok(())
 }
 
-/// Marks the action as running and tells the subscribers.
+/// Marks the action as running and tells the subscribers. The journal has it before the
+/// browser does: after a crash the relay knows the browser may have run it.
 fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Utc>) {
     let changed = relay
         .sessions
         .update(&request.session_id, |s| s.start(&request.action_id));
+    relay.journal.append(&Record::Started {
+        session_id: request.session_id.as_str().into(),
+        action_id: request.action_id.as_str().into(),
+        action_name: request.action_name.as_str().into(),
+        tab_id: request.params.get("tabId").and_then(serde_json::Value::as_i64),
+    });
     relay.publish_state(changed);
     let event = ActionStarted {
         action_id: request.action_id.clone(),
@@ -174,7 +194,7 @@ async fn exchange(
             ),
         )
     };
-    let envelope_id = format!("d{}", NEXT_DISPATCH.fetch_add(1, Ordering::Relaxed));
+    let envelope_id = format!("d{}-{}", *RUN, NEXT_DISPATCH.fetch_add(1, Ordering::Relaxed));
     let mut waiting = link.expect(&envelope_id).map_err(|_| offline())?;
     let left = deadline.saturating_duration_since(Instant::now());
     let envelope =
@@ -276,7 +296,8 @@ fn from_host(request: &Request, client_id: &str, started: DateTime<Utc>, answer:
             result.action_name = header.action_name;
             result.session_id = header.session_id;
             result.client_id = header.client_id;
-            result.replayed = None;
+            // The browser says so when it answered a repeat from what it kept (§13).
+            result.replayed = result.replayed.filter(|replayed| *replayed);
             result
         }
         Err(why) => request.failed(

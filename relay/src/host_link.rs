@@ -91,11 +91,13 @@ impl Link {
         ack.is_some_and(|ack| ack.send(()).is_ok())
     }
 
-    /// The host's result for the action sent as `envelope_id`. False if nothing waits for it
-    /// (unknown id, or an action that already timed out).
-    pub fn answered(&self, envelope_id: &str, answer: HostAnswer) -> bool {
-        let waiting = self.pending().actions.remove(envelope_id);
-        waiting.is_some_and(|w| w.result.send(answer).is_ok())
+    /// The host's result for the action sent as `envelope_id`; handed back if nothing waits
+    /// for it (an action that already ended, or one sent before a relay restart).
+    pub fn answered(&self, envelope_id: &str, answer: HostAnswer) -> Option<HostAnswer> {
+        match self.pending().actions.remove(envelope_id) {
+            Some(waiting) => waiting.result.send(answer).err(),
+            None => Some(answer),
+        }
     }
 
     /// Closes the link: every action still waiting learns it now.

@@ -18,6 +18,7 @@ pub mod dispatch;
 pub mod events;
 pub mod host_link;
 pub mod ids;
+pub mod journal;
 pub mod metrics;
 pub mod outbox;
 pub mod registry;

@@ -12,10 +12,11 @@ use chrono::Utc;
 use tether_protocol::messages::Message;
 use tether_protocol::{ActionError, ActionResult, ErrorCode};
 
+use crate::journal::Record;
 use crate::reply::Reply;
 use crate::request::{Refused, Request};
 use crate::session_log::Direction;
-use crate::sessions::{Admitted, Job};
+use crate::sessions::{Admitted, Changed, Job, Kept, Stored};
 use crate::shutdown::Phase;
 use crate::state::Relay;
 
@@ -58,7 +59,7 @@ pub fn submit(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply
     match answered_now {
         Some(Admitted::Replay(job, stored)) => {
             job.reply.ack(&job.request.action_id);
-            let result = match serde_json::from_str::<ActionResult>(&stored) {
+            let result = match serde_json::from_str::<ActionResult>(stored.get()) {
                 Ok(result) => replayed(result),
                 Err(e) => job.request.failed(
                     None,
@@ -122,14 +123,29 @@ async fn drain(relay: Arc<Relay>, session_id: String) {
     }
 }
 
-/// Records a finished action: its outcome for repeats, the session's new status, the log and
-/// the subscribers; then the result goes to whoever asked, and to each repeat.
+/// Records a finished action: its outcome for repeats and the journal, the session's new
+/// status, the log and the subscribers; then the result goes to whoever asked, and to each
+/// repeat.
 fn finish(relay: &Relay, result: ActionResult, reply: Reply, params: &serde_json::Value) {
     relay.metrics.finished(&result);
-    let (waiting, changed) = relay.sessions.update(&result.session_id, |s| {
+    let stored = store(&result);
+    let (waiting, changed, current_tab) = relay.sessions.update(&result.session_id, |s| {
         s.follow_tab(params, &result);
-        s.finish(&result)
+        let (waiting, changed) = s.finish(&result, stored.clone());
+        (waiting, changed, s.current_tab())
     });
+    relay.journal.append(&Record::Finished {
+        session_id: result.session_id.as_str().into(),
+        current_tab,
+        result: &stored,
+    });
+    publish_end(relay, &result, waiting, changed);
+    reply.deliver(result);
+}
+
+/// Tells the log and the subscribers how an action ended, and hands the result to the repeats
+/// waiting for it.
+fn publish_end(relay: &Relay, result: &ActionResult, waiting: Vec<Reply>, changed: Changed) {
     relay.events.session(
         &result.session_id,
         Direction::Out,
@@ -139,5 +155,54 @@ fn finish(relay: &Relay, result: ActionResult, reply: Reply, params: &serde_json
     for repeat in waiting {
         repeat.deliver(replayed(result.clone()));
     }
-    reply.deliver(result);
+}
+
+/// A result a browser kept while its link was down, or one the relay stopped waiting for
+/// (PROTOCOL.md §13). It ends an action the relay restarted in the middle of, as that
+/// action's one result; it replaces the relay's `CLIENT_OFFLINE` or timeout for later repeats;
+/// a browser may only speak for the sessions bound to it.
+pub fn kept(relay: &Relay, client_id: &str, result: ActionResult) {
+    let session_id = result.session_id.clone();
+    if !relay.sessions.is_bound_to(&session_id, client_id) {
+        return tracing::warn!(
+            client_id,
+            session_id,
+            "a result for a session not bound to this browser"
+        );
+    }
+    let stored = store(&result);
+    let fate = relay
+        .sessions
+        .update(&session_id, |s| s.kept(&result, stored.clone()));
+    let record = match &fate {
+        Kept::Ignored => {
+            return tracing::debug!(action_id = result.action_id, "a result the relay has already")
+        }
+        Kept::Replaced => Record::Kept {
+            session_id: session_id.as_str().into(),
+            result: &stored,
+        },
+        Kept::Ended(..) => Record::Finished {
+            session_id: session_id.as_str().into(),
+            current_tab: relay.sessions.screen_of(&session_id).1,
+            result: &stored,
+        },
+    };
+    relay.journal.append(&record);
+    match fate {
+        Kept::Ended(waiting, changed) => {
+            relay.metrics.finished(&result);
+            publish_end(relay, &result, waiting, changed);
+        }
+        _ => relay
+            .events
+            .record(&session_id, Direction::In, Message::BrowserActionResult(result)),
+    }
+}
+
+/// A result as the JSON text kept for repeats and the journal.
+fn store(result: &ActionResult) -> Stored {
+    // An ActionResult always serializes (string keys only); null keeps the type honest.
+    let raw = serde_json::value::to_raw_value(result);
+    Arc::from(raw.unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned()))
 }

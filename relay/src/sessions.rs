@@ -5,18 +5,22 @@
 //! [`Session`] is a state machine: its fields are private, and each transition is a method
 //! that returns the `session.state` to publish when the status changed, or a binding did (the
 //! caller publishes it through `Relay::publish_state`, after whatever event it follows). A session exists from the
-//! first time anyone names it; sessions live in memory, so after a relay restart a session
-//! starts over as `created` (its log goes on where it ended).
+//! first time anyone names it. Sessions live in memory and are rebuilt at start from the
+//! `journal`'s records through [`Session::replay`] (PROTOCOL.md §13); an action that was with the
+//! browser when the relay stopped is *unsettled* until the browser's kept result arrives or the
+//! action is repeated.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::Value;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
 use tether_protocol::actions::TabId;
 use tether_protocol::messages::{SessionState, SessionStatus};
 use tether_protocol::{ActionError, ActionName, ActionResult, ErrorCode};
 
 use crate::config::ConfirmMode;
+use crate::journal::{Record, Snapshot, Unsettled};
 use crate::reply::Reply;
 use crate::request::Request;
 
@@ -43,11 +47,26 @@ enum Activity {
     WaitingForUserConfirmation,
 }
 
-/// An action id's fate: running (with the repeats waiting for it) or finished. A finished
-/// result is kept as its JSON text: a tenth of the memory of the parsed tree.
+/// A finished result as the JSON text sent: a tenth of the memory of the parsed tree, shared
+/// with the journal that keeps it.
+pub type Stored = Arc<RawValue>;
+
+/// An action id's fate: running (with the repeats waiting for it), finished, or sent to the
+/// browser before a relay restart with no result since (the tab its params named).
 enum Outcome {
     Running(Vec<Reply>),
-    Done(Box<str>),
+    Done(Stored),
+    Unsettled(Option<TabId>),
+}
+
+/// What a browser's kept result did (see [`Session::kept`]).
+pub enum Kept {
+    /// It is the action's one result: publish it, and hand it to the repeats waiting.
+    Ended(Vec<Reply>, Changed),
+    /// It replaced the relay's own verdict (`CLIENT_OFFLINE`, a timeout) for later repeats.
+    Replaced,
+    /// The relay has the browser's result already, or never sent the action.
+    Ignored,
 }
 
 /// How [`Session::admit`] took a job.
@@ -55,7 +74,7 @@ pub enum Admitted {
     /// Queued; start a runner for the session if it has none (`true`).
     Queued { start_runner: bool },
     /// The id already finished: answer with its stored result (JSON text).
-    Replay(Job, Box<str>),
+    Replay(Job, Stored),
     /// The id is running: ack the repeat, then [`Session::attach`] it for the same result.
     Repeat(Job),
     /// The queue is full.
@@ -145,7 +164,8 @@ impl Session {
         match self.outcomes.get(&job.request.action_id) {
             Some(Outcome::Done(text)) => return Admitted::Replay(job, text.clone()),
             Some(Outcome::Running(_)) => return Admitted::Repeat(job),
-            None => {}
+            // Sent again: the browser answers a repeat from what it kept, never running twice.
+            Some(Outcome::Unsettled(_)) | None => {}
         }
         if self.runner && self.queue.len() >= queue_limit {
             return Admitted::Full(job);
@@ -255,10 +275,30 @@ impl Session {
 
     /// An action ended: the status it leaves (a failure of the browser or the link puts the
     /// session in `error` until an action succeeds; an action's own error does not), and the
-    /// result kept for repeats. Returns the repeats that were waiting for it.
-    pub fn finish(&mut self, result: &ActionResult) -> (Vec<Reply>, Changed) {
+    /// result kept for repeats (`stored`: its JSON text). Returns the repeats that were
+    /// waiting for it.
+    pub fn finish(&mut self, result: &ActionResult, stored: Stored) -> (Vec<Reply>, Changed) {
         let changed = self.transition(|s| s.settle(result));
-        (self.keep(result), changed)
+        (self.keep(&result.action_id, stored), changed)
+    }
+
+    /// The browser's own result for an action the relay ended without it, or never heard the
+    /// end of. Ends an unsettled action; replaces a verdict the relay made up for want of the
+    /// browser's answer; is ignored otherwise (the relay has the browser's result already).
+    pub fn kept(&mut self, result: &ActionResult, stored: Stored) -> Kept {
+        match self.outcomes.get(&result.action_id) {
+            Some(Outcome::Unsettled(tab)) => {
+                self.current_tab = result.current_tab_after(&json!({ "tabId": tab }), self.current_tab);
+                let (waiting, changed) = self.finish(result, stored);
+                Kept::Ended(waiting, changed)
+            }
+            Some(Outcome::Done(before)) if made_by_relay(before) => {
+                self.outcomes
+                    .insert(result.action_id.clone(), Outcome::Done(stored));
+                Kept::Replaced
+            }
+            _ => Kept::Ignored,
+        }
     }
 
     fn settle(&mut self, result: &ActionResult) {
@@ -285,10 +325,9 @@ impl Session {
         }
     }
 
-    fn keep(&mut self, result: &ActionResult) -> Vec<Reply> {
-        let id = result.action_id.clone();
-        let text = serde_json::to_string(result).unwrap_or_default().into_boxed_str();
-        let waiting = match self.outcomes.insert(id.clone(), Outcome::Done(text)) {
+    fn keep(&mut self, action_id: &str, stored: Stored) -> Vec<Reply> {
+        let id = action_id.to_owned();
+        let waiting = match self.outcomes.insert(id.clone(), Outcome::Done(stored)) {
             Some(Outcome::Running(waiting)) => waiting,
             _ => Vec::new(),
         };
@@ -313,6 +352,129 @@ impl Session {
         });
         changed.or_else(|| rebound.then(|| self.state()))
     }
+
+    /// Applies one journal record, as the transition that wrote it did.
+    fn replay(&mut self, record: Record<'_>) {
+        match record {
+            Record::Session(snapshot) => self.restore(snapshot),
+            Record::Bound { client_id, .. } => {
+                self.bind(&client_id);
+            }
+            Record::Started {
+                action_id,
+                action_name,
+                tab_id,
+                ..
+            } => {
+                let _ = self.open_for(&action_name);
+                self.start(&action_id);
+                self.outcomes
+                    .insert(action_id.into_owned(), Outcome::Unsettled(tab_id));
+            }
+            Record::Finished {
+                current_tab, result, ..
+            } => match serde_json::from_str::<ActionResult>(result.get()) {
+                Ok(parsed) => {
+                    self.settle(&parsed);
+                    self.current_tab = current_tab;
+                    self.keep(&parsed.action_id, stored(result));
+                }
+                Err(e) => tracing::warn!(session = self.id, "an unreadable result in the journal: {e}"),
+            },
+            Record::Kept { result, .. } => match serde_json::from_str::<ActionResult>(result.get()) {
+                Ok(parsed) => {
+                    self.kept(&parsed, stored(result));
+                }
+                Err(e) => tracing::warn!(session = self.id, "an unreadable result in the journal: {e}"),
+            },
+        }
+    }
+
+    fn restore(&mut self, snapshot: Snapshot<'_>) {
+        self.client_id = snapshot.client_id.map(Into::into);
+        self.current_tab = snapshot.current_tab;
+        (self.ran, self.failed, self.completed) = (snapshot.ran, snapshot.failed, snapshot.completed);
+        self.last_error = snapshot.last_error;
+        for result in snapshot.results {
+            match serde_json::from_str::<ActionId>(result.get()) {
+                Ok(head) => {
+                    self.keep(&head.action_id, stored(result));
+                }
+                Err(e) => tracing::warn!(session = self.id, "an unreadable result in the journal: {e}"),
+            }
+        }
+        for action in snapshot.unsettled {
+            self.outcomes
+                .insert(action.action_id, Outcome::Unsettled(action.tab_id));
+        }
+    }
+
+    /// After a restart nothing runs: the action that was with the browser stays unsettled.
+    fn woken(&mut self) {
+        self.in_flight = None;
+        if self.activity == Activity::Running || self.activity == Activity::WaitingForUserConfirmation {
+            self.activity = Activity::Idle;
+        }
+    }
+
+    /// The session as one journal record.
+    fn snapshot(&self) -> Snapshot<'_> {
+        let results = self.finished.iter().filter_map(|id| match self.outcomes.get(id) {
+            Some(Outcome::Done(stored)) => Some(&**stored),
+            _ => None,
+        });
+        let unsettled = self.outcomes.iter().filter_map(|(id, outcome)| match outcome {
+            Outcome::Unsettled(tab) => Some(Unsettled {
+                action_id: id.clone(),
+                tab_id: *tab,
+            }),
+            _ => None,
+        });
+        Snapshot {
+            session_id: self.id.as_str().into(),
+            client_id: self.client_id.as_deref().map(Into::into),
+            current_tab: self.current_tab,
+            ran: self.ran,
+            failed: self.failed,
+            completed: self.completed,
+            last_error: self.last_error.clone(),
+            results: results.collect(),
+            unsettled: unsettled.collect(),
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ActionId {
+    action_id: String,
+}
+
+fn stored(raw: &RawValue) -> Stored {
+    Arc::from(raw.to_owned())
+}
+
+/// Whether a stored result is the relay's own verdict for want of the browser's answer (the
+/// link dropped, time ran out, the relay stopped): the browser may still have one.
+fn made_by_relay(stored: &RawValue) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        error: Option<Code>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: ErrorCode,
+    }
+    let code = serde_json::from_str::<Head>(stored.get())
+        .ok()
+        .and_then(|h| h.error)
+        .map(|e| e.code);
+    matches!(
+        code,
+        Some(
+            ErrorCode::ClientOffline | ErrorCode::AckTimeout | ErrorCode::ActionTimeout | ErrorCode::Internal
+        )
+    )
 }
 
 /// Errors that say the browser or the link failed, not the action (§2.3's `error` status).
@@ -359,6 +521,31 @@ impl Sessions {
         transition(session)
     }
 
+    /// Rebuilds a session from a journal record (at start, before anything else runs).
+    pub fn replay(&self, record: Record<'_>) {
+        let id = match &record {
+            Record::Session(snapshot) => &snapshot.session_id,
+            Record::Bound { session_id, .. }
+            | Record::Started { session_id, .. }
+            | Record::Finished { session_id, .. }
+            | Record::Kept { session_id, .. } => session_id,
+        }
+        .clone()
+        .into_owned();
+        self.update(&id, |session| session.replay(record));
+    }
+
+    /// Ends the replay: nothing is running in a relay that has just started.
+    pub fn woken(&self) {
+        self.lock().values_mut().for_each(Session::woken);
+    }
+
+    /// Hands every session's journal record to `write`, under the table's lock.
+    pub fn snapshots<R>(&self, write: impl FnOnce(&mut dyn Iterator<Item = Snapshot<'_>>) -> R) -> R {
+        let table = self.lock();
+        write(&mut table.values().map(Session::snapshot))
+    }
+
     /// The `session.state` payload of a session (a session no one has named yet is `created`).
     pub fn state(&self, session_id: &str) -> SessionState {
         match self.lock().get(session_id) {
@@ -402,6 +589,10 @@ impl Sessions {
         self.lock()
             .get(session_id)
             .map_or((None, None), |s| (s.client_id.clone(), s.current_tab))
+    }
+
+    pub fn count(&self) -> usize {
+        self.lock().len()
     }
 
     /// Sessions with a runner (an action running, or a runner about to end).

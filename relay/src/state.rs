@@ -15,6 +15,7 @@ use crate::artifacts::{ArtifactStore, Limits};
 use crate::config::{Settings, Tokens};
 use crate::confirmations::Confirmations;
 use crate::events::Events;
+use crate::journal::{self, Journal, Record};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::session_log::{Direction, SessionLog};
@@ -30,6 +31,8 @@ pub struct Relay {
     pub sessions: Sessions,
     pub twins: Twins,
     pub events: Events,
+    /// What survives a restart (PROTOCOL.md §13).
+    pub journal: Journal,
     pub confirmations: Confirmations,
     pub artifacts: ArtifactStore,
     pub metrics: Metrics,
@@ -37,15 +40,22 @@ pub struct Relay {
 }
 
 impl Relay {
-    pub fn new(settings: Settings, tokens: Tokens, artifacts: ArtifactStore, log: SessionLog) -> Self {
+    pub fn new(
+        settings: Settings,
+        tokens: Tokens,
+        artifacts: ArtifactStore,
+        log: SessionLog,
+        (sessions, journal): (Sessions, Journal),
+    ) -> Self {
         Self {
             settings,
             tokens,
             catalog: actions::catalog(),
             registry: Registry::default(),
-            sessions: Sessions::default(),
+            sessions,
             twins: Twins::default(),
             events: Events::new(log),
+            journal,
             confirmations: Confirmations::default(),
             artifacts,
             metrics: Metrics::default(),
@@ -53,12 +63,24 @@ impl Relay {
         }
     }
 
-    /// A relay keeping its artifacts and session logs in `data_dir`: what `main` runs, and
-    /// what the test kit starts.
+    /// A relay keeping its artifacts, session logs and journal in `data_dir`, with the sessions
+    /// it had there before it stopped: what `main` runs, and what the test kit starts.
     pub fn open(settings: Settings, tokens: Tokens, data_dir: &Path, limits: Limits) -> anyhow::Result<Self> {
         let artifacts = ArtifactStore::open(data_dir, limits)?;
         let log = SessionLog::new(data_dir)?;
-        Ok(Self::new(settings, tokens, artifacts, log))
+        let sessions = Sessions::default();
+        let started = std::time::Instant::now();
+        let replayed = journal::replay(data_dir, |record| sessions.replay(record))?;
+        sessions.woken();
+        let journal = sessions.snapshots(|all| Journal::rewrite(data_dir, all))?;
+        tracing::info!(
+            sessions = sessions.count(),
+            records = replayed.records,
+            skipped = replayed.skipped,
+            "sessions rebuilt in {} ms",
+            started.elapsed().as_millis()
+        );
+        Ok(Self::new(settings, tokens, artifacts, log, (sessions, journal)))
     }
 
     /// The `extension.list` payload: every browser that has joined, with its sessions.
@@ -86,6 +108,10 @@ impl Relay {
         self.events
             .record(session_id, Direction::In, Message::SessionBind(bound.clone()));
         let changed = self.sessions.update(session_id, |s| s.bind(client_id));
+        self.journal.append(&Record::Bound {
+            session_id: session_id.into(),
+            client_id: client_id.into(),
+        });
         self.events
             .record(session_id, Direction::Out, Message::SessionBound(bound.clone()));
         self.publish_state(changed);

@@ -1,11 +1,16 @@
 //! The fixture web server: static pages from `tests/fixtures/`, plus generated ones (a
 //! 20,000-element page, a 500 KB article, HTTP error statuses, a page that never finishes
-//! loading).
+//! loading), and `/counter/{key}`: a count kept by the server of what pages did, which a test
+//! can hold open to catch an action in the middle.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
+
+use tokio::sync::Notify;
 
 use axum::extract::Path;
 use axum::http::{header, StatusCode};
@@ -32,6 +37,7 @@ impl Server {
                 get(|| async { Html(long_article(400 * 1024 * 2)) }),
             )
             .route("/never-loads", get(never_loads_page))
+            .route("/counter/{key}", get(count))
             .route("/stall", get(stall));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -86,6 +92,81 @@ async fn status(Path(code): Path<String>) -> Response {
         )),
     )
         .into_response()
+}
+
+/// How many times each counter was hit, and the holds armed on some (see [`hold`]).
+#[derive(Default)]
+struct Counters {
+    hits: HashMap<String, usize>,
+    holds: HashMap<String, Arc<Notify>>,
+}
+
+static COUNTERS: LazyLock<Mutex<Counters>> = LazyLock::new(Mutex::default);
+static HIT: LazyLock<Notify> = LazyLock::new(Notify::new);
+
+fn counters() -> std::sync::MutexGuard<'static, Counters> {
+    COUNTERS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Counts a hit; answers once the key's hold (if armed) is released. A page that requests it
+/// synchronously is stuck in the middle of its event handler until then.
+async fn count(Path(key): Path<String>) -> &'static str {
+    let hold = {
+        let mut counters = counters();
+        *counters.hits.entry(key.clone()).or_default() += 1;
+        counters.holds.get(&key).cloned()
+    };
+    HIT.notify_waiters();
+    if let Some(hold) = hold {
+        hold.notified().await;
+    }
+    "counted"
+}
+
+/// How many times the page hit `/counter/{key}`.
+pub fn hits(key: &str) -> usize {
+    counters().hits.get(key).copied().unwrap_or(0)
+}
+
+/// Waits (bounded) until `/counter/{key}` was hit `n` times.
+pub async fn hit_times(key: &str, n: usize) {
+    let reached = async {
+        loop {
+            let woken = HIT.notified();
+            if hits(key) >= n {
+                return;
+            }
+            woken.await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), reached)
+        .await
+        .unwrap_or_else(|_| panic!("/counter/{key} was hit {} times, not {n}", hits(key)));
+}
+
+/// Holds every request to `/counter/{key}` until the returned [`Hold`] is released.
+pub fn hold(key: &str) -> Hold {
+    let notify = Arc::new(Notify::new());
+    counters().holds.insert(key.to_owned(), notify.clone());
+    Hold {
+        key: key.to_owned(),
+        notify,
+    }
+}
+
+/// A hold on a counter: the requests it keeps waiting go on when it is released.
+pub struct Hold {
+    key: String,
+    notify: Arc<Notify>,
+}
+
+impl Hold {
+    pub fn release(self) {
+        counters().holds.remove(&self.key);
+        // A permit for a request between its count and its wait, and a wake for those waiting.
+        self.notify.notify_one();
+        self.notify.notify_waiters();
+    }
 }
 
 /// A page whose load event waits on a stylesheet the server never finishes sending.

@@ -8,7 +8,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::binary;
-use crate::relay::{HOST, ORCHESTRATOR};
+use crate::relay::{RelayApi, HOST, ORCHESTRATOR};
 
 pub struct RelayProcess {
     pub child: Child,
@@ -16,6 +16,22 @@ pub struct RelayProcess {
     pub data: tempfile::TempDir,
     /// What it logged before it was ready.
     pub startup_log: Vec<String>,
+    args: Vec<String>,
+}
+
+/// A relay that was killed: its address and data dir, to start it again on.
+pub struct Stopped {
+    pub addr: String,
+    pub data: tempfile::TempDir,
+    args: Vec<String>,
+}
+
+impl Stopped {
+    /// Starts the relay again on the same port and data dir, with the same flags.
+    pub async fn restart(self) -> RelayProcess {
+        let (ip, port) = self.addr.rsplit_once(':').expect("host:port");
+        RelayProcess::spawn(ip, port.parse().expect("a port"), self.data, self.args).await
+    }
 }
 
 impl RelayProcess {
@@ -26,12 +42,17 @@ impl RelayProcess {
 
     /// The same, listening on `ip` (reached through 127.0.0.1).
     pub async fn start_on(ip: &str, args: &[&str]) -> Self {
-        let data = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
+        let data = tempfile::tempdir().unwrap();
+        let args = args.iter().map(|a| a.to_string()).collect();
+        Self::spawn(ip, port, data, args).await
+    }
+
+    async fn spawn(ip: &str, port: u16, data: tempfile::TempDir, args: Vec<String>) -> Self {
         let addr = format!("127.0.0.1:{port}");
         let mut child = Command::new(binary("tether-relay"))
             .args(["--listen", &format!("{ip}:{port}")])
@@ -43,7 +64,7 @@ impl RelayProcess {
                 "--data-dir",
             ])
             .arg(data.path())
-            .args(args)
+            .args(&args)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -72,6 +93,25 @@ impl RelayProcess {
             addr,
             data,
             startup_log,
+            args,
+        }
+    }
+
+    /// Its HTTP API, events and workers, as the test kit speaks them.
+    pub fn api(&self) -> RelayApi {
+        RelayApi {
+            addr: self.addr.parse().expect("an address"),
+        }
+    }
+
+    /// `kill -9`: the relay dies at once, writing nothing more; its data dir stays.
+    pub async fn kill9(mut self) -> Stopped {
+        self.child.start_kill().expect("SIGKILL");
+        let _ = self.child.wait().await;
+        Stopped {
+            addr: self.addr,
+            data: self.data,
+            args: self.args,
         }
     }
 

@@ -44,9 +44,23 @@ pub async fn serve_here(settings: Settings, limits: Limits) -> (SocketAddr, Path
 }
 
 pub struct TestRelay {
-    pub addr: SocketAddr,
+    api: RelayApi,
     pub data: PathBuf,
     runtime: Option<Runtime>,
+}
+
+impl std::ops::Deref for TestRelay {
+    type Target = RelayApi;
+
+    fn deref(&self) -> &RelayApi {
+        &self.api
+    }
+}
+
+/// What a test does with a running relay, wherever it runs: its HTTP API, its events, and a
+/// worker serving it.
+pub struct RelayApi {
+    pub addr: SocketAddr,
 }
 
 impl TestRelay {
@@ -84,7 +98,7 @@ impl TestRelay {
             let _ = serve(listener, AppState(Arc::new(relay)), std::future::pending()).await;
         });
         Self {
-            addr,
+            api: RelayApi { addr },
             data: data.to_owned(),
             runtime: Some(runtime),
         }
@@ -98,7 +112,9 @@ impl TestRelay {
                 .unwrap();
         }
     }
+}
 
+impl RelayApi {
     /// Serves this relay with a worker wired exactly as the `worker` command wires it, on the
     /// harness's Chromium (as `--browser-ws`), as the browser `client_id`.
     pub fn start_worker(&self, harness: &Harness, client_id: &str) -> tokio::task::JoinHandle<()> {

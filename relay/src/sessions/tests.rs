@@ -7,6 +7,7 @@ use tether_protocol::{ActionError, ActionResult, ErrorCode};
 use tokio::sync::oneshot;
 
 use super::*;
+use crate::journal::Journal;
 
 fn request(action_id: &str, action_name: &str) -> Request {
     Request {
@@ -43,10 +44,15 @@ fn result(action_id: &str, action_name: &str, error: Option<ErrorCode>) -> Actio
     ActionResult::new(header, Utc::now(), Utc::now(), outcome)
 }
 
+fn finish(session: &mut Session, result: ActionResult) -> (Vec<Reply>, Changed) {
+    let stored = Arc::from(serde_json::value::to_raw_value(&result).unwrap());
+    session.finish(&result, stored)
+}
+
 /// Runs one action through the session: start, then finish with `error`.
 fn run(session: &mut Session, action_name: &str, error: Option<ErrorCode>) -> Changed {
     session.start("a");
-    session.finish(&result("a", action_name, error)).1
+    finish(session, result("a", action_name, error)).1
 }
 
 fn status_after(changed: Changed) -> Option<SessionStatus> {
@@ -59,7 +65,7 @@ fn a_session_is_created_then_running_then_ongoing() {
     assert_eq!(session.status(), SessionStatus::Created);
     assert_eq!(status_after(session.start("a")), Some(SessionStatus::Running));
     assert_eq!(session.state().in_flight.as_deref(), Some("a"));
-    let (_, changed) = session.finish(&result("a", "browser_click", None));
+    let (_, changed) = finish(&mut session, result("a", "browser_click", None));
     assert_eq!(status_after(changed), Some(SessionStatus::Ongoing));
     assert_eq!(session.state().in_flight, None);
 }
@@ -143,7 +149,10 @@ fn without_a_choice_the_session_waits_for_a_person() {
             status_after(changed),
             Some(SessionStatus::WaitingForBrowserSelection)
         );
-        let (_, changed) = session.finish(&result("a", "browser_click", Some(ErrorCode::NoClientSelected)));
+        let (_, changed) = finish(
+            &mut session,
+            result("a", "browser_click", Some(ErrorCode::NoClientSelected)),
+        );
         assert_eq!(changed, None, "still waiting: nothing new to say");
         assert_eq!(status_after(session.bind("b")), Some(SessionStatus::Ongoing));
         assert_eq!(session.client_id(), Some("b"));
@@ -203,7 +212,7 @@ fn a_repeated_action_id_gets_the_one_result() {
         panic!("a running id is a repeat")
     };
     session.attach("a", repeat.reply);
-    let (waiting, _) = session.finish(&result("a", "browser_click", None));
+    let (waiting, _) = finish(&mut session, result("a", "browser_click", None));
     assert_eq!(waiting.len(), 1, "the repeat waits for the same result");
     for reply in waiting {
         reply.deliver(result("a", "browser_click", None));
@@ -212,18 +221,129 @@ fn a_repeated_action_id_gets_the_one_result() {
     let Admitted::Replay(_, stored) = session.admit(job("a").0, 8) else {
         panic!("a finished id is replayed")
     };
-    assert!(stored.contains("\"actionId\":\"a\""));
+    assert!(stored.get().contains("\"actionId\":\"a\""));
 }
 
 #[test]
 fn only_the_last_results_are_kept_for_replay() {
     let mut session = Session::new("s");
     for n in 0..=KEPT_RESULTS {
-        session.finish(&result(&format!("a{n}"), "browser_click", None));
+        finish(&mut session, result(&format!("a{n}"), "browser_click", None));
     }
     assert!(
         matches!(session.admit(job("a0").0, 8), Admitted::Queued { .. }),
         "the oldest is forgotten"
     );
     assert!(matches!(session.admit(job("a1").0, 8), Admitted::Replay(..)));
+}
+
+/// A session rebuilt from the journal's records of `write`, as a relay that restarts does.
+fn rebuilt(write: impl FnOnce(&Journal)) -> Sessions {
+    let dir = tempfile::tempdir().unwrap();
+    write(&Journal::rewrite(dir.path(), []).unwrap());
+    let sessions = Sessions::default();
+    crate::journal::replay(dir.path(), |record| sessions.replay(record)).unwrap();
+    sessions.woken();
+    // And once more through the snapshot the restart writes.
+    let snapshot_dir = tempfile::tempdir().unwrap();
+    sessions
+        .snapshots(|all| Journal::rewrite(snapshot_dir.path(), all))
+        .unwrap();
+    let again = Sessions::default();
+    crate::journal::replay(snapshot_dir.path(), |record| again.replay(record)).unwrap();
+    again.woken();
+    again
+}
+
+fn started(journal: &Journal, action_id: &str) {
+    journal.append(&Record::Started {
+        session_id: "s".into(),
+        action_id: action_id.into(),
+        action_name: "browser_click".into(),
+        tab_id: Some(7),
+    });
+}
+
+fn finished(journal: &Journal, result: &ActionResult) {
+    let raw = serde_json::value::to_raw_value(result).unwrap();
+    journal.append(&Record::Finished {
+        session_id: "s".into(),
+        current_tab: Some(7),
+        result: &raw,
+    });
+}
+
+#[test]
+fn a_restart_keeps_binding_status_tab_and_results() {
+    let sessions = rebuilt(|journal| {
+        journal.append(&Record::Bound {
+            session_id: "s".into(),
+            client_id: "c".into(),
+        });
+        started(journal, "a");
+        finished(
+            journal,
+            &result("a", "browser_click", Some(ErrorCode::ClientOffline)),
+        );
+    });
+    let state = sessions.state("s");
+    assert_eq!(
+        (state.status, state.client_id.as_deref(), state.in_flight),
+        (SessionStatus::Error, Some("c"), None)
+    );
+    assert_eq!(sessions.screen_of("s").1, Some(7));
+    let replayed = sessions.update("s", |s| match s.admit(job("a").0, 8) {
+        Admitted::Replay(_, stored) => stored.get().contains("CLIENT_OFFLINE"),
+        _ => false,
+    });
+    assert!(replayed, "the result is kept for a repeat");
+}
+
+#[test]
+fn an_action_the_browser_had_at_a_crash_ends_with_the_browsers_kept_result() {
+    let sessions = rebuilt(|journal| started(journal, "a"));
+    let state = sessions.state("s");
+    assert_eq!(
+        (state.status, state.in_flight),
+        (SessionStatus::Created, None),
+        "nothing runs after a restart"
+    );
+    let kept = result("a", "browser_click", None);
+    let stored = Arc::from(serde_json::value::to_raw_value(&kept).unwrap());
+    let ended = sessions.update("s", |s| matches!(s.kept(&kept, stored), Kept::Ended(..)));
+    assert!(ended, "the kept result is the action's one result");
+    assert_eq!(sessions.state("s").status, SessionStatus::Ongoing);
+    // Again (the host says it twice after a reconnect): the relay has it.
+    let stored = Arc::from(serde_json::value::to_raw_value(&kept).unwrap());
+    assert!(sessions.update("s", |s| matches!(s.kept(&kept, stored), Kept::Ignored)));
+}
+
+#[test]
+fn an_unsettled_action_repeated_goes_to_the_browser_again() {
+    let sessions = rebuilt(|journal| started(journal, "a"));
+    let queued = sessions.update("s", |s| matches!(s.admit(job("a").0, 8), Admitted::Queued { .. }));
+    assert!(queued, "the browser answers it from what it kept");
+}
+
+#[test]
+fn a_browsers_kept_result_replaces_the_relays_verdict_only() {
+    let mut session = Session::new("s");
+    finish(
+        &mut session,
+        result("offline", "browser_click", Some(ErrorCode::ClientOffline)),
+    );
+    finish(
+        &mut session,
+        result("own", "browser_click", Some(ErrorCode::ElementNotFound)),
+    );
+    for (id, replaced) in [("offline", true), ("own", false), ("never", false)] {
+        let kept = result(id, "browser_click", None);
+        let stored = Arc::from(serde_json::value::to_raw_value(&kept).unwrap());
+        let fate = session.kept(&kept, stored);
+        assert_eq!(matches!(fate, Kept::Replaced), replaced, "{id}");
+    }
+    let Admitted::Replay(_, stored) = session.admit(job("offline").0, 8) else {
+        panic!("replayed")
+    };
+    assert!(stored.get().contains("\"status\":\"success\""));
 }

@@ -27,28 +27,17 @@ pub fn handle(
     };
     state.registry.touch(&client_id);
     let report = match read {
-        Ok(Message::BrowserActionAck(_)) => {
-            return answer(outbox, &link, id, reply_to, "browser_action.ack", None)
-        }
+        Ok(Message::BrowserActionAck(_)) => return drop(answer(outbox, &link, (id, reply_to), None)),
         Ok(Message::BrowserActionResult(result)) => {
-            return answer(
-                outbox,
-                &link,
-                id,
-                reply_to,
-                "browser_action.result",
-                Some(Ok(result)),
-            )
+            let result = answer(outbox, &link, (id, reply_to), Some(Ok(result)));
+            // A result no action of this link waits for: one the host kept (§13).
+            if let Some(Ok(result)) = result {
+                crate::scheduler::kept(state, &client_id, result);
+            }
+            return;
         }
         Err(Unreadable::BadPayload { kind, why, .. }) if kind == "browser_action.result" => {
-            return answer(
-                outbox,
-                &link,
-                id,
-                reply_to,
-                "browser_action.result",
-                Some(Err(why)),
-            )
+            return drop(answer(outbox, &link, (id, reply_to), Some(Err(why))));
         }
         Ok(Message::FullStateSync(full)) => TwinReport::Full(full),
         Ok(Message::TabEvent(event)) => TwinReport::Event(event),
@@ -125,30 +114,33 @@ pub fn handle(
     state.client_event(&client_id, Message::TwinStateSync(twin));
 }
 
-/// An ack (`result` None) or a result, for the action sent as `reply_to`.
+/// An ack (`result` None) or a result, for the action sent as `reply_to`. A result that no
+/// action waits for is handed back.
 fn answer(
     outbox: &Outbox,
     link: &Link,
-    id: Option<String>,
-    reply_to: Option<String>,
-    kind: &str,
+    (id, reply_to): Ids,
     result: Option<HostAnswer>,
-) {
+) -> Option<HostAnswer> {
+    let kind = if result.is_some() {
+        "browser_action.result"
+    } else {
+        "browser_action.ack"
+    };
     let Some(reply_to) = reply_to else {
         let error = ActionError::new(
             ErrorCode::InvalidMessage,
             format!("{kind} needs replyTo: the id of the browser_action it answers"),
         );
         outbox.error(id, error);
-        return;
+        return None;
     };
-    let taken = match result {
-        None => link.acked(&reply_to),
+    match result {
+        None => {
+            link.acked(&reply_to);
+            None
+        }
         Some(answer) => link.answered(&reply_to, answer),
-    };
-    if !taken {
-        // The action already ended (it timed out): its one result is out.
-        tracing::debug!(reply_to, kind, "late or unknown answer dropped");
     }
 }
 

@@ -1,0 +1,202 @@
+//! Nothing lost when the relay dies (PROTOCOL.md §13). The real `tether-relay` binary is
+//! killed with SIGKILL while a worker presses "Buy" on a real page, then started again on the
+//! same port and data dir. Each press is counted by the fixture server, not by Tether, so "run
+//! at most once" is the page's word; the orchestrator repeats by `actionId` and gets one result.
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tether_tests::client::{envelope, orchestrator, recv, request, send, Ws};
+use tether_tests::fixtures;
+use tether_tests::process::RelayProcess;
+use tether_tests::relay::RelayApi;
+use tether_tests::{run_worker, Harness};
+
+/// Generous bound for a host to rejoin: its backoff starts at 250 ms and doubles.
+const JOIN_WITHIN: Duration = Duration::from_secs(20);
+
+fn press(action_id: &str, tab: i64, button: &str) -> Value {
+    json!({ "sessionId": "shop", "actionId": action_id, "actionName": "browser_click",
+            "params": { "tabId": tab, "xpath": format!("//button[@id='{button}']") } })
+}
+
+/// A relay with a worker `buyer`, and session `shop` on the Buy page (its tab).
+async fn shop(h: &'static Harness, prefix: &str) -> (RelayProcess, tokio::task::JoinHandle<()>, i64) {
+    let relay = RelayProcess::start(&[]).await;
+    let worker = relay.api().start_worker(h, "buyer");
+    relay.api().wait_online("buyer", JOIN_WITHIN).await;
+    let start = json!({ "sessionId": "shop", "actionId": "open-shop", "actionName": "session_start",
+                        "params": { "url": h.url(&format!("/fixtures/buy.html?prefix={prefix}")) } });
+    let started = relay.api().post(start).await;
+    let tab = started["result"]["tabId"].as_i64().expect("a tab");
+    (relay, worker, tab)
+}
+
+/// Sends an action; its result, after its ack.
+async fn act(ws: &mut Ws, id: &str, payload: Value) -> Value {
+    send(ws, envelope("browser_action", id, payload)).await;
+    let ack = recv(ws).await;
+    assert_eq!(
+        (ack["type"].as_str(), ack["replyTo"].as_str()),
+        (Some("browser_action.ack"), Some(id)),
+        "{ack}"
+    );
+    let result = recv(ws).await;
+    assert_eq!(result["type"], "browser_action.result", "{result}");
+    result["payload"].clone()
+}
+
+/// Restarts the relay and waits for the worker to be back on it.
+async fn restarted(stopped: tether_tests::process::Stopped) -> RelayProcess {
+    let relay = stopped.restart().await;
+    relay.api().wait_online("buyer", JOIN_WITHIN).await;
+    relay
+}
+
+/// Waits until the relay's log of `shop` holds the result of `action_id`: the browser's kept
+/// result has reached the relay.
+async fn logged_result(api: &RelayApi, data: &std::path::Path, action_id: &str) {
+    let log = data.join("logs/shop.jsonl");
+    api.wait_until(json!({ "sessionId": "shop" }), JOIN_WITHIN, || async {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .any(|e| e["type"] == "browser_action.result" && e["payload"]["actionId"] == action_id)
+            .then_some(())
+    })
+    .await
+}
+
+#[test]
+fn a_press_the_browser_finished_while_the_relay_was_dead_is_kept_and_never_repeated() {
+    run_worker(|h| async move {
+        let (relay, worker, tab) = shop(h, "kept-").await;
+        let hold = fixtures::hold("kept-buy");
+        let mut orch = orchestrator(&relay.addr).await;
+        send(
+            &mut orch,
+            envelope("browser_action", "r1", press("buy-1", tab, "buy")),
+        )
+        .await;
+        fixtures::hit_times("kept-buy", 1).await;
+        // "Buy again" waits in the relay's queue behind the press the page is in the middle of.
+        send(
+            &mut orch,
+            envelope("browser_action", "r2", press("again-1", tab, "again")),
+        )
+        .await;
+        let state = request(&mut orch, "session.get", "g", json!({ "sessionId": "shop" })).await;
+        assert_eq!(
+            (state["payload"]["inFlight"].as_str(), &state["payload"]["queued"]),
+            (Some("buy-1"), &json!(1)),
+            "{state}"
+        );
+
+        let stopped = relay.kill9().await;
+        hold.release();
+        fixtures::hit_times("kept-buy-done", 1).await;
+        // A crash mid-write leaves a torn last line in the session log and in the journal.
+        for file in ["logs/shop.jsonl", "sessions.jsonl"] {
+            let mut torn = std::fs::OpenOptions::new()
+                .append(true)
+                .open(stopped.data.path().join(file))
+                .unwrap();
+            torn.write_all(br#"{"sessionId":"shop","eventIn"#).unwrap();
+        }
+
+        let relay = restarted(stopped).await;
+        logged_result(&relay.api(), relay.data.path(), "buy-1").await;
+        let mut orch = orchestrator(&relay.addr).await;
+        let bought = act(&mut orch, "r1-again", press("buy-1", tab, "buy")).await;
+        assert_eq!(
+            (&bought["status"], &bought["replayed"]),
+            (&json!("success"), &json!(true)),
+            "{bought}"
+        );
+        // The queued press never reached the browser: repeated, it runs now, once.
+        let again = act(&mut orch, "r2-again", press("again-1", tab, "again")).await;
+        assert_eq!(
+            (&again["status"], &again.get("replayed")),
+            (&json!("success"), &None),
+            "{again}"
+        );
+        let again = act(&mut orch, "r2-thrice", press("again-1", tab, "again")).await;
+        assert_eq!(again["replayed"], true, "{again}");
+        // What finished before the crash is answered from the journal: no second tab.
+        let start = json!({ "sessionId": "shop", "actionId": "open-shop", "actionName": "session_start", "params": {} });
+        let reopened = act(&mut orch, "s-again", start).await;
+        assert_eq!(
+            (&reopened["replayed"], &reopened["result"]["tabId"]),
+            (&json!(true), &json!(tab)),
+            "{reopened}"
+        );
+        assert_eq!(
+            (fixtures::hits("kept-buy"), fixtures::hits("kept-again")),
+            (1, 1),
+            "each press ran once"
+        );
+
+        let state = request(&mut orch, "session.get", "g", json!({ "sessionId": "shop" })).await;
+        assert_eq!(
+            (&state["payload"]["status"], &state["payload"]["clientId"]),
+            (&json!("ongoing"), &json!("buyer")),
+            "{state}"
+        );
+        // The log goes on from where it ended: no index missing, none twice.
+        let log = std::fs::read_to_string(relay.data.path().join("logs/shop.jsonl")).unwrap();
+        let indices: Vec<u64> = log
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .map(|e| e["eventIndex"].as_u64().unwrap())
+            .collect();
+        assert_eq!(indices, (0..indices.len() as u64).collect::<Vec<_>>());
+        worker.abort();
+    });
+}
+
+#[test]
+fn a_press_still_running_when_the_relay_comes_back_ends_once_for_its_repeat() {
+    run_worker(|h| async move {
+        let (relay, worker, tab) = shop(h, "running-").await;
+        let hold = fixtures::hold("running-buy");
+        let mut orch = orchestrator(&relay.addr).await;
+        send(
+            &mut orch,
+            envelope("browser_action", "r1", press("buy-1", tab, "buy")),
+        )
+        .await;
+        fixtures::hit_times("running-buy", 1).await;
+
+        let relay = restarted(relay.kill9().await).await;
+        let mut orch = orchestrator(&relay.addr).await;
+        // The repeat goes to the browser, which is still in the middle of the press: it waits
+        // for that press's result instead of pressing again.
+        send(
+            &mut orch,
+            envelope("browser_action", "r1-again", press("buy-1", tab, "buy")),
+        )
+        .await;
+        let ack = recv(&mut orch).await;
+        assert_eq!(ack["type"], "browser_action.ack", "{ack}");
+        hold.release();
+        let result = recv(&mut orch).await;
+        assert_eq!(result["replyTo"], "r1-again", "{result}");
+        assert_eq!(
+            (&result["payload"]["status"], &result["payload"]["replayed"]),
+            (&json!("success"), &json!(true)),
+            "{result}"
+        );
+        fixtures::hit_times("running-buy-done", 1).await;
+        assert_eq!(fixtures::hits("running-buy"), 1, "pressed once");
+        // Exactly one result in the log for the press.
+        let log = std::fs::read_to_string(relay.data.path().join("logs/shop.jsonl")).unwrap();
+        let results = log
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|e| e["type"] == "browser_action.result" && e["payload"]["actionId"] == "buy-1")
+            .count();
+        assert_eq!(results, 1, "{log}");
+        worker.abort();
+    });
+}
