@@ -47,7 +47,10 @@ group, and the person's own tabs are never touched.
 - Over MCP every tool takes an optional `sessionId` (without it, your MCP session has a Tether session of its own) \
 and an optional `tabId` (without it, the session's current tab: the last one an action ran on or opened). \
 `browser_navigate` opens the session's tab when it has none. Every result names the tab it acted on.
-- Over HTTP, start with `session_start`, pass the `tabId` it returns to the other actions, end with `session_stop`.
+- Over HTTP, start with `session_start`, pass the `tabId` it returns to the other actions, end with `session_stop`. \
+Give each action an `actionId` of your own: if the connection drops or the relay restarts before you have its \
+result, send the same action with the same `actionId` again. You get its one result (`replayed: true`), and the \
+browser never runs it twice.
 - Every answer is a result (`status` \"success\" with `result`) or an error with a `code` and a `message` that \
 says what to do. `ELEMENT_NOT_FOUND`: the page changed, take a new snapshot. `ELEMENT_NOT_INTERACTABLE`: something \
 covers the element (its message names it). `NO_CLIENT_SELECTED` / `CLIENT_OFFLINE`: no browser is online; ask \

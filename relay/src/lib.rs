@@ -4,8 +4,8 @@
 //!
 //! A request's path: `ws` or `routes::actions` read it (`request`) -> `scheduler` (queue,
 //! idempotency) -> `dispatch` (browser selection, confirmation, the host exchange over a
-//! `host_link`) -> back through `scheduler`, which records the result in `sessions`, `events`
-//! and the `session_log`, and hands it to its `reply`. A session's state changes only through
+//! `host_link`) -> back through `scheduler`, which records the result in `sessions`, the `journal`
+//! (what survives a restart), `events` and the `session_log`, and hands it to its `reply`. A session's state changes only through
 //! the transitions of `sessions::Session`.
 
 pub mod agent_docs;
