@@ -54,32 +54,54 @@ async fn restarted(stopped: tether_tests::process::Stopped) -> RelayProcess {
     relay
 }
 
+/// The entries of session `shop`'s log (a torn line left out).
+fn shop_log(data: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(data.join("logs/shop.jsonl")).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// How many results of `action_id` the log of `shop` holds.
+fn logged_results(data: &std::path::Path, action_id: &str) -> usize {
+    shop_log(data)
+        .iter()
+        .filter(|e| e["type"] == "browser_action.result" && e["payload"]["actionId"] == action_id)
+        .count()
+}
+
 /// Waits until the relay's log of `shop` holds the result of `action_id`: the browser's kept
 /// result has reached the relay.
 async fn logged_result(api: &RelayApi, data: &std::path::Path, action_id: &str) {
-    let log = data.join("logs/shop.jsonl");
     api.wait_until(json!({ "sessionId": "shop" }), JOIN_WITHIN, || async {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        text.lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .any(|e| e["type"] == "browser_action.result" && e["payload"]["actionId"] == action_id)
-            .then_some(())
+        (logged_results(data, action_id) > 0).then_some(())
     })
     .await
+}
+
+/// The relay and its worker with "Buy" pressed on session `shop`'s page and held there by the
+/// fixture server: the press is in the middle of its handler. The relay, the worker, the tab,
+/// the hold and the orchestrator's socket.
+async fn pressed_and_held(
+    h: &'static Harness,
+    prefix: &str,
+) -> (RelayProcess, tokio::task::JoinHandle<()>, i64, fixtures::Hold, Ws) {
+    let (relay, worker, tab) = shop(h, prefix).await;
+    let hold = fixtures::hold(&format!("{prefix}buy"));
+    let mut orch = orchestrator(&relay.addr).await;
+    send(
+        &mut orch,
+        envelope("browser_action", "r1", press("buy-1", tab, "buy")),
+    )
+    .await;
+    fixtures::hit_times(&format!("{prefix}buy"), 1).await;
+    (relay, worker, tab, hold, orch)
 }
 
 #[test]
 fn a_press_the_browser_finished_while_the_relay_was_dead_is_kept_and_never_repeated() {
     run_worker(|h| async move {
-        let (relay, worker, tab) = shop(h, "kept-").await;
-        let hold = fixtures::hold("kept-buy");
-        let mut orch = orchestrator(&relay.addr).await;
-        send(
-            &mut orch,
-            envelope("browser_action", "r1", press("buy-1", tab, "buy")),
-        )
-        .await;
-        fixtures::hit_times("kept-buy", 1).await;
+        let (relay, worker, tab, hold, mut orch) = pressed_and_held(h, "kept-").await;
         // "Buy again" waits in the relay's queue behind the press the page is in the middle of.
         send(
             &mut orch,
@@ -144,10 +166,8 @@ fn a_press_the_browser_finished_while_the_relay_was_dead_is_kept_and_never_repea
             "{state}"
         );
         // The log goes on from where it ended: no index missing, none twice.
-        let log = std::fs::read_to_string(relay.data.path().join("logs/shop.jsonl")).unwrap();
-        let indices: Vec<u64> = log
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        let indices: Vec<u64> = shop_log(relay.data.path())
+            .iter()
             .map(|e| e["eventIndex"].as_u64().unwrap())
             .collect();
         assert_eq!(indices, (0..indices.len() as u64).collect::<Vec<_>>());
@@ -158,15 +178,8 @@ fn a_press_the_browser_finished_while_the_relay_was_dead_is_kept_and_never_repea
 #[test]
 fn a_press_still_running_when_the_relay_comes_back_ends_once_for_its_repeat() {
     run_worker(|h| async move {
-        let (relay, worker, tab) = shop(h, "running-").await;
-        let hold = fixtures::hold("running-buy");
-        let mut orch = orchestrator(&relay.addr).await;
-        send(
-            &mut orch,
-            envelope("browser_action", "r1", press("buy-1", tab, "buy")),
-        )
-        .await;
-        fixtures::hit_times("running-buy", 1).await;
+        let (relay, worker, tab, hold, orch) = pressed_and_held(h, "running-").await;
+        drop(orch);
 
         let relay = restarted(relay.kill9().await).await;
         let mut orch = orchestrator(&relay.addr).await;
@@ -190,13 +203,11 @@ fn a_press_still_running_when_the_relay_comes_back_ends_once_for_its_repeat() {
         fixtures::hit_times("running-buy-done", 1).await;
         assert_eq!(fixtures::hits("running-buy"), 1, "pressed once");
         // Exactly one result in the log for the press.
-        let log = std::fs::read_to_string(relay.data.path().join("logs/shop.jsonl")).unwrap();
-        let results = log
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|e| e["type"] == "browser_action.result" && e["payload"]["actionId"] == "buy-1")
-            .count();
-        assert_eq!(results, 1, "{log}");
+        assert_eq!(
+            logged_results(relay.data.path(), "buy-1"),
+            1,
+            "one result, in the log once"
+        );
         worker.abort();
     });
 }
