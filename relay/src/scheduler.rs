@@ -161,7 +161,9 @@ fn publish_end(relay: &Relay, result: &ActionResult, waiting: Vec<Reply>, change
 /// (PROTOCOL.md §13). It ends an action the relay restarted in the middle of, as that
 /// action's one result; it replaces the relay's `CLIENT_OFFLINE` or timeout for later repeats;
 /// a browser may only speak for the sessions bound to it.
-pub fn kept(relay: &Relay, client_id: &str, result: ActionResult) {
+pub fn kept(relay: &Relay, client_id: &str, mut result: ActionResult) {
+    // It is the browser's first word on this action to the relay, whatever it says.
+    result.replayed = None;
     let session_id = result.session_id.clone();
     if !relay.sessions.is_bound_to(&session_id, client_id) {
         return tracing::warn!(
