@@ -173,9 +173,10 @@ pub fn kept(relay: &Relay, client_id: &str, mut result: ActionResult) {
         );
     }
     let stored = store(&result);
-    let fate = relay
-        .sessions
-        .update(&session_id, |s| s.kept(&result, stored.clone()));
+    let (fate, current_tab) = relay.sessions.update(&session_id, |s| {
+        let fate = s.kept(&result, stored.clone());
+        (fate, s.current_tab())
+    });
     let record = match &fate {
         Kept::Ignored => {
             return tracing::debug!(action_id = result.action_id, "a result the relay has already")
@@ -186,7 +187,7 @@ pub fn kept(relay: &Relay, client_id: &str, mut result: ActionResult) {
         },
         Kept::Ended(..) => Record::Finished {
             session_id: session_id.as_str().into(),
-            current_tab: relay.sessions.screen_of(&session_id).1,
+            current_tab,
             result: &stored,
         },
     };
