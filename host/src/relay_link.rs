@@ -60,8 +60,8 @@ const MAX_RETRY: Duration = Duration::from_secs(10);
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct LinkOptions {
-    /// The relay's `/ws` URL.
-    pub ws_url: String,
+    /// The `/ws` URLs of the relays of the deployment, tried in turn (PROTOCOL.md §14).
+    pub ws_urls: Vec<String>,
     pub token: String,
     pub client_id: String,
     pub meta: Value,
@@ -118,26 +118,52 @@ pub fn relay_urls(given: &str) -> (String, String) {
     (ws, http)
 }
 
-/// Serves the relay until it refuses this host; reconnects on every other failure.
+/// The relays a user gave, comma-separated: each as its `/ws` URL and its HTTP base.
+pub fn relay_list(given: &str) -> Vec<(String, String)> {
+    given
+        .split(',')
+        .map(str::trim)
+        .filter(|url| !url.is_empty())
+        .map(relay_urls)
+        .collect()
+}
+
+/// Serves the relay until it refuses this host; reconnects on every other failure. With several
+/// relays, a host whose relay goes away joins the next one at once, and backs off only once
+/// none of them answers.
 pub async fn run(options: LinkOptions, executor: Arc<dyn Executor>) -> LinkError {
     let mut retry = FIRST_RETRY;
     let host = Host {
         executor,
         deliveries: Arc::default(),
     };
+    let relays = options.ws_urls.len().max(1);
+    let mut turn = 0;
+    let mut failed_in_a_row = 0;
     loop {
-        let ended = serve_once(&options, &host).await;
+        let ws_url = options.ws_urls.get(turn % relays).map_or("", String::as_str);
+        let ended = serve_once(&options, ws_url, &host).await;
         if let (Ended::AfterJoin(_), Some(on_link)) = (&ended, &options.on_link) {
             on_link(false);
         }
+        turn += 1;
         match ended {
             Ended::Refused(error) => return error,
             Ended::AfterJoin(why) => {
-                tracing::warn!("the link to the relay dropped ({why}); reconnecting");
+                tracing::warn!("the link to the relay at {ws_url} dropped ({why}); reconnecting");
                 retry = FIRST_RETRY;
+                failed_in_a_row = 0;
             }
-            Ended::BeforeJoin(why) => tracing::warn!("cannot reach the relay ({why})"),
+            Ended::BeforeJoin(why) => {
+                tracing::warn!("cannot reach the relay at {ws_url} ({why})");
+                failed_in_a_row += 1;
+            }
         }
+        if relays > 1 && failed_in_a_row < relays {
+            // Another relay of the deployment may well be there: try it now.
+            continue;
+        }
+        failed_in_a_row = 0;
         // Jitter spreads the reconnects of many hosts after a relay restart.
         let jitter = rand::rng().random_range(0.5..1.5);
         tokio::time::sleep(retry.mul_f64(jitter)).await;
@@ -151,15 +177,10 @@ struct Host {
     deliveries: Arc<Deliveries>,
 }
 
-async fn serve_once(options: &LinkOptions, host: &Host) -> Ended {
+async fn serve_once(options: &LinkOptions, ws_url: &str, host: &Host) -> Ended {
     // Without Nagle: each frame is small and someone waits for it.
     let connector = tokio_tungstenite::Connector::Rustls(options.tls.clone());
-    let connecting = tokio_tungstenite::connect_async_tls_with_config(
-        options.ws_url.as_str(),
-        None,
-        true,
-        Some(connector),
-    );
+    let connecting = tokio_tungstenite::connect_async_tls_with_config(ws_url, None, true, Some(connector));
     let (ws, _) = match connecting.await {
         Ok(connected) => connected,
         Err(e) => return Ended::BeforeJoin(e.to_string()),
@@ -186,7 +207,7 @@ async fn serve_once(options: &LinkOptions, host: &Host) -> Ended {
         }
         other => return Ended::BeforeJoin(format!("no relay.joined but {other:?}")),
     }
-    tracing::info!(client_id = options.client_id, "joined the relay");
+    tracing::info!(client_id = options.client_id, ws_url, "joined the relay");
     if let Some(on_link) = &options.on_link {
         on_link(true);
     }

@@ -20,9 +20,11 @@ use crate::Engine;
 
 #[derive(clap::Args, Debug)]
 pub struct WorkerArgs {
-    /// The relay to serve, e.g. ws://127.0.0.1:17800 (its /ws endpoint).
-    #[arg(long)]
-    pub relay: String,
+    /// The relay to serve, e.g. ws://127.0.0.1:17800 (its /ws endpoint). Repeat it, or give
+    /// several comma-separated, for the relays of one deployment: the host joins one and
+    /// rejoins another when it goes away.
+    #[arg(long, required = true, value_delimiter = ',')]
+    pub relay: Vec<String>,
     /// The relay's host token.
     #[arg(long, env = "TETHER_HOST_TOKEN", hide_env_values = true)]
     pub token: String,
@@ -101,7 +103,7 @@ async fn run(args: WorkerArgs) -> Result<()> {
     };
     let worker = Worker {
         browser_ws,
-        relay: args.relay,
+        relay: args.relay.join(","),
         token: args.token,
         client_id,
         forbid_urls: args.forbid_urls,
@@ -162,9 +164,12 @@ pub struct Worker {
 impl Worker {
     /// Serves the relay until it refuses this host (an error); reconnects on anything else.
     pub async fn serve(self) -> Result<()> {
-        let (ws_url, http_base) = relay_link::relay_urls(&self.relay);
+        let relays = relay_link::relay_list(&self.relay);
+        let Some((_, http_base)) = relays.first().cloned() else {
+            anyhow::bail!("--relay names no relay");
+        };
         let mut patterns = self.forbid_urls;
-        patterns.push(format!("{http_base}/*"));
+        patterns.extend(relays.iter().map(|(_, http)| format!("{http}/*")));
         let policy = Policy::new(&patterns).map_err(anyhow::Error::msg)?;
         policy.set_allow_evaluate(self.allow_evaluate);
         let transport = WorkerTransport::connect(&self.browser_ws)
@@ -186,9 +191,10 @@ impl Worker {
             policy,
             self.client_id.clone(),
         ));
-        tracing::info!("serving {ws_url} as {}", self.client_id);
+        let ws_urls: Vec<String> = relays.into_iter().map(|(ws, _)| ws).collect();
+        tracing::info!("serving {} as {}", ws_urls.join(", "), self.client_id);
         let options = LinkOptions {
-            ws_url,
+            ws_urls,
             token: self.token,
             client_id: self.client_id,
             meta: meta(&version, "worker"),

@@ -4,6 +4,7 @@
 //! The normative text is `shared/spec/PROTOCOL.md`; names and codes here follow it exactly.
 
 pub mod actions;
+pub mod cluster;
 pub mod descriptors;
 pub mod envelope;
 pub mod error;

@@ -75,6 +75,10 @@ pub struct RelayArgs {
     /// repeatable. Others are refused, against DNS rebinding.
     #[arg(long = "mcp-allowed-host", value_name = "HOST")]
     pub mcp_allowed_hosts: Vec<String>,
+    /// Join the other relays of this deployment through this NATS server (with JetStream),
+    /// e.g. nats://127.0.0.1:4222. Without it, the relay stands alone (PROTOCOL.md §14).
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
 }
 
 /// What `tether-relay` does instead of serving.

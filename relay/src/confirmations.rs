@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::events::Events;
-use crate::outbox::Outbox;
+use crate::host_link::Link;
 use crate::request::Request;
 use crate::session_log::Direction;
 use crate::shutdown::{Phase, Shutdown};
@@ -40,7 +40,7 @@ impl Confirmations {
         shutdown: &Shutdown,
         request: &Request,
         deadline: Instant,
-        owner: Option<&Outbox>,
+        owner: Option<&Link>,
     ) -> Result<bool, ActionError> {
         let request_id = format!("confirm-{}", crate::ids::random_hex(8));
         let (answer, answered) = oneshot::channel();

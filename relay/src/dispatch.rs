@@ -25,6 +25,17 @@ use crate::state::Relay;
 static NEXT_DISPATCH: AtomicU64 = AtomicU64::new(1);
 static RUN: LazyLock<String> = LazyLock::new(|| crate::ids::random_hex(4));
 
+/// This run of the relay: the prefix of its envelope ids, and its name in a deployment of
+/// several relays, where a host's answer finds the relay that sent the action by it.
+pub fn run_id() -> &'static str {
+    &RUN
+}
+
+/// The relay whose run sent the envelope `envelope_id` (`d<run>-<n>`).
+pub fn sender_of(envelope_id: &str) -> Option<&str> {
+    envelope_id.strip_prefix('d')?.split_once('-').map(|(run, _)| run)
+}
+
 /// Runs one action; `on_ack` is called when the host acknowledges it.
 pub async fn run(relay: &Relay, request: &Request, on_ack: impl FnOnce()) -> ActionResult {
     let started = Utc::now();
@@ -51,10 +62,7 @@ pub async fn look(
     request: &Request,
     client_id: &str,
 ) -> Result<serde_json::Value, ActionError> {
-    let link = relay
-        .registry
-        .link(client_id)
-        .ok_or_else(|| not_connected(client_id))?;
+    let link = relay.link_to(client_id).ok_or_else(|| not_connected(client_id))?;
     let deadline = Instant::now() + request.timeout.unwrap_or(relay.settings.action_timeout);
     let answer = exchange(relay, request, client_id, &link, deadline, || {}).await?;
     let result = from_host(request, client_id, Utc::now(), answer);
@@ -72,7 +80,7 @@ fn prepare(relay: &Relay, request: &Request) -> Result<(String, Link), (Option<S
         }
         let unbound = session.client_id().is_none();
         let (chosen, changed) =
-            session.choose_client(request.client_id.as_deref(), || relay.registry.online());
+            session.choose_client(request.client_id.as_deref(), || relay.online_clients());
         let bound_now = unbound && session.client_id().is_some();
         (chosen.map_err(|error| (None, error)), changed, bound_now)
     });
@@ -84,7 +92,7 @@ fn prepare(relay: &Relay, request: &Request) -> Result<(String, Link), (Option<S
             client_id: client_id.as_str().into(),
         });
     }
-    match relay.registry.link(&client_id) {
+    match relay.link_to(&client_id) {
         Some(link) => Ok((client_id, link)),
         None => {
             let error = not_connected(&client_id);
@@ -112,7 +120,7 @@ async fn confirm(
     if request.action_name == ActionName::SessionStop.as_str() {
         return Ok(());
     }
-    let owner_asks = relay.registry.confirms_every_action(client_id);
+    let owner_asks = relay.owner_confirms(client_id);
     let mode = if owner_asks {
         ConfirmMode::Every
     } else {
@@ -132,7 +140,7 @@ async fn confirm(
             &relay.shutdown,
             request,
             deadline,
-            owner_asks.then_some(&link.outbox),
+            owner_asks.then_some(link),
         )
         .await?;
     if !approved {
@@ -199,10 +207,11 @@ async fn exchange(
     let left = deadline.saturating_duration_since(Instant::now());
     let envelope =
         Envelope::of(Message::BrowserAction(request.forwarded(client_id, left))).with_id(&envelope_id);
-    if !link.outbox.send(envelope) {
+    if !link.send(envelope) {
         link.forget(&envelope_id);
         return Err(offline());
     }
+    let sent_to = relayed_connection(relay, client_id, link);
     let ack_deadline = (Instant::now() + relay.settings.ack_timeout).min(deadline);
     let waiting_for = waits_for(&request.action_name).filter(|_| !request.peek);
     let sent = Instant::now();
@@ -257,6 +266,11 @@ async fn exchange(
                 ));
             }
             _ = tokio::time::sleep_until(deadline) => {
+                // A host held by a relay that died, and not back where it was sent to: the link
+                // was lost, whatever kept the result from coming (§14).
+                if sent_to.is_some() && relayed_connection(relay, client_id, link) != sent_to {
+                    break Err(offline());
+                }
                 let limit = request.timeout.unwrap_or(relay.settings.action_timeout);
                 break Err(ActionError::new(
                     ErrorCode::ActionTimeout,
@@ -269,6 +283,17 @@ async fn exchange(
         link.forget(&envelope_id);
     }
     outcome
+}
+
+/// The connection of the host at the other end of a link through another relay of the
+/// deployment, as the deployment's directory has it now (None: not online, or a socket here).
+fn relayed_connection(relay: &Relay, client_id: &str, link: &Link) -> Option<String> {
+    let cluster = relay.cluster.as_ref().filter(|_| link.socket().is_none())?;
+    cluster
+        .directory
+        .entry(client_id)
+        .filter(|_| cluster.directory.is_online(client_id))
+        .map(|entry| entry.connection_id)
 }
 
 /// How often an action that waits says so: "at least once a second" (PROTOCOL.md §12), with

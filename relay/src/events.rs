@@ -4,6 +4,10 @@
 //! has there, and a subscriber that falls behind or reconnects catches up from the log: none
 //! lost, none doubled. A browser's own events (its twin, online/offline) are published once
 //! for subscribers of that client, and copied into the log of every session bound to it.
+//!
+//! In a deployment of several relays (PROTOCOL.md §14), a session's events are written by the
+//! relay that owns it and reach the others through [`Deployment`]: a subscriber on any relay
+//! sees them live, and catches up from the owner's log.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -71,6 +75,20 @@ impl Filter {
 pub struct Events {
     log: SessionLog,
     live: broadcast::Sender<Arc<Event>>,
+    deployment: std::sync::OnceLock<Box<dyn Deployment>>,
+}
+
+/// How a relay of a deployment shares its sessions' events, and reads the logs of sessions
+/// other relays own.
+pub trait Deployment: Send + Sync {
+    /// A session event this relay logged, for the other relays.
+    fn publish(&self, event: &Event);
+    /// A session's logged events after `after`, wherever the session is owned.
+    fn replay(
+        &self,
+        session: String,
+        after: Option<u64>,
+    ) -> futures::future::BoxFuture<'static, Vec<Arc<Event>>>;
 }
 
 impl Events {
@@ -78,7 +96,18 @@ impl Events {
         Self {
             log,
             live: broadcast::channel(BUFFER).0,
+            deployment: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Joins a deployment: from now on, session events are shared with its other relays.
+    pub fn join(&self, deployment: Box<dyn Deployment>) {
+        let _ = self.deployment.set(deployment);
+    }
+
+    /// A session event another relay of the deployment logged.
+    pub fn relayed(&self, event: Event) {
+        let _ = self.live.send(Arc::new(event));
     }
 
     /// Logs a message of a session that is not an event (a request, an ack).
@@ -147,7 +176,11 @@ impl Events {
         };
         // Published under the log's lock, so subscribers see a session's events in index order.
         let written = self.log.append_then(session, direction, kind, &payload, |index| {
-            let _ = self.live.send(event(Some(index)));
+            let event = event(Some(index));
+            if let Some(deployment) = self.deployment.get() {
+                deployment.publish(&event);
+            }
+            let _ = self.live.send(event);
         });
         if let Err(e) = written {
             // A full disk must not stop the browser work; the gap shows in the indexes.
@@ -175,16 +208,21 @@ impl Events {
         // dropped once by its index, never missed.
         let live = self.live.subscribe();
         let mut backlog = VecDeque::new();
-        let mut last = after;
+        let mut catch_up = false;
         if let (Some(session), Some(_)) = (&filter.session, after) {
-            backlog.extend(self.replay(session, after));
-            last = backlog.back().and_then(|e| e.index).or(after);
+            if self.deployment.get().is_some() {
+                catch_up = true;
+            } else {
+                backlog.extend(self.replay(session, after));
+            }
         }
+        // A live event also in the backlog comes after it, and is then dropped by its index.
         Subscription {
             live,
             filter,
             backlog,
-            last,
+            last: after,
+            catch_up,
         }
     }
 }
@@ -210,13 +248,21 @@ pub struct Subscription {
     backlog: VecDeque<Arc<Event>>,
     /// The last session-log index delivered.
     last: Option<u64>,
+    /// The backlog is still to be read from the session's owner (in a deployment).
+    catch_up: bool,
 }
 
 impl Subscription {
     /// The next event; `None` once the relay shuts down.
     pub async fn next(&mut self, events: &Events) -> Option<Arc<Event>> {
         loop {
+            if std::mem::take(&mut self.catch_up) {
+                self.read_backlog(events).await;
+            }
             if let Some(event) = self.backlog.pop_front() {
+                if self.seen(&event) {
+                    continue;
+                }
                 return Some(self.deliver(event));
             }
             match self.live.recv().await {
@@ -227,13 +273,24 @@ impl Subscription {
                     // A slow subscriber never makes the relay hold more: it catches up from
                     // the log, which has every session event.
                     tracing::warn!(missed, "a subscriber fell behind; catching up from the log");
-                    if let Some(session) = &self.filter.session {
-                        self.backlog.extend(events.replay(session, self.last));
-                    }
+                    self.catch_up = self.filter.session.is_some();
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
         }
+    }
+
+    /// The session's logged events after the last one delivered: from the log here, or from
+    /// the relay of the deployment that owns the session.
+    async fn read_backlog(&mut self, events: &Events) {
+        let Some(session) = &self.filter.session else {
+            return;
+        };
+        let backlog = match events.deployment.get() {
+            Some(deployment) => deployment.replay(session.clone(), self.last).await,
+            None => events.replay(session, self.last),
+        };
+        self.backlog.extend(backlog);
     }
 
     fn seen(&self, event: &Event) -> bool {

@@ -1,11 +1,13 @@
-//! The relay's side of one host connection: its outbox, and the actions sent over it that
-//! still wait for an ack or a result. When the link closes, every waiting action learns it at
-//! once (the scheduler turns that into `CLIENT_OFFLINE`), and nothing can be sent on it later.
+//! The relay's side of one host connection: where its envelopes go (the host's socket, or,
+//! in a deployment of several relays, the relay holding that socket), and the actions sent over
+//! it that still wait for an ack or a result. When the link closes, every waiting action learns
+//! it at once (the scheduler turns that into `CLIENT_OFFLINE`), and nothing can be sent on it
+//! later.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tether_protocol::ActionResult;
+use tether_protocol::{ActionResult, Envelope};
 use tokio::sync::oneshot;
 
 use crate::outbox::Outbox;
@@ -14,8 +16,17 @@ use crate::outbox::Outbox;
 #[derive(Clone)]
 pub struct Link {
     pub connection_id: String,
-    pub outbox: Outbox,
+    pub route: Route,
     pending: Arc<Mutex<Pending>>,
+}
+
+/// Where a link's envelopes go.
+#[derive(Clone)]
+pub enum Route {
+    /// The host's socket on this relay.
+    Socket(Outbox),
+    /// The relay of the deployment that holds the host's socket (PROTOCOL.md §14).
+    Relayed(crate::cluster::HostRoute),
 }
 
 #[derive(Default)]
@@ -45,10 +56,36 @@ pub struct LinkClosed;
 
 impl Link {
     pub fn new(connection_id: String, outbox: Outbox) -> Self {
+        Self::routed(connection_id, Route::Socket(outbox))
+    }
+
+    pub fn routed(connection_id: String, route: Route) -> Self {
         Self {
             connection_id,
-            outbox,
+            route,
             pending: Arc::default(),
+        }
+    }
+
+    /// The host's socket, when it is on this relay.
+    pub fn socket(&self) -> Option<&Outbox> {
+        match &self.route {
+            Route::Socket(outbox) => Some(outbox),
+            Route::Relayed(_) => None,
+        }
+    }
+
+    /// Sends an envelope to the host; false if it cannot go (the link closed). An envelope
+    /// relayed through another relay that the host turns out not to get there ends its
+    /// action as if the link had closed under it.
+    pub fn send(&self, envelope: Envelope) -> bool {
+        match &self.route {
+            Route::Socket(outbox) => outbox.send(envelope),
+            Route::Relayed(route) => {
+                let undelivered = self.clone();
+                route.send(envelope, move |envelope_id| undelivered.forget(&envelope_id));
+                true
+            }
         }
     }
 

@@ -12,6 +12,7 @@ pub mod agent_docs;
 pub mod artifacts;
 pub mod auth;
 pub mod catalog_md;
+pub mod cluster;
 pub mod config;
 pub mod confirmations;
 pub mod dispatch;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_relay::agent_docs;
+use tether_relay::cluster::Cluster;
 use tether_relay::config::{RelayArgs, RelayCommand, Tokens};
 use tether_relay::server::serve;
 use tether_relay::state::{AppState, Relay};
@@ -63,10 +64,13 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
         );
     }
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
-    tracing::info!("listening on http://{}", listener.local_addr()?);
-    let relay = Relay::open(args.settings(), tokens, &args.data_dir, args.artifact_limits())?;
+    let mut relay = Relay::open(args.settings(), tokens, &args.data_dir, args.artifact_limits())?;
+    if let Some(url) = &args.nats {
+        relay.cluster = Some(Cluster::join(url, tether_relay::dispatch::run_id()).await?);
+    }
     tracing::info!("session logs go to {}", args.data_dir.join("logs").display());
     let relay = Arc::new(relay);
+    Cluster::start(&relay).await?;
     let stopping = relay.clone();
     let grace = args.shutdown_grace();
     let shutdown = async move {
@@ -74,6 +78,8 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
         tracing::info!("stopping: refusing new actions, letting running ones finish ({grace:?} at most)");
         stopping.shut_down(grace).await;
     };
+    // Said once everything is ready: the test kit and scripts wait for this line.
+    tracing::info!("listening on http://{}", listener.local_addr()?);
     serve(listener, AppState(relay.clone()), shutdown).await?;
     relay.shutdown.sockets_closed(Duration::from_secs(5)).await;
     tracing::info!("stopped");

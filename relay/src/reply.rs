@@ -1,5 +1,6 @@
 //! Where an action's result goes: an HTTP request waiting for it, or a WebSocket orchestrator
-//! (an ack, then the result, each in reply to its request).
+//! (an ack, then the result, each in reply to its request), or another relay of the deployment
+//! that took it from one of those.
 
 use tether_protocol::messages::{Ack, Message};
 use tether_protocol::{ActionResult, Envelope};
@@ -17,18 +18,23 @@ pub enum Reply {
         request_id: Option<String>,
         slot: OwnedSemaphorePermit,
     },
+    /// Another relay of the deployment, which took the action from its orchestrator.
+    Relayed(crate::cluster::Answering),
 }
 
 impl Reply {
     pub fn ack(&self, action_id: &str) {
-        if let Self::Socket {
-            outbox, request_id, ..
-        } = self
-        {
-            let ack = Ack {
-                action_id: action_id.to_owned(),
-            };
-            outbox.reply(request_id.clone(), Message::BrowserActionAck(ack));
+        match self {
+            Self::Socket {
+                outbox, request_id, ..
+            } => {
+                let ack = Ack {
+                    action_id: action_id.to_owned(),
+                };
+                outbox.reply(request_id.clone(), Message::BrowserActionAck(ack));
+            }
+            Self::Relayed(relay) => relay.ack(action_id),
+            Self::Channel(_) => {}
         }
     }
 
@@ -45,6 +51,7 @@ impl Reply {
                 let envelope = Envelope::of(Message::BrowserActionResult(result)).reply_to(request_id);
                 outbox.send_releasing(envelope, Some(slot));
             }
+            Self::Relayed(relay) => relay.deliver(result),
         }
     }
 }

@@ -66,6 +66,19 @@ impl Request {
         }
     }
 
+    /// A request another relay of the deployment accepted and checked (PROTOCOL.md §14).
+    pub fn from_forwarded(wire: ActionRequest) -> Self {
+        Request {
+            session_id: wire.session_id,
+            client_id: wire.client_id,
+            action_id: wire.action_id.unwrap_or_else(new_action_id),
+            action_name: wire.action_name,
+            params: wire.params,
+            timeout: wire.timeout_ms.map(|ms| Duration::from_millis(ms.get())),
+            peek: wire.peek,
+        }
+    }
+
     /// A payload without the shape of a `browser_action`: still an action (with an
     /// INVALID_PARAMS result) if it names its session and action.
     pub fn malformed(payload: &Value, why: String) -> Read {

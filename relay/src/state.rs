@@ -15,6 +15,7 @@ use crate::artifacts::{ArtifactStore, Limits};
 use crate::config::{Settings, Tokens};
 use crate::confirmations::Confirmations;
 use crate::events::Events;
+use crate::host_link::Link;
 use crate::journal::{self, Journal, Record};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
@@ -37,6 +38,8 @@ pub struct Relay {
     pub artifacts: ArtifactStore,
     pub metrics: Metrics,
     pub shutdown: Shutdown,
+    /// The other relays of the deployment, with `--nats` (PROTOCOL.md §14).
+    pub cluster: Option<crate::cluster::Cluster>,
 }
 
 impl Relay {
@@ -60,6 +63,7 @@ impl Relay {
             artifacts,
             metrics: Metrics::default(),
             shutdown: Shutdown::default(),
+            cluster: None,
         }
     }
 
@@ -85,7 +89,10 @@ impl Relay {
 
     /// The `extension.list` payload: every browser that has joined, with its sessions.
     pub fn clients(&self) -> ClientList {
-        let mut clients = self.registry.list();
+        let mut clients = match &self.cluster {
+            Some(cluster) => cluster.directory.list(),
+            None => self.registry.list(),
+        };
         for client in &mut clients {
             client.sessions = self.sessions.bound_to(&client.client_id);
         }
@@ -95,7 +102,7 @@ impl Relay {
     /// Binds a session to a browser that has joined (seed 002: select_my_browser). A session
     /// waiting for a browser goes back to idle.
     pub fn bind(&self, session_id: &str, client_id: &str) -> Result<Binding, ActionError> {
-        if !self.registry.is_known(client_id) {
+        if !self.knows_client(client_id) {
             return Err(ActionError::new(
                 ErrorCode::InvalidParams,
                 format!("no browser with clientId {client_id:?} has joined this relay; see extension.list"),
@@ -160,10 +167,56 @@ impl Relay {
         }
     }
 
-    /// Publishes a browser's event to its subscribers and the sessions bound to it.
+    /// Publishes a browser's event to its subscribers and the sessions bound to it, on every
+    /// relay of the deployment.
     pub fn client_event(&self, client_id: &str, event: Message) {
+        match &self.cluster {
+            Some(cluster) => cluster.client_event(client_id, event),
+            None => self.local_client_event(client_id, event),
+        }
+    }
+
+    /// Publishes a browser's event to this relay's subscribers and sessions.
+    pub fn local_client_event(&self, client_id: &str, event: Message) {
         let sessions = self.sessions.bound_to(client_id);
         self.events.client(client_id, event, &sessions);
+    }
+
+    /// Whether a browser has joined (this relay, or any of the deployment).
+    pub fn knows_client(&self, client_id: &str) -> bool {
+        match &self.cluster {
+            Some(cluster) => cluster.directory.is_known(client_id),
+            None => self.registry.is_known(client_id),
+        }
+    }
+
+    /// The browsers online now, sorted.
+    pub fn online_clients(&self) -> Vec<String> {
+        match &self.cluster {
+            Some(cluster) => cluster.directory.online(),
+            None => self.registry.online(),
+        }
+    }
+
+    /// The link to a browser: its socket here, or through the relay of the deployment that
+    /// holds it.
+    pub fn link_to(&self, client_id: &str) -> Option<Link> {
+        let here = self.registry.link(client_id);
+        match &self.cluster {
+            Some(cluster) if here.is_none() => cluster.link(client_id),
+            _ => here,
+        }
+    }
+
+    /// Whether the owner of a browser approves each of its actions (§12).
+    pub fn owner_confirms(&self, client_id: &str) -> bool {
+        match &self.cluster {
+            Some(cluster) if self.registry.link(client_id).is_none() => cluster
+                .directory
+                .entry(client_id)
+                .is_some_and(|e| e.confirm_every_action),
+            _ => self.registry.confirms_every_action(client_id),
+        }
     }
 }
 

@@ -23,9 +23,9 @@ pub fn say(relay: &Relay, message: Message) -> Result<Message, ActionError> {
         let link = relay
             .sessions
             .client_of(&words.session_id)
-            .and_then(|client| relay.registry.link(&client));
+            .and_then(|client| relay.link_to(&client));
         if let Some(link) = link {
-            link.outbox.send(Envelope::of(message.clone()));
+            link.send(Envelope::of(message.clone()));
         }
     }
     relay

@@ -10,21 +10,14 @@
 mod common;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::client::{envelope, orchestrator, Ws};
+use common::counting::{host, CountingBrowser};
 use common::process::RelayProcess;
-use futures::future::BoxFuture;
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tether_host::relay_link::{self, Executor, LinkOptions};
-use tether_host::twin_report::{TwinChange, TwinSource};
-use tether_protocol::messages::ActionRequest;
-use tether_protocol::result::ActionHeader;
-use tether_protocol::twin::FullState;
-use tether_protocol::ActionResult;
-use tokio::sync::broadcast;
 use tokio_tungstenite::tungstenite::Message;
 
 const SESSIONS: usize = 100;
@@ -33,61 +26,6 @@ const HOSTS: usize = 2;
 /// The relay is killed once this many results have come back.
 const KILL_AFTER: usize = SESSIONS * ACTIONS * 2 / 5;
 const BACK_WITHIN: Duration = Duration::from_secs(20);
-
-/// A browser that takes a moment per action and remembers what it ran, in order.
-#[derive(Default)]
-struct CountingBrowser {
-    ran: Mutex<Vec<(String, String)>>,
-}
-
-impl Executor for CountingBrowser {
-    fn execute(&self, _timeout: Duration, request: ActionRequest) -> BoxFuture<'_, ActionResult> {
-        Box::pin(async move {
-            let started = chrono::Utc::now();
-            let action_id = request.action_id.unwrap_or_default();
-            self.ran
-                .lock()
-                .unwrap()
-                .push((request.session_id.clone(), action_id.clone()));
-            // Work takes time in a browser: actions are in flight when the relay dies.
-            tokio::time::sleep(Duration::from_millis(2)).await;
-            let header = ActionHeader {
-                action_id,
-                action_name: request.action_name,
-                session_id: request.session_id,
-                client_id: request.client_id.unwrap_or_default(),
-            };
-            ActionResult::new(header, started, chrono::Utc::now(), Ok(json!({})))
-        })
-    }
-}
-
-struct NoTabs(broadcast::Sender<TwinChange>);
-
-#[async_trait::async_trait]
-impl TwinSource for NoTabs {
-    async fn full_state(&self) -> Option<FullState> {
-        Some(FullState::default())
-    }
-
-    fn changes(&self) -> broadcast::Receiver<TwinChange> {
-        self.0.subscribe()
-    }
-}
-
-fn host(addr: &str, client_id: &str, browser: Arc<CountingBrowser>) {
-    let options = LinkOptions {
-        ws_url: format!("ws://{addr}/ws"),
-        token: common::HOST.into(),
-        client_id: client_id.into(),
-        meta: json!({ "mode": "worker", "actions": ["browser_click"] }),
-        twin: Arc::new(NoTabs(broadcast::channel(4).0)),
-        on_link: None,
-        tls: tether_host::tls::client_config(None).unwrap(),
-        owner: None,
-    };
-    tokio::spawn(async move { panic!("the host stopped: {}", relay_link::run(options, browser).await) });
-}
 
 fn action(s: usize, n: usize) -> (String, Value) {
     let id = format!("{s}-{n}");
@@ -131,7 +69,7 @@ async fn a_relay_killed_under_load_loses_nothing_and_runs_nothing_twice() {
     let relay = RelayProcess::start(&[]).await;
     let browser = Arc::new(CountingBrowser::default());
     for h in 0..HOSTS {
-        host(&relay.addr, &format!("host-{h}"), browser.clone());
+        host(&[&relay.addr], &format!("host-{h}"), browser.clone());
         relay.api().wait_online(&format!("host-{h}"), BACK_WITHIN).await;
     }
     let all: Vec<(String, Value)> = (0..ACTIONS)

@@ -15,6 +15,7 @@ pub mod client;
 pub mod extension;
 pub mod fixtures;
 pub mod mcp;
+pub mod nats;
 pub mod person;
 pub mod process;
 pub mod relay;

@@ -159,7 +159,7 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
         })
     };
     let options = LinkOptions {
-        ws_url,
+        ws_urls: vec![ws_url],
         token: config.token.clone(),
         client_id,
         meta: crate::worker::meta(&json!({ "product": product }), "extension"),

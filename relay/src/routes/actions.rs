@@ -13,9 +13,9 @@ use tether_protocol::{ActionError, ErrorCode};
 use tokio::sync::oneshot;
 
 use crate::auth::Orchestrator;
+use crate::cluster;
 use crate::reply::Reply;
 use crate::request::Request;
-use crate::scheduler;
 use crate::state::AppState;
 
 pub async fn browser_action(
@@ -56,7 +56,7 @@ pub async fn browser_action(
     let (tx, rx) = oneshot::channel();
     // The action runs to its end even if this caller hangs up: its result is logged and kept
     // for a retry with the same actionId.
-    scheduler::submit(&state, parsed, Reply::Channel(tx));
+    cluster::submit(&state, parsed, Reply::Channel(tx)).await;
     match rx.await {
         Ok(result) => Json(result).into_response(),
         Err(_) => (

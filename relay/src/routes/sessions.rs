@@ -15,7 +15,7 @@ use chrono::Utc;
 use futures::Stream;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tether_protocol::messages::{Message, SessionMessage, SessionState};
+use tether_protocol::messages::{Binding, Message, SessionMessage};
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::time::{interval_at, Instant, MissedTickBehavior};
 
@@ -82,18 +82,21 @@ pub async fn bind(
             "the body must be {\"clientId\": \"...\"}",
         );
     };
-    match state.bind(&session_id, &client_id) {
+    let binding = Binding {
+        session_id,
+        client_id,
+    };
+    match crate::cluster::bind(&state, binding).await {
         Ok(bound) => Json(bound).into_response(),
         Err(e) => (StatusCode::NOT_FOUND, Json(e)).into_response(),
     }
 }
 
-pub async fn get(
-    _: Reader,
-    State(state): State<AppState>,
-    Path(session_id): Path<String>,
-) -> Json<SessionState> {
-    Json(state.sessions.state(&session_id))
+pub async fn get(_: Reader, State(state): State<AppState>, Path(session_id): Path<String>) -> Response {
+    match crate::cluster::session_state(&state, &session_id).await {
+        Ok(session) => Json(session).into_response(),
+        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, Json(e)).into_response(),
+    }
 }
 
 #[derive(Deserialize)]

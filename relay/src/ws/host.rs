@@ -5,10 +5,10 @@
 
 use tether_protocol::messages::{Empty, Message, Role, Unreadable};
 use tether_protocol::twin::TwinReport;
-use tether_protocol::{ActionError, ErrorCode};
+use tether_protocol::{ActionError, Envelope, ErrorCode};
 
 use super::Peer;
-use crate::host_link::{HostAnswer, Link};
+
 use crate::outbox::Outbox;
 use crate::state::AppState;
 
@@ -27,17 +27,33 @@ pub fn handle(
     };
     state.registry.touch(&client_id);
     let report = match read {
-        Ok(Message::BrowserActionAck(_)) => return drop(answer(outbox, &link, (id, reply_to), None)),
+        Ok(Message::BrowserActionAck(ack)) => {
+            if let Some(envelope_id) = answering(outbox, id, reply_to, "browser_action.ack") {
+                if !link.acked(&envelope_id) {
+                    pass_on(state, &client_id, envelope_id, Message::BrowserActionAck(ack));
+                }
+            }
+            return;
+        }
         Ok(Message::BrowserActionResult(result)) => {
-            let result = answer(outbox, &link, (id, reply_to), Some(Ok(result)));
-            // A result no action of this link waits for: one the host kept (§13).
-            if let Some(Ok(result)) = result {
-                crate::scheduler::kept(state, &client_id, result);
+            let Some(envelope_id) = answering(outbox, id, reply_to, "browser_action.result") else {
+                return;
+            };
+            // A result no action of this link waits for: one another relay of the deployment
+            // sent, or one the host kept (§13).
+            if let Some(Ok(result)) = link.answered(&envelope_id, Ok(result)) {
+                let passed = Message::BrowserActionResult(result.clone());
+                if !pass_on(state, &client_id, envelope_id, passed) {
+                    crate::scheduler::kept(state, &client_id, result);
+                }
             }
             return;
         }
         Err(Unreadable::BadPayload { kind, why, .. }) if kind == "browser_action.result" => {
-            return drop(answer(outbox, &link, (id, reply_to), Some(Err(why))));
+            if let Some(envelope_id) = answering(outbox, id, reply_to, "browser_action.result") {
+                link.answered(&envelope_id, Err(why));
+            }
+            return;
         }
         Ok(Message::FullStateSync(full)) => TwinReport::Full(full),
         Ok(Message::TabEvent(event)) => TwinReport::Event(event),
@@ -56,6 +72,7 @@ pub fn handle(
             state
                 .registry
                 .set_confirm_every_action(&client_id, settings.confirm_every_action);
+            crate::cluster::Cluster::host_settings(state, &client_id, settings.confirm_every_action);
             if id.is_some() {
                 outbox.reply(id, Message::ClientSettings(settings));
             }
@@ -114,34 +131,30 @@ pub fn handle(
     state.client_event(&client_id, Message::TwinStateSync(twin));
 }
 
-/// An ack (`result` None) or a result, for the action sent as `reply_to`. A result that no
-/// action waits for is handed back.
-fn answer(
-    outbox: &Outbox,
-    link: &Link,
-    (id, reply_to): Ids,
-    result: Option<HostAnswer>,
-) -> Option<HostAnswer> {
-    let kind = if result.is_some() {
-        "browser_action.result"
-    } else {
-        "browser_action.ack"
-    };
-    let Some(reply_to) = reply_to else {
+/// The envelope id of the action an ack or result answers (its `replyTo`), which it must name.
+fn answering(outbox: &Outbox, id: Option<String>, reply_to: Option<String>, kind: &str) -> Option<String> {
+    if reply_to.is_none() {
         let error = ActionError::new(
             ErrorCode::InvalidMessage,
             format!("{kind} needs replyTo: the id of the browser_action it answers"),
         );
         outbox.error(id, error);
-        return None;
-    };
-    match result {
-        None => {
-            link.acked(&reply_to);
-            None
-        }
-        Some(answer) => link.answered(&reply_to, answer),
     }
+    reply_to
+}
+
+/// Hands a host's ack or result that no action of this link waits for to the relay of the
+/// deployment that sent the action (PROTOCOL.md §14); false without a deployment.
+fn pass_on(state: &AppState, client_id: &str, reply_to: String, answer: Message) -> bool {
+    if state.cluster.is_none() {
+        return false;
+    }
+    let Some(sender) = crate::dispatch::sender_of(&reply_to) else {
+        return false;
+    };
+    let envelope = Envelope::of(answer).reply_to(Some(reply_to.clone()));
+    crate::cluster::Cluster::pass_answer(state, client_id, sender, envelope);
+    true
 }
 
 pub fn already_joined() -> ActionError {

@@ -71,7 +71,8 @@ pub fn join(
         session_id: peer.session_id.clone(),
     };
     outbox.reply(id, Message::Joined(joined));
-    if let (Role::Host, Some(client_id)) = (peer.role, &peer.client_id) {
+    // In a deployment, the directory says so first (`Cluster::host_joined`).
+    if let (Role::Host, Some(client_id), None) = (peer.role, &peer.client_id, &state.cluster) {
         let online = ClientRef {
             client_id: client_id.clone(),
         };
@@ -126,14 +127,17 @@ fn join_host(state: &AppState, outbox: &Outbox, join: Join, peer: &mut Peer) -> 
         })?;
     let link = Link::new(peer.connection_id.clone(), outbox.clone());
     let meta = join.meta.unwrap_or(Value::Null);
+    crate::cluster::Cluster::host_joined(state, &client_id, &peer.connection_id, &meta);
     if let Some(old) = state.registry.connect(&client_id, meta, link.clone()) {
         old.close();
         let error = ActionError::new(
             ErrorCode::Unauthorized,
             "replaced by a newer connection of the same clientId",
         );
-        old.outbox.error(None, error);
-        old.outbox.close();
+        if let Some(outbox) = old.socket() {
+            outbox.error(None, error);
+            outbox.close();
+        }
     }
     tracing::info!(client_id, "host online");
     peer.client_id = Some(client_id);

@@ -176,6 +176,10 @@ fn leave(state: &AppState, peer: Peer) {
         link.close();
         if state.registry.disconnect(client_id, &peer.connection_id) {
             tracing::info!(client_id, "host offline");
+            if state.cluster.is_some() {
+                // The directory says so first.
+                return crate::cluster::Cluster::host_left(state, client_id, &peer.connection_id);
+            }
             let offline = ClientRef {
                 client_id: client_id.clone(),
             };

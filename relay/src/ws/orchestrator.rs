@@ -11,11 +11,11 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::host::already_joined;
 use super::Peer;
+use crate::cluster;
 use crate::events::Filter;
 use crate::outbox::Outbox;
 use crate::reply::Reply;
 use crate::request::{self, Request};
-use crate::scheduler;
 use crate::state::AppState;
 use crate::talk;
 
@@ -58,19 +58,26 @@ pub async fn handle(
             return;
         }
         Message::TwinGet(client) => twin(state, peer, client),
-        Message::SessionGet(SessionRef { session_id }) => {
-            session_id_of(peer, session_id).map(|id| Message::SessionState(state.sessions.state(&id)))
-        }
+        Message::SessionGet(SessionRef { session_id }) => match session_id_of(peer, session_id) {
+            Ok(id) => cluster::session_state(state, &id)
+                .await
+                .map(Message::SessionState),
+            Err(error) => Err(error),
+        },
         Message::Confirm(confirmation) => confirm(state, peer, confirmation),
         Message::ExtensionList(_) => Ok(Message::ExtensionListResult(state.clients())),
         Message::CatalogGet(_) => Ok(Message::Catalog(Catalog {
             actions: state.catalog.to_vec(),
         })),
-        Message::SessionBind(binding) => session_id_of(peer, Some(binding.session_id.clone()))
-            .and_then(|_| required("sessionId", &binding.session_id))
-            .and_then(|_| required("clientId", &binding.client_id))
-            .and_then(|_| state.bind(&binding.session_id, &binding.client_id))
-            .map(Message::SessionBound),
+        Message::SessionBind(binding) => {
+            let checked = session_id_of(peer, Some(binding.session_id.clone()))
+                .and_then(|_| required("sessionId", &binding.session_id))
+                .and_then(|_| required("clientId", &binding.client_id));
+            match checked {
+                Ok(_) => cluster::bind(state, binding).await.map(Message::SessionBound),
+                Err(error) => Err(error),
+            }
+        }
         Message::AgentMessage(_) => talk::say(state, message),
         Message::UserMessage(ref words) => {
             session_id_of(peer, Some(words.session_id.clone())).and_then(|_| talk::say(state, message))
@@ -98,7 +105,7 @@ async fn action(state: &AppState, outbox: &Outbox, id: Option<String>, read: req
                 request_id: id,
                 slot,
             };
-            scheduler::submit(state, parsed, reply);
+            cluster::submit(state, parsed, reply).await;
         }
         Err(not_an_action) => {
             outbox.error(id, not_an_action);

@@ -4,6 +4,7 @@
 //! to (the one fake: it can misbehave on purpose, a real host can't).
 #![allow(dead_code, unused_imports)]
 
+pub mod counting;
 pub mod test_host;
 
 use std::net::SocketAddr;

@@ -1,0 +1,391 @@
+//! Actions and session requests that reach a relay which does not own their session: handed to
+//! the owner over NATS, their ack and result handed back. A forwarded action waits here, with
+//! the reply it owes its orchestrator, until its result comes; if the owner dies first, it is
+//! forwarded again, in order and by its `actionId`, to the session's next owner, so it still
+//! ends in exactly one result (a browser that already ran it answers from what it kept).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use tether_protocol::cluster::{Forwarded, Taken};
+use tether_protocol::messages::{Ack, Binding, Message, SessionRef, SessionState};
+use tether_protocol::{ActionError, ActionResult, Envelope};
+
+use super::{subject, Cluster, Owner};
+use crate::reply::Reply;
+use crate::request::{Refused, Request};
+use crate::scheduler;
+use crate::state::Relay;
+
+/// Actions this relay forwarded and still owes a result, by ticket (so in the order taken).
+#[derive(Default)]
+pub struct Forwards(Mutex<BTreeMap<u64, Waiting>>);
+
+struct Waiting {
+    owner: String,
+    forwarded: Forwarded,
+    reply: Reply,
+}
+
+impl Forwards {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Waiting>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Where the owner sends a forwarded action's ack and result: the relay that took it.
+pub struct Answering {
+    cluster_subject: String,
+    ticket: u64,
+    outgoing: tokio::sync::mpsc::UnboundedSender<(String, Bytes)>,
+}
+
+impl Answering {
+    pub fn ack(&self, action_id: &str) {
+        let ack = Ack {
+            action_id: action_id.to_owned(),
+        };
+        self.send(Message::BrowserActionAck(ack));
+    }
+
+    pub fn deliver(&self, result: ActionResult) {
+        self.send(Message::BrowserActionResult(result));
+    }
+
+    fn send(&self, message: Message) {
+        let envelope = Envelope::of(message).reply_to(Some(self.ticket.to_string()));
+        if let Ok(body) = serde_json::to_vec(&envelope) {
+            let _ = self.outgoing.send((self.cluster_subject.clone(), body.into()));
+        }
+    }
+}
+
+/// Takes an orchestrator's action: into this relay's queue when it owns the session, else to
+/// the owner.
+pub async fn submit(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply) {
+    let Some(cluster) = &relay.cluster else {
+        return scheduler::submit(relay, parsed, reply);
+    };
+    let (request, refused) = match parsed {
+        Ok(request) => (request, None),
+        Err((request, error)) => (request, Some(error)),
+    };
+    let forwarded = Forwarded {
+        from: cluster.relay_id.clone(),
+        ticket: cluster.ticket(),
+        request: request.logged(),
+        refused,
+    };
+    route(relay, forwarded, reply).await;
+}
+
+/// Runs a forwarded action here if this relay owns its session, else hands it to the owner.
+async fn route(relay: &Arc<Relay>, forwarded: Forwarded, reply: Reply) {
+    let Some(cluster) = &relay.cluster else { return };
+    let session_id = forwarded.request.session_id.clone();
+    let mut reply = Some(reply);
+    for _ in 0..3 {
+        match cluster.owner_of(&session_id).await {
+            Ok(Owner::This) => return run_here(relay, forwarded, reply.take()),
+            Ok(Owner::Other(owner)) => {
+                let Some(back) = reply.take() else { return };
+                match hand_over(cluster, &owner, forwarded.clone(), back).await {
+                    Ok(()) => return,
+                    Err(back) => {
+                        // The owner is gone or no longer owns it: look again.
+                        cluster.owners.forget_session(&session_id);
+                        reply = Some(back);
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(session_id, "cannot find the session's owner: {e}");
+                break;
+            }
+        }
+    }
+    if let Some(reply) = reply {
+        let error = ActionError::internal(
+            "the relays of this deployment cannot agree which of them runs this session now; send the action again by its actionId",
+        );
+        let (request, _) = read(&forwarded);
+        reply.deliver(request.failed(None, chrono::Utc::now(), error));
+    }
+}
+
+/// The forwarded request, and why it was refused if it was.
+fn read(forwarded: &Forwarded) -> (Request, Option<ActionError>) {
+    (
+        Request::from_forwarded(forwarded.request.clone()),
+        forwarded.refused.clone(),
+    )
+}
+
+/// Hands the request to this relay's scheduler.
+fn queue_here(relay: &Arc<Relay>, forwarded: &Forwarded, reply: Reply) {
+    let parsed: Result<Request, Refused> = match read(forwarded) {
+        (request, Some(error)) => Err((request, error)),
+        (request, None) => Ok(request),
+    };
+    scheduler::submit(relay, parsed, reply);
+}
+
+fn run_here(relay: &Arc<Relay>, forwarded: Forwarded, reply: Option<Reply>) {
+    let Some(reply) = reply else { return };
+    let in_touch = relay.cluster.as_ref().is_none_or(Cluster::in_touch);
+    if !in_touch {
+        // Another relay may be taking this relay's sessions: it must not run one too.
+        let error = ActionError::internal(
+            "this relay lost touch with the deployment (NATS) and runs nothing until it is back; send the action to another relay, by its actionId",
+        );
+        let (request, _) = read(&forwarded);
+        return reply.deliver(request.failed(None, chrono::Utc::now(), error));
+    }
+    queue_here(relay, &forwarded, reply);
+}
+
+/// Gives the action to its owner and keeps its reply until the result comes back; hands the
+/// reply back when the owner did not take it.
+async fn hand_over(cluster: &Cluster, owner: &str, forwarded: Forwarded, reply: Reply) -> Result<(), Reply> {
+    let ticket = forwarded.ticket;
+    let body = match serde_json::to_vec(&forwarded) {
+        Ok(body) => body,
+        Err(_) => return Err(reply),
+    };
+    cluster.forwards.lock().insert(
+        ticket,
+        Waiting {
+            owner: owner.to_owned(),
+            forwarded,
+            reply,
+        },
+    );
+    let asked = cluster
+        .client
+        .request(subject::relay(owner, "actions"), body.into())
+        .await;
+    let taken = asked
+        .ok()
+        .and_then(|answer| serde_json::from_slice::<Taken>(&answer.payload).ok())
+        .is_some_and(|t| t.taken);
+    if taken {
+        return Ok(());
+    }
+    match cluster.forwards.lock().remove(&ticket) {
+        Some(waiting) => Err(waiting.reply),
+        // Its result already came (it cannot, untaken; but never answer twice).
+        None => Ok(()),
+    }
+}
+
+/// A relay of the deployment died: the actions forwarded to it go, in order, to whoever owns
+/// their sessions now.
+pub(super) async fn owner_gone(relay: &Arc<Relay>, dead: &str) {
+    let Some(cluster) = &relay.cluster else { return };
+    let orphans: Vec<Waiting> = {
+        let mut forwards = cluster.forwards.lock();
+        let tickets: Vec<u64> = forwards
+            .iter()
+            .filter(|(_, w)| w.owner == dead)
+            .map(|(ticket, _)| *ticket)
+            .collect();
+        tickets.iter().filter_map(|t| forwards.remove(t)).collect()
+    };
+    for waiting in orphans {
+        route(relay, waiting.forwarded, waiting.reply).await;
+    }
+}
+
+/// Answers what other relays send this one: actions for the sessions it owns, their acks and
+/// results coming back for the actions it forwarded, and session requests.
+pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
+    let Some(cluster) = &relay.cluster else {
+        return Ok(());
+    };
+    let mut actions = cluster
+        .client
+        .subscribe(subject::relay(&cluster.relay_id, "actions"))
+        .await?;
+    let mut answers = cluster
+        .client
+        .subscribe(subject::relay(&cluster.relay_id, "answers"))
+        .await?;
+    let mut requests = cluster
+        .client
+        .subscribe(subject::relay(&cluster.relay_id, "sessions"))
+        .await?;
+    let owner = relay.clone();
+    tokio::spawn(async move {
+        // One at a time, in order: a session's actions are queued as they were sent.
+        while let Some(message) = actions.next().await {
+            take_forwarded(&owner, message).await;
+        }
+    });
+    let forwarder = relay.clone();
+    tokio::spawn(async move {
+        while let Some(message) = answers.next().await {
+            match serde_json::from_slice::<Envelope>(&message.payload) {
+                Ok(envelope) => answered(&forwarder, envelope),
+                Err(e) => tracing::warn!("an unreadable answer from another relay: {e}"),
+            }
+        }
+    });
+    let asked = relay.clone();
+    tokio::spawn(async move {
+        while let Some(message) = requests.next().await {
+            let answer = session_request(&asked, &message.payload).await;
+            if let (Some(reply), Some(cluster), Ok(body)) =
+                (message.reply, &asked.cluster, serde_json::to_vec(&answer))
+            {
+                let _ = cluster.client.publish(reply, body.into()).await;
+            }
+        }
+    });
+    Ok(())
+}
+
+async fn take_forwarded(relay: &Arc<Relay>, message: async_nats::Message) {
+    let Some(cluster) = &relay.cluster else { return };
+    let taken = match serde_json::from_slice::<Forwarded>(&message.payload) {
+        Ok(forwarded) if cluster.owner_of(&forwarded.request.session_id).await.ok() == Some(Owner::This) => {
+            let reply = Reply::Relayed(Answering {
+                cluster_subject: subject::relay(&forwarded.from, "answers"),
+                ticket: forwarded.ticket,
+                outgoing: cluster.outgoing.clone(),
+            });
+            queue_here(relay, &forwarded, reply);
+            true
+        }
+        Ok(_) => false,
+        Err(e) => {
+            tracing::warn!("an unreadable forwarded action: {e}");
+            false
+        }
+    };
+    if let (Some(reply), Ok(body)) = (message.reply, serde_json::to_vec(&Taken { taken })) {
+        let _ = cluster.client.publish(reply, body.into()).await;
+    }
+}
+
+fn answered(relay: &Relay, envelope: Envelope) {
+    let Some(cluster) = &relay.cluster else { return };
+    let Some(ticket) = envelope.reply_to.as_deref().and_then(|t| t.parse::<u64>().ok()) else {
+        return;
+    };
+    match envelope.message() {
+        Ok(Message::BrowserActionAck(ack)) => {
+            if let Some(waiting) = cluster.forwards.lock().get(&ticket) {
+                waiting.reply.ack(&ack.action_id);
+            }
+        }
+        Ok(Message::BrowserActionResult(result)) => {
+            let waiting = cluster.forwards.lock().remove(&ticket);
+            if let Some(waiting) = waiting {
+                waiting.reply.deliver(result);
+            }
+        }
+        _ => tracing::warn!("another relay answered with something that is no answer"),
+    }
+}
+
+/// `session.bind` wherever the session is owned.
+pub async fn bind(relay: &Arc<Relay>, binding: Binding) -> Result<Binding, ActionError> {
+    let Some(cluster) = &relay.cluster else {
+        return relay.bind(&binding.session_id, &binding.client_id);
+    };
+    match ask_owner(
+        relay,
+        cluster,
+        &binding.session_id.clone(),
+        Message::SessionBind(binding),
+    )
+    .await?
+    {
+        Message::SessionBound(bound) => Ok(bound),
+        other => Err(ActionError::internal(format!(
+            "the session's owner answered {}",
+            other.kind()
+        ))),
+    }
+}
+
+/// `session.get` wherever the session is owned.
+pub async fn session_state(relay: &Arc<Relay>, session_id: &str) -> Result<SessionState, ActionError> {
+    let Some(cluster) = &relay.cluster else {
+        return Ok(relay.sessions.state(session_id));
+    };
+    let get = Message::SessionGet(SessionRef {
+        session_id: Some(session_id.to_owned()),
+    });
+    match ask_owner(relay, cluster, session_id, get).await? {
+        Message::SessionState(state) => Ok(state),
+        other => Err(ActionError::internal(format!(
+            "the session's owner answered {}",
+            other.kind()
+        ))),
+    }
+}
+
+async fn ask_owner(
+    relay: &Arc<Relay>,
+    cluster: &Cluster,
+    session_id: &str,
+    question: Message,
+) -> Result<Message, ActionError> {
+    let owner = cluster
+        .owner_of(session_id)
+        .await
+        .map_err(|e| ActionError::internal(format!("cannot find who runs session {session_id}: {e}")))?;
+    let Owner::Other(owner) = owner else {
+        return answer_here(relay, question);
+    };
+    let body =
+        serde_json::to_vec(&Envelope::of(question)).map_err(|e| ActionError::internal(e.to_string()))?;
+    let answer = cluster
+        .client
+        .request(subject::relay(&owner, "sessions"), body.into())
+        .await
+        .map_err(|e| {
+            ActionError::internal(format!(
+                "the relay running session {session_id} did not answer: {e}"
+            ))
+        })?;
+    let envelope: Envelope =
+        serde_json::from_slice(&answer.payload).map_err(|e| ActionError::internal(e.to_string()))?;
+    match envelope.message() {
+        Ok(Message::Error(error)) => Err(error),
+        Ok(message) => Ok(message),
+        Err(e) => Err(ActionError::internal(format!("an unreadable answer: {e:?}"))),
+    }
+}
+
+async fn session_request(relay: &Arc<Relay>, body: &[u8]) -> Envelope {
+    let question = serde_json::from_slice::<Envelope>(body).map(|e| e.message());
+    let answer = match question {
+        Ok(Ok(question)) => answer_here(relay, question),
+        _ => Err(ActionError::internal(
+            "an unreadable session request from another relay",
+        )),
+    };
+    match answer {
+        Ok(message) => Envelope::of(message),
+        Err(error) => Envelope::of(Message::Error(error)),
+    }
+}
+
+fn answer_here(relay: &Arc<Relay>, question: Message) -> Result<Message, ActionError> {
+    match question {
+        Message::SessionBind(binding) => relay
+            .bind(&binding.session_id, &binding.client_id)
+            .map(Message::SessionBound),
+        Message::SessionGet(SessionRef { session_id }) => Ok(Message::SessionState(
+            relay.sessions.state(session_id.as_deref().unwrap_or_default()),
+        )),
+        other => Err(ActionError::internal(format!(
+            "{} is not asked of an owner",
+            other.kind()
+        ))),
+    }
+}

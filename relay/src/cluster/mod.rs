@@ -1,0 +1,240 @@
+//! A relay's place in a deployment of several relays joined through NATS (PROTOCOL.md §14;
+//! the design is docs/scale-out.md). Without `--nats` none of this runs.
+//!
+//! Who holds what: the relay holding a host's socket serves that host's subject; the relay
+//! that owns a session (`owners`) runs its queue and writes its log; the others forward to
+//! them. Liveness is one key per relay in a bucket whose entries expire: a relay that stops
+//! beating for [`LEASE`] is dead, and what it owned may be taken.
+
+mod directory;
+mod events;
+mod forward;
+mod owners;
+mod remote;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_nats::jetstream::{self, kv};
+use bytes::Bytes;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::state::Relay;
+
+pub use directory::Directory;
+pub use forward::{bind, session_state, submit, Answering};
+pub use owners::Owner;
+pub use remote::HostRoute;
+
+/// How long a relay that stopped beating still owns its sessions and holds its hosts.
+pub const LEASE: Duration = Duration::from_secs(3);
+/// How often a relay says it is alive.
+const BEAT: Duration = Duration::from_secs(1);
+
+pub struct Cluster {
+    /// This relay's name in the deployment: its run id (a restarted relay is a new member).
+    pub relay_id: String,
+    client: async_nats::Client,
+    relays: kv::Store,
+    owners: owners::Owners,
+    pub directory: Directory,
+    /// Envelopes to other relays, published in the order they were handed over (an ack
+    /// before its result).
+    outgoing: mpsc::UnboundedSender<(String, Bytes)>,
+    last_beat: Mutex<Instant>,
+    forwards: forward::Forwards,
+    remote: remote::RemoteHosts,
+    next_ticket: AtomicU64,
+}
+
+/// NATS subjects of the deployment. Ids are hex-encoded: any string a client or session id
+/// may be is then a valid subject token.
+pub mod subject {
+    pub fn relay(relay_id: &str, what: &str) -> String {
+        format!("tether.relay.{relay_id}.{what}")
+    }
+    pub fn host(client_id: &str) -> String {
+        format!("tether.host.{}", hex::encode(client_id))
+    }
+    pub fn session_events(session_id: &str) -> String {
+        format!("tether.events.{}", hex::encode(session_id))
+    }
+    pub const ALL_SESSION_EVENTS: &str = "tether.events.>";
+    pub fn client_events(client_id: &str) -> String {
+        format!("tether.client-events.{}", hex::encode(client_id))
+    }
+    pub const ALL_CLIENT_EVENTS: &str = "tether.client-events.>";
+}
+
+/// The NATS header naming the relay that published a message.
+const FROM: &str = "Tether-Relay";
+
+impl Cluster {
+    /// Connects to the deployment's NATS server and makes sure its buckets exist.
+    pub async fn join(url: &str, relay_id: &str) -> anyhow::Result<Self> {
+        let client = async_nats::ConnectOptions::new()
+            .name(format!("tether-relay {relay_id}"))
+            .connect(url)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot reach NATS at {url}: {e}"))?;
+        let js = jetstream::new(client.clone());
+        let relays = bucket(&js, "tether-relays", LEASE).await?;
+        let owners = bucket(&js, "tether-owners", Duration::ZERO).await?;
+        let clients = bucket(&js, "tether-clients", Duration::ZERO).await?;
+        let (outgoing, queue) = mpsc::unbounded_channel();
+        tokio::spawn(publish_in_order(client.clone(), from(relay_id), queue));
+        let cluster = Self {
+            relay_id: relay_id.to_owned(),
+            client,
+            relays,
+            owners: owners::Owners::new(owners),
+            directory: Directory::new(clients),
+            outgoing,
+            last_beat: Mutex::new(Instant::now()),
+            forwards: forward::Forwards::default(),
+            remote: remote::RemoteHosts::default(),
+            next_ticket: AtomicU64::new(1),
+        };
+        cluster.beat().await?;
+        Ok(cluster)
+    }
+
+    /// Starts this relay's part: beating, following the directory, and answering what other
+    /// relays send it.
+    pub async fn start(relay: &Arc<Relay>) -> anyhow::Result<()> {
+        let Some(cluster) = &relay.cluster else {
+            return Ok(());
+        };
+        let weak = Arc::downgrade(relay);
+        let left = move |client_id: &str| {
+            if let Some(cluster) = weak.upgrade().as_ref().and_then(|r| r.cluster.as_ref()) {
+                cluster.remote.close(client_id);
+            }
+        };
+        cluster.directory.follow(&cluster.relays, left).await?;
+        forward::serve(relay).await?;
+        remote::serve(relay).await?;
+        directory::serve_events(relay).await?;
+        events::serve(relay).await?;
+        let beating = relay.clone();
+        tokio::spawn(async move { keep_beating(beating).await });
+        tracing::info!(relay_id = cluster.relay_id, "joined the deployment");
+        Ok(())
+    }
+
+    /// Says this relay is alive, for [`LEASE`].
+    async fn beat(&self) -> anyhow::Result<()> {
+        let now = chrono::Utc::now().timestamp_millis().to_string();
+        self.relays.put(&self.relay_id, now.into()).await?;
+        *self.last_beat.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+        Ok(())
+    }
+
+    /// Whether this relay may still act as an owner: it has said it is alive recently enough
+    /// that no other relay can have taken what it owns. A relay cut off from NATS stops
+    /// starting actions well before its lease runs out.
+    pub fn in_touch(&self) -> bool {
+        let last = *self.last_beat.lock().unwrap_or_else(|p| p.into_inner());
+        last.elapsed() < LEASE - BEAT
+    }
+
+    /// Whether a relay of the deployment is alive, asked of NATS now.
+    pub async fn is_alive(&self, relay_id: &str) -> bool {
+        relay_id == self.relay_id || matches!(self.relays.get(relay_id).await, Ok(Some(_)))
+    }
+
+    /// Hands an envelope to another relay, after everything handed over before it.
+    fn send(&self, subject: String, body: impl Into<Bytes>) {
+        let _ = self.outgoing.send((subject, body.into()));
+    }
+
+    fn ticket(&self) -> u64 {
+        self.next_ticket.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// Headers naming this relay as the publisher.
+fn from(relay_id: &str) -> async_nats::HeaderMap {
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(FROM, relay_id);
+    headers
+}
+
+/// The bucket `name`, made if it is not there yet (each relay of a deployment asks at start).
+///
+/// The bucket's stream is made here, laid out as a key-value bucket is, because the client's
+/// own `create_key_value` first reads account fields that Debian's nats-server 2.9 does not
+/// send (`reserved_memory`), and fails on it.
+async fn bucket(js: &jetstream::Context, name: &str, max_age: Duration) -> anyhow::Result<kv::Store> {
+    if let Ok(store) = js.get_key_value(name).await {
+        return Ok(store);
+    }
+    let config = jetstream::stream::Config {
+        name: format!("KV_{name}"),
+        subjects: vec![format!("$KV.{name}.>")],
+        max_messages_per_subject: 1,
+        max_age,
+        // The duplicate window may not be longer than what the stream keeps.
+        duplicate_window: if max_age.is_zero() {
+            Duration::from_secs(120)
+        } else {
+            max_age
+        },
+        discard: jetstream::stream::DiscardPolicy::New,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        storage: jetstream::stream::StorageType::File,
+        num_replicas: 1,
+        ..Default::default()
+    };
+    if let Err(made) = js.get_or_create_stream(config).await {
+        anyhow::bail!("cannot make the bucket {name} in NATS JetStream: {made}");
+    }
+    Ok(js.get_key_value(name).await?)
+}
+
+async fn publish_in_order(
+    client: async_nats::Client,
+    headers: async_nats::HeaderMap,
+    mut queue: mpsc::UnboundedReceiver<(String, Bytes)>,
+) {
+    while let Some((subject, body)) = queue.recv().await {
+        if let Err(e) = client.publish_with_headers(subject, headers.clone(), body).await {
+            tracing::warn!("cannot publish to NATS: {e}");
+        }
+    }
+}
+
+/// Beats every [`BEAT`] and refreshes which relays are alive; when another relay dies, the
+/// actions forwarded to it go to the session's next owner, and the hosts it held show offline.
+async fn keep_beating(relay: Arc<Relay>) {
+    let Some(cluster) = &relay.cluster else { return };
+    let mut ticks = tokio::time::interval(BEAT);
+    loop {
+        ticks.tick().await;
+        if let Err(e) = cluster.beat().await {
+            tracing::warn!("cannot tell NATS this relay is alive: {e}");
+        }
+        let alive = match live_relays(&cluster.relays).await {
+            Ok(alive) => alive,
+            Err(e) => {
+                tracing::warn!("cannot read which relays are alive: {e}");
+                continue;
+            }
+        };
+        let gone = cluster.directory.set_alive(alive);
+        for relay_id in gone {
+            tracing::warn!(relay_id, "a relay of the deployment stopped");
+            cluster.owners.forget_relay(&relay_id);
+            forward::owner_gone(&relay, &relay_id).await;
+        }
+    }
+}
+
+async fn live_relays(relays: &kv::Store) -> anyhow::Result<std::collections::HashSet<String>> {
+    use futures::TryStreamExt;
+    Ok(relays.keys().await?.try_collect().await?)
+}

@@ -1,0 +1,215 @@
+//! A deployment of three real relay processes on a real `nats-server` (PROTOCOL.md §14):
+//! actions reach hosts on other relays, in order, once each; an `actionId` repeats across
+//! relays; a relay killed with SIGKILL under a running action loses nothing.
+//!
+//! The hosts are the real host's link (`tether_host::relay_link`) in front of a browser
+//! stand-in that counts what it runs, so "ran once" is the browser's word, not the relay's.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::client::{envelope, orchestrator, post_action};
+use common::counting::{host, CountingBrowser, HELD};
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tether_tests::nats::NatsServer;
+use tokio_tungstenite::tungstenite::Message;
+
+const SESSIONS: usize = 20;
+const ACTIONS: usize = 20;
+/// How soon a host whose relay died must be serving on another (the bound).
+const BACK_WITHIN: Duration = Duration::from_secs(5);
+const JOIN_WITHIN: Duration = Duration::from_secs(20);
+
+fn click(session: &str, client: &str, action_id: &str, params: Value) -> Value {
+    json!({ "sessionId": session, "clientId": client, "actionId": action_id,
+            "actionName": "browser_click", "params": params })
+}
+
+fn plain() -> Value {
+    json!({ "tabId": 1, "xpath": "//a" })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_over_three_relays_loses_nothing_doubles_nothing_and_keeps_order() {
+    let nats = NatsServer::start().await;
+    let relays = nats.relays(3).await;
+    let browser = Arc::new(CountingBrowser::default());
+    // Each host on a relay of its own; the third relay holds no host.
+    host(&[&relays[0].addr], "host-0", browser.clone());
+    host(&[&relays[1].addr], "host-1", browser.clone());
+    for client in ["host-0", "host-1"] {
+        relays[2].api().wait_online(client, JOIN_WITHIN).await;
+    }
+    // Session s is driven through relay s % 3, on host s % 2: most actions cross two relays.
+    let mut drivers = Vec::new();
+    for (r, relay) in relays.iter().enumerate() {
+        let actions: Vec<(String, Value)> = (0..ACTIONS)
+            .flat_map(|n| (0..SESSIONS).filter(move |s| s % 3 == r).map(move |s| (s, n)))
+            .map(|(s, n)| {
+                let id = format!("{s}-{n}");
+                let payload = click(&format!("load-{s}"), &format!("host-{}", s % 2), &id, plain());
+                (id, payload)
+            })
+            .collect();
+        let addr = relay.addr.clone();
+        drivers.push(tokio::spawn(async move { exchange(&addr, actions).await }));
+    }
+    let mut results = HashMap::new();
+    for driver in drivers {
+        for (id, result) in driver.await.unwrap() {
+            assert!(
+                results.insert(id, result).is_none(),
+                "two results for one request"
+            );
+        }
+    }
+    assert_eq!(results.len(), SESSIONS * ACTIONS, "every action has its result");
+    for (id, result) in &results {
+        assert_eq!(result["status"], "success", "{id}: {result}");
+    }
+    let ran = browser.ran.lock().unwrap().clone();
+    assert_eq!(ran.len(), SESSIONS * ACTIONS, "each action ran once");
+    for s in 0..SESSIONS {
+        let order: Vec<String> = ran
+            .iter()
+            .filter(|(session, _)| *session == format!("load-{s}"))
+            .map(|(_, action)| action.clone())
+            .collect();
+        let sent: Vec<String> = (0..ACTIONS).map(|n| format!("{s}-{n}")).collect();
+        assert_eq!(order, sent, "session load-{s} ran in the order sent");
+    }
+}
+
+/// Sends `actions` in order on one orchestrator socket; every result, by request id.
+async fn exchange(addr: &str, actions: Vec<(String, Value)>) -> Vec<(String, Value)> {
+    let expected = actions.len();
+    let (mut sink, mut stream) = orchestrator(addr).await.split();
+    let sending = tokio::spawn(async move {
+        for (id, payload) in actions {
+            let frame = envelope("browser_action", &id, payload).to_string();
+            sink.feed(Message::Text(frame.into())).await.unwrap();
+        }
+        sink.flush().await.unwrap();
+        sink
+    });
+    let mut results = Vec::new();
+    while results.len() < expected {
+        let next = tokio::time::timeout(JOIN_WITHIN, stream.next()).await;
+        let Ok(Some(Ok(Message::Text(text)))) = next else {
+            panic!("the relay stopped answering after {} results", results.len());
+        };
+        let reply: Value = serde_json::from_str(&text).unwrap();
+        if reply["type"] == "browser_action.result" {
+            results.push((
+                reply["replyTo"].as_str().unwrap().to_owned(),
+                reply["payload"].clone(),
+            ));
+        }
+    }
+    drop(sending.await);
+    results
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_id_repeated_on_another_relay_gets_the_same_result() {
+    let nats = NatsServer::start().await;
+    let relays = nats.relays(3).await;
+    let browser = Arc::new(CountingBrowser::default());
+    host(&[&relays[0].addr], "shop", browser.clone());
+    relays[2].api().wait_online("shop", JOIN_WITHIN).await;
+
+    let action = click("repeat", "shop", "pay-once", plain());
+    let token = common::ORCHESTRATOR;
+    let (status, first) = post_action(&relays[1].addr, token, action.clone()).await;
+    assert_eq!(
+        (status, first["status"].as_str()),
+        (200, Some("success")),
+        "{first}"
+    );
+    let (_, again) = post_action(&relays[2].addr, token, action).await;
+    assert_eq!(again["replayed"], true, "{again}");
+    assert_eq!(
+        again["startedAt"], first["startedAt"],
+        "the stored result: {again}"
+    );
+    assert_eq!(browser.ran("pay-once"), 1, "the browser ran it once");
+
+    // The session's state and binding read the same from every relay.
+    for relay in &relays {
+        let state = relay.api().get("/api/sessions/repeat").await;
+        assert_eq!(
+            (state["status"].as_str(), state["clientId"].as_str()),
+            (Some("ongoing"), Some("shop")),
+            "{state}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relay_killed_under_a_running_action_ends_it_once_and_the_host_moves_on() {
+    let nats = NatsServer::start().await;
+    let mut relays = nats.relays(3).await;
+    let browser = Arc::new(CountingBrowser::default());
+    let addrs: Vec<String> = relays.iter().map(|r| r.addr.clone()).collect();
+    host(&[&addrs[0], &addrs[1], &addrs[2]], "desk", browser.clone());
+    relays[2].api().wait_online("desk", JOIN_WITHIN).await;
+    let token = common::ORCHESTRATOR;
+
+    // The orchestrator is on relay 2; the host is on relay 0, holding the action.
+    let held = click(
+        "desk-work",
+        "desk",
+        "long-one",
+        json!({ "tabId": 1, "xpath": HELD }),
+    );
+    let holding = browser.holding();
+    let orchestrator_relay = addrs[2].clone();
+    let mut running = tokio::spawn(async move { post_action(&orchestrator_relay, token, held).await });
+    tokio::select! {
+        _ = holding => {}
+        ended = &mut running => panic!("the action ended before it ran: {ended:?}"),
+    }
+    let killed = relays.remove(0).kill9().await;
+    let killed_at = tokio::time::Instant::now();
+
+    // A probe through relay 1 succeeds once the host serves again (on relay 1 or 2).
+    let api = relays[0].api();
+    let mut probes = 0;
+    let back = tokio::time::timeout(BACK_WITHIN, async {
+        loop {
+            probes += 1;
+            let probe = click("probe", "desk", &format!("probe-{probes}"), plain());
+            let (_, result) = post_action(&api.addr.to_string(), token, probe).await;
+            if result["status"] == "success" {
+                return;
+            }
+            assert_eq!(result["error"]["code"], "CLIENT_OFFLINE", "{result}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    assert!(
+        back.is_ok(),
+        "the host was not back on another relay within {BACK_WITHIN:?}"
+    );
+    let waited = killed_at.elapsed();
+
+    browser.release();
+    let (status, result) = running.await.unwrap();
+    assert_eq!(
+        (status, result["status"].as_str()),
+        (200, Some("success")),
+        "one result: {result}"
+    );
+    assert_eq!(browser.ran("long-one"), 1, "it ran once");
+    // The session goes on.
+    let next = click("desk-work", "desk", "after", plain());
+    let (_, after) = post_action(&addrs[2], token, next).await;
+    assert_eq!(after["status"], "success", "{after}");
+    drop(killed);
+    eprintln!("the host served again {} ms after the kill", waited.as_millis());
+}

@@ -1,0 +1,76 @@
+//! A real `nats-server` with JetStream on a free port of 127.0.0.1, in a throwaway store, for
+//! the tests of a deployment of several relays (PROTOCOL.md §14). It dies with its handle.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::process::RelayProcess;
+
+pub struct NatsServer {
+    pub url: String,
+    _child: Child,
+    _store: tempfile::TempDir,
+}
+
+impl NatsServer {
+    /// Starts `nats-server -js`; returns once it says it is ready.
+    pub async fn start() -> Self {
+        let port = free_port();
+        let store = tempfile::tempdir().unwrap();
+        let mut child = Command::new(program())
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(store.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("nats-server (apt-get install -y nats-server)");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let ready = async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if line.contains("Server is ready") {
+                    return;
+                }
+            }
+            panic!("nats-server exited before it was ready");
+        };
+        tokio::time::timeout(Duration::from_secs(20), ready)
+            .await
+            .expect("nats-server did not start");
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Self {
+            url: format!("nats://127.0.0.1:{port}"),
+            _child: child,
+            _store: store,
+        }
+    }
+
+    /// `count` relays of one deployment on this server.
+    pub async fn relays(&self, count: usize) -> Vec<RelayProcess> {
+        let mut relays = Vec::new();
+        for _ in 0..count {
+            relays.push(RelayProcess::start(&["--nats", &self.url]).await);
+        }
+        relays
+    }
+}
+
+fn program() -> &'static str {
+    // Debian puts it in /usr/sbin, which is not on every user's PATH.
+    if std::path::Path::new("/usr/sbin/nats-server").exists() {
+        "/usr/sbin/nats-server"
+    } else {
+        "nats-server"
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
