@@ -4,7 +4,7 @@
 # prints each result and where the artifacts are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/ensure-chromium.sh
+scripts/ensure-system.sh
 cargo build -q -p tether-relay -p tether-host
 
 data="$(mktemp -d "${TMPDIR:-/tmp}/tether-demo.XXXXXX")"

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::client::{envelope, orchestrator, post_action};
+use common::client::{envelope, orchestrator, post_action, SseStream};
 use common::counting::{host, CountingBrowser, HELD};
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -212,4 +212,37 @@ async fn a_relay_killed_under_a_running_action_ends_it_once_and_the_host_moves_o
     assert_eq!(after["status"], "success", "{after}");
     drop(killed);
     eprintln!("the host served again {} ms after the kill", waited.as_millis());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_events_stream_from_any_relay_and_replay_there() {
+    let nats = NatsServer::start().await;
+    let relays = nats.relays(3).await;
+    let browser = Arc::new(CountingBrowser::default());
+    host(&[&relays[0].addr], "reader", browser.clone());
+    relays[2].api().wait_online("reader", JOIN_WITHIN).await;
+    let token = common::ORCHESTRATOR;
+
+    // The host is on relay 0, the orchestrator on relay 1, the event stream on relay 2.
+    let mut stream = SseStream::open(&relays[2].addr, "watched", None).await;
+    assert_eq!(stream.next().await.unwrap().0, "connection");
+    let (_, first) = post_action(&relays[1].addr, token, click("watched", "reader", "one", plain())).await;
+    let started = stream.next_of("action.started").await;
+    assert_eq!(started.2["data"]["actionId"], "one");
+    let (_, first_id, first_event) = stream.next_of("browser_action.result").await;
+    assert_eq!(first_event["data"], first);
+    let first_id = first_id.expect("events carry their eventIndex");
+    drop(stream);
+
+    // Missed while away, read back on a relay that neither owns the session nor holds its host.
+    let (_, second) = post_action(&relays[1].addr, token, click("watched", "reader", "two", plain())).await;
+    let mut resumed = SseStream::open(&relays[0].addr, "watched", Some(first_id)).await;
+    assert_eq!(resumed.next().await.unwrap().0, "connection");
+    let (_, second_id, replayed) = resumed.next_of("browser_action.result").await;
+    assert_eq!(replayed["data"], second);
+    assert!(second_id.unwrap() > first_id);
+    let (_, third) = post_action(&relays[2].addr, token, click("watched", "reader", "three", plain())).await;
+    let (_, third_id, live) = resumed.next_of("browser_action.result").await;
+    assert_eq!(live["data"], third, "then live, none doubled");
+    assert!(third_id.unwrap() > second_id.unwrap());
 }

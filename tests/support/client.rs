@@ -173,3 +173,70 @@ pub async fn upload_named(addr: &str, name: &str, content_type: &str, bytes: Vec
     let stored: Value = response.json().await.unwrap();
     stored["artifactId"].as_str().unwrap().to_owned()
 }
+
+/// One SSE event: (event, id, data).
+pub type Sse = (String, Option<u64>, Value);
+
+/// Reads a session's SSE stream (PROTOCOL.md §3), as a browser's EventSource would.
+pub struct SseStream {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl SseStream {
+    pub async fn open(addr: &str, session: &str, last_event_id: Option<u64>) -> Self {
+        let mut request = reqwest::Client::new()
+            .get(format!("http://{addr}/api/sessions/{session}/events"))
+            .bearer_auth(crate::relay::ORCHESTRATOR);
+        if let Some(id) = last_event_id {
+            request = request.header("Last-Event-ID", id.to_string());
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        assert!(response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"));
+        Self {
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event, or None when the stream ends.
+    pub async fn next(&mut self) -> Option<Sse> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let (mut event, mut id, mut data) = (String::new(), None, String::new());
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        event = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("id:") {
+                        id = v.trim().parse().ok();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.trim_start());
+                    }
+                }
+                if event.is_empty() {
+                    continue;
+                }
+                return Some((event, id, serde_json::from_str(&data).unwrap()));
+            }
+            let chunk = tokio::time::timeout(FRAME_WAIT, self.response.chunk())
+                .await
+                .expect("no SSE event in time")
+                .unwrap()?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    pub async fn next_of(&mut self, kind: &str) -> Sse {
+        loop {
+            let event = self.next().await.expect("the stream ended");
+            if event.0 == kind {
+                return event;
+            }
+        }
+    }
+}
