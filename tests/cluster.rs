@@ -16,7 +16,7 @@ const JOIN_WITHIN: Duration = Duration::from_secs(20);
 fn a_page_is_driven_through_relays_other_than_the_browsers() {
     run_worker(|h| async move {
         let nats = NatsServer::start().await;
-        let relays = nats.relays(3).await;
+        let relays = nats.relays(3, &[]).await;
         let worker = relays[0].api().start_worker(h, "cluster-desk");
         for relay in &relays {
             relay.api().wait_online("cluster-desk", JOIN_WITHIN).await;
@@ -43,7 +43,11 @@ fn a_page_is_driven_through_relays_other_than_the_browsers() {
                 .find(|c| c["clientId"] == "cluster-desk")
                 .cloned()
                 .unwrap_or_default();
-            assert_eq!((&desk["online"], &desk["meta"]["mode"]), (&json!(true), &json!("worker")), "{list}");
+            assert_eq!(
+                (&desk["online"], &desk["meta"]["mode"]),
+                (&json!(true), &json!("worker")),
+                "{list}"
+            );
         }
         worker.abort();
     });

@@ -78,3 +78,24 @@ pub struct LogRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<u64>,
 }
+
+/// A person's answer to a confirmation (`browser_task.confirm`) that reached a relay which is
+/// not waiting for it: every relay is asked, and the one waiting applies it, with the same
+/// limits as for its own peers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfirmAnswer {
+    pub request_id: String,
+    pub approved: bool,
+    /// The answer counts only for this session (an observer held to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only_session: Option<String>,
+    /// The answer counts only for sessions bound to this browser (its owner answered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only_client: Option<String>,
+    /// Why an answer outside those limits is refused.
+    pub refused: String,
+}
+
+/// What the relay waiting for a confirmation made of an answer.
+pub type ConfirmOutcome = Result<String, ActionError>;

@@ -4,7 +4,9 @@
 //!    orchestrator -> relay -> host -> relay -> orchestrator. With 1000 sessions all busy the
 //!    relay is saturated and latency is queueing (Little's law: in flight / throughput); a run
 //!    with 20 sessions shows the latency of one action through an unloaded relay;
-//! 2. memory: the relay's RSS idle, then with 1000 hosts joined.
+//! 2. the same through two relays of a deployment on a real nats-server (PROTOCOL.md §14):
+//!    hosts on one, orchestrators on the other, so every action and its result cross both;
+//! 3. memory: the relay's RSS idle, then with 1000 hosts joined.
 //!
 //!     cargo bench -p tether-relay --bench relay_load
 //!
@@ -17,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
+use tether_tests::nats::NatsServer;
 use tether_tests::process::RelayProcess;
 use tether_tests::relay::{HOST, ORCHESTRATOR};
 use tokio::net::TcpStream;
@@ -138,10 +141,28 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
-async fn forwarding(sessions: usize) {
-    let relay = RelayProcess::start(&["--queue-limit", "1000"]).await;
+/// Where the hosts and the orchestrators join: one relay, or two of a deployment.
+async fn relays(nats: Option<&NatsServer>) -> (RelayProcess, Option<RelayProcess>) {
+    match nats {
+        None => (RelayProcess::start(&["--queue-limit", "1000"]).await, None),
+        Some(nats) => {
+            let args = ["--queue-limit", "1000", "--nats", &nats.url];
+            let hosts_on = RelayProcess::start(&args).await;
+            (hosts_on, Some(RelayProcess::start(&args).await))
+        }
+    }
+}
+
+async fn forwarding(sessions: usize, nats: Option<&NatsServer>) {
+    let (hosts_on, other) = relays(nats).await;
+    let relay = other.as_ref().unwrap_or(&hosts_on);
+    let label = if other.is_some() {
+        "two relays"
+    } else {
+        "one relay"
+    };
     for h in 0..HOSTS {
-        tokio::spawn(echo_host(relay.addr.clone(), format!("host-{h}")));
+        tokio::spawn(echo_host(hosts_on.addr.clone(), format!("host-{h}")));
     }
     // Each session bound to a host, round robin.
     let mut binder = joined(
@@ -181,7 +202,7 @@ async fn forwarding(sessions: usize) {
     latencies.sort();
     let total = latencies.len();
     println!(
-        "forwarding: {total} actions over {sessions} sessions and {HOSTS} hosts in {:.2} s: {:.0} actions/s; \
+        "forwarding, {label}: {total} actions over {sessions} sessions and {HOSTS} hosts in {:.2} s: {:.0} actions/s; \
          latency p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms; relay RSS after: {} KiB",
         elapsed.as_secs_f64(),
         total as f64 / elapsed.as_secs_f64(),
@@ -224,8 +245,11 @@ async fn memory() {
 
 fn main() {
     tether_tests::block_on(async {
-        forwarding(SESSIONS).await;
-        forwarding(20).await;
+        forwarding(SESSIONS, None).await;
+        forwarding(20, None).await;
+        let nats = NatsServer::start().await;
+        forwarding(SESSIONS, Some(&nats)).await;
+        forwarding(20, Some(&nats)).await;
         memory().await;
     });
 }

@@ -91,6 +91,11 @@ impl Confirmations {
         outcome
     }
 
+    /// Whether this relay waits for the answer to `request_id`.
+    pub fn is_waiting(&self, request_id: &str) -> bool {
+        self.pending().contains_key(request_id)
+    }
+
     /// A person's answer. `may_answer` says whether the answering peer may see the asked
     /// session (an observer held to one session, a browser to the sessions bound to it);
     /// `refused` says why not when it may not.

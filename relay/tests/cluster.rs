@@ -36,7 +36,7 @@ fn plain() -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn load_over_three_relays_loses_nothing_doubles_nothing_and_keeps_order() {
     let nats = NatsServer::start().await;
-    let relays = nats.relays(3).await;
+    let relays = nats.relays(3, &[]).await;
     let browser = Arc::new(CountingBrowser::default());
     // Each host on a relay of its own; the third relay holds no host.
     host(&[&relays[0].addr], "host-0", browser.clone());
@@ -117,7 +117,7 @@ async fn exchange(addr: &str, actions: Vec<(String, Value)>) -> Vec<(String, Val
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_action_id_repeated_on_another_relay_gets_the_same_result() {
     let nats = NatsServer::start().await;
-    let relays = nats.relays(3).await;
+    let relays = nats.relays(3, &[]).await;
     let browser = Arc::new(CountingBrowser::default());
     host(&[&relays[0].addr], "shop", browser.clone());
     relays[2].api().wait_online("shop", JOIN_WITHIN).await;
@@ -152,7 +152,7 @@ async fn an_action_id_repeated_on_another_relay_gets_the_same_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relay_killed_under_a_running_action_ends_it_once_and_the_host_moves_on() {
     let nats = NatsServer::start().await;
-    let mut relays = nats.relays(3).await;
+    let mut relays = nats.relays(3, &[]).await;
     let browser = Arc::new(CountingBrowser::default());
     let addrs: Vec<String> = relays.iter().map(|r| r.addr.clone()).collect();
     host(&[&addrs[0], &addrs[1], &addrs[2]], "desk", browser.clone());
@@ -217,7 +217,7 @@ async fn a_relay_killed_under_a_running_action_ends_it_once_and_the_host_moves_o
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sessions_events_stream_from_any_relay_and_replay_there() {
     let nats = NatsServer::start().await;
-    let relays = nats.relays(3).await;
+    let relays = nats.relays(3, &[]).await;
     let browser = Arc::new(CountingBrowser::default());
     host(&[&relays[0].addr], "reader", browser.clone());
     relays[2].api().wait_online("reader", JOIN_WITHIN).await;
@@ -241,8 +241,49 @@ async fn a_sessions_events_stream_from_any_relay_and_replay_there() {
     let (_, second_id, replayed) = resumed.next_of("browser_action.result").await;
     assert_eq!(replayed["data"], second);
     assert!(second_id.unwrap() > first_id);
-    let (_, third) = post_action(&relays[2].addr, token, click("watched", "reader", "three", plain())).await;
+    let (_, third) = post_action(
+        &relays[2].addr,
+        token,
+        click("watched", "reader", "three", plain()),
+    )
+    .await;
     let (_, third_id, live) = resumed.next_of("browser_action.result").await;
     assert_eq!(live["data"], third, "then live, none doubled");
     assert!(third_id.unwrap() > second_id.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_answers_a_confirmation_on_any_relay() {
+    let nats = NatsServer::start().await;
+    let relays = nats.relays(3, &["--confirm", "every"]).await;
+    let browser = Arc::new(CountingBrowser::default());
+    host(&[&relays[0].addr], "asked", browser.clone());
+    relays[2].api().wait_online("asked", JOIN_WITHIN).await;
+
+    // The action goes through relay 1, which asks; the person watches and answers on relay 2.
+    let mut watching = SseStream::open(&relays[2].addr, "careful", None).await;
+    let orchestrator_relay = relays[1].addr.clone();
+    let running = tokio::spawn(async move {
+        post_action(
+            &orchestrator_relay,
+            common::ORCHESTRATOR,
+            click("careful", "asked", "risky", plain()),
+        )
+        .await
+    });
+    let (_, _, asked) = watching.next_of("browser_task.confirmation_requested").await;
+    let request_id = asked["data"]["requestId"].as_str().unwrap().to_owned();
+    assert_eq!(browser.ran("risky"), 0, "nothing runs before the answer");
+    let mut person = orchestrator(&relays[2].addr).await;
+    let answer = json!({ "requestId": request_id, "approved": true });
+    let confirmed = common::client::request(&mut person, "browser_task.confirm", "c", answer).await;
+    assert_eq!(confirmed["type"], "browser_task.confirmed", "{confirmed}");
+    let (_, result) = running.await.unwrap();
+    assert_eq!(result["status"], "success", "{result}");
+    assert_eq!(browser.ran("risky"), 1);
+
+    // An answer nobody waits for is refused, on any relay.
+    let again = json!({ "requestId": request_id, "approved": true });
+    let late = common::client::request(&mut person, "browser_task.confirm", "d", again).await;
+    assert_eq!(late["payload"]["code"], "INVALID_PARAMS", "{late}");
 }

@@ -48,11 +48,13 @@ impl NatsServer {
         }
     }
 
-    /// `count` relays of one deployment on this server.
-    pub async fn relays(&self, count: usize) -> Vec<RelayProcess> {
+    /// `count` relays of one deployment on this server, each with the flags `args` too.
+    pub async fn relays(&self, count: usize, args: &[&str]) -> Vec<RelayProcess> {
         let mut relays = Vec::new();
         for _ in 0..count {
-            relays.push(RelayProcess::start(&["--nats", &self.url]).await);
+            let mut all = vec!["--nats", self.url.as_str()];
+            all.extend_from_slice(args);
+            relays.push(RelayProcess::start(&all).await);
         }
         relays
     }

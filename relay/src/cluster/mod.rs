@@ -6,6 +6,7 @@
 //! them. Liveness is one key per relay in a bucket whose entries expire: a relay that stops
 //! beating for [`LEASE`] is dead, and what it owned may be taken.
 
+mod confirm;
 mod directory;
 mod events;
 mod forward;
@@ -23,6 +24,7 @@ use tokio::time::Instant;
 
 use crate::state::Relay;
 
+pub use confirm::answer as answer_confirmation;
 pub use directory::Directory;
 pub use forward::{bind, session_state, submit, Answering};
 pub use owners::Owner;
@@ -118,6 +120,7 @@ impl Cluster {
         remote::serve(relay).await?;
         directory::serve_events(relay).await?;
         events::serve(relay).await?;
+        confirm::serve(relay).await?;
         let beating = relay.clone();
         tokio::spawn(async move { keep_beating(beating).await });
         tracing::info!(relay_id = cluster.relay_id, "joined the deployment");
@@ -148,6 +151,10 @@ impl Cluster {
     /// Hands an envelope to another relay, after everything handed over before it.
     fn send(&self, subject: String, body: impl Into<Bytes>) {
         let _ = self.outgoing.send((subject, body.into()));
+    }
+
+    async fn reply(&self, to: async_nats::Subject, body: Vec<u8>) -> anyhow::Result<()> {
+        Ok(self.client.publish(to, body.into()).await?)
     }
 
     fn ticket(&self) -> u64 {

@@ -3,6 +3,7 @@
 //! read is INVALID_MESSAGE and changes nothing; a result it cannot read still ends its action
 //! (INTERNAL), so the orchestrator is not left waiting for a timeout.
 
+use tether_protocol::cluster::ConfirmAnswer;
 use tether_protocol::messages::{Empty, Message, Role, Unreadable};
 use tether_protocol::twin::TwinReport;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
@@ -96,16 +97,21 @@ pub fn handle(
         }
         // The browser's owner answers, from the extension, for sessions bound to it (§12).
         Ok(Message::Confirm(confirmation)) => {
-            let answered = state.confirmations.answer(
-                &confirmation.request_id,
-                confirmation.approved,
-                |session| state.sessions.is_bound_to(session, &client_id),
-                "a browser may only answer confirmations of the sessions bound to it",
-            );
-            match answered {
-                Ok(_) => outbox.reply(id, Message::Confirmed(confirmation)),
-                Err(error) => outbox.error(id, error),
+            let answer = ConfirmAnswer {
+                request_id: confirmation.request_id.clone(),
+                approved: confirmation.approved,
+                only_session: None,
+                only_client: Some(client_id.clone()),
+                refused: "a browser may only answer confirmations of the sessions bound to it".into(),
             };
+            let (state, outbox) = (state.clone(), outbox.clone());
+            // The relay waiting for the answer may be another of the deployment.
+            tokio::spawn(async move {
+                match crate::cluster::answer_confirmation(&state, answer).await {
+                    Ok(_) => outbox.reply(id, Message::Confirmed(confirmation)),
+                    Err(error) => outbox.error(id, error),
+                };
+            });
             return;
         }
         Ok(other) => {

@@ -3,6 +3,7 @@
 //! joined for a session is held to that session (and its browser); one that named none may
 //! watch every session.
 
+use tether_protocol::cluster::ConfirmAnswer;
 use tether_protocol::messages::{
     Catalog, ClientRef, Confirmation, Empty, Message, Role, SessionRef, Subscribe, Subscribed, Unreadable,
 };
@@ -64,7 +65,7 @@ pub async fn handle(
                 .map(Message::SessionState),
             Err(error) => Err(error),
         },
-        Message::Confirm(confirmation) => confirm(state, peer, confirmation),
+        Message::Confirm(confirmation) => confirm(state, peer, confirmation).await,
         Message::ExtensionList(_) => Ok(Message::ExtensionListResult(state.clients())),
         Message::CatalogGet(_) => Ok(Message::Catalog(Catalog {
             actions: state.catalog.to_vec(),
@@ -166,18 +167,20 @@ fn twin(state: &AppState, peer: &Peer, client: ClientRef) -> Result<Message, Act
     }
 }
 
-fn confirm(state: &AppState, peer: &Peer, confirmation: Confirmation) -> Result<Message, ActionError> {
+async fn confirm(state: &AppState, peer: &Peer, confirmation: Confirmation) -> Result<Message, ActionError> {
     required("requestId", &confirmation.request_id)?;
-    let only = match peer.role {
-        Role::Observer => peer.session_id.as_deref(),
+    let only_session = match peer.role {
+        Role::Observer => peer.session_id.clone(),
         _ => None,
     };
-    state.confirmations.answer(
-        &confirmation.request_id,
-        confirmation.approved,
-        |asked| only.is_none_or(|own| own == asked),
-        "this observer may only answer confirmations of the session it joined for",
-    )?;
+    let answer = ConfirmAnswer {
+        request_id: confirmation.request_id.clone(),
+        approved: confirmation.approved,
+        only_session,
+        only_client: None,
+        refused: "this observer may only answer confirmations of the session it joined for".into(),
+    };
+    cluster::answer_confirmation(state, answer).await?;
     Ok(Message::Confirmed(confirmation))
 }
 
