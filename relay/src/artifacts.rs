@@ -86,6 +86,25 @@ impl ArtifactStore {
         self.limits
     }
 
+    /// Signs with the secret of a deployment of several relays (PROTOCOL.md §14), so a link
+    /// made by one verifies on all.
+    pub fn use_secret(&mut self, secret: Vec<u8>) {
+        self.secret = secret;
+    }
+
+    /// What the store knows of an artifact besides its bytes, as text, for another relay.
+    pub fn description(&self, id: &str) -> Option<String> {
+        let meta = self.lock().get(id).cloned()?;
+        serde_json::to_string(&meta).ok()
+    }
+
+    /// An artifact another relay stored, from its [`description`](Self::description) and
+    /// bytes: its content type, file name and bytes, unless it has expired.
+    pub fn described(description: &str, bytes: Vec<u8>) -> Option<(String, Option<String>, Vec<u8>)> {
+        let meta: Meta = serde_json::from_str(description).ok()?;
+        (meta.expires > now()).then_some((meta.content_type, meta.name, bytes))
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Meta>> {
         self.index.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_relay::agent_docs;
-use tether_relay::cluster::Cluster;
+use tether_relay::cluster::{Cluster, Joining};
 use tether_relay::config::{RelayArgs, RelayCommand, Tokens};
 use tether_relay::server::serve;
 use tether_relay::state::{AppState, Relay};
@@ -66,7 +66,15 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     let mut relay = Relay::open(args.settings(), tokens, &args.data_dir, args.artifact_limits())?;
     if let Some(url) = &args.nats {
-        relay.cluster = Some(Cluster::join(url, tether_relay::dispatch::run_id()).await?);
+        let joining = Joining {
+            url,
+            relay_id: tether_relay::dispatch::run_id(),
+            artifact_ttl: args.artifact_limits().ttl,
+            artifact_secret: tether_relay::ids::random_bytes(32),
+        };
+        let cluster = Cluster::join(joining).await?;
+        relay.artifacts.use_secret(cluster.artifact_secret.clone());
+        relay.cluster = Some(cluster);
     }
     tracing::info!("session logs go to {}", args.data_dir.join("logs").display());
     let relay = Arc::new(relay);

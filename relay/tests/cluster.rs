@@ -287,3 +287,42 @@ async fn a_person_answers_a_confirmation_on_any_relay() {
     let late = common::client::request(&mut person, "browser_task.confirm", "d", again).await;
     assert_eq!(late["payload"]["code"], "INVALID_PARAMS", "{late}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_artifact_stored_on_one_relay_is_fetched_from_any_with_its_presigned_link() {
+    let nats = NatsServer::start().await;
+    let relays = nats.relays(3, &[]).await;
+    let http = reqwest::Client::new();
+    // Bigger than a NATS message (1 MiB): it travels in chunks.
+    let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let stored: Value = http
+        .put(format!("http://{}/artifacts", relays[0].addr))
+        .bearer_auth(common::HOST)
+        .header("content-type", "image/png")
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let url = stored["url"].as_str().expect("a presigned url");
+    let path_and_query = &url[url.find("/artifacts/").unwrap()..];
+    for relay in &relays[1..] {
+        let fetched = http
+            .get(format!("http://{}{path_and_query}", relay.addr))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(fetched.status().as_u16(), 200, "on {}", relay.addr);
+        assert_eq!(fetched.headers()["content-type"], "image/png");
+        assert!(fetched.bytes().await.unwrap() == bytes, "the same bytes");
+    }
+    let forged = path_and_query.replace("sig=", "sig=00");
+    let refused = http
+        .get(format!("http://{}{forged}", relays[2].addr))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 403);
+}

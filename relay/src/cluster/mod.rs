@@ -6,6 +6,7 @@
 //! them. Liveness is one key per relay in a bucket whose entries expire: a relay that stops
 //! beating for [`LEASE`] is dead, and what it owned may be taken.
 
+mod artifacts;
 mod confirm;
 mod directory;
 mod events;
@@ -49,6 +50,19 @@ pub struct Cluster {
     forwards: forward::Forwards,
     remote: remote::RemoteHosts,
     next_ticket: AtomicU64,
+    artifacts: async_nats::jetstream::object_store::ObjectStore,
+    /// The artifact signing secret every relay of the deployment uses.
+    pub artifact_secret: Vec<u8>,
+}
+
+/// What a relay brings to the deployment when it joins.
+pub struct Joining<'a> {
+    pub url: &'a str,
+    pub relay_id: &'a str,
+    /// The artifacts' time to live (the first relay's holds for the object store).
+    pub artifact_ttl: Duration,
+    /// This relay's own artifact secret, used by all if this relay is the first.
+    pub artifact_secret: Vec<u8>,
 }
 
 /// NATS subjects of the deployment. Ids are hex-encoded: any string a client or session id
@@ -75,7 +89,13 @@ const FROM: &str = "Tether-Relay";
 
 impl Cluster {
     /// Connects to the deployment's NATS server and makes sure its buckets exist.
-    pub async fn join(url: &str, relay_id: &str) -> anyhow::Result<Self> {
+    pub async fn join(joining: Joining<'_>) -> anyhow::Result<Self> {
+        let Joining {
+            url,
+            relay_id,
+            artifact_ttl,
+            artifact_secret,
+        } = joining;
         let client = async_nats::ConnectOptions::new()
             .name(format!("tether-relay {relay_id}"))
             .connect(url)
@@ -85,6 +105,9 @@ impl Cluster {
         let relays = bucket(&js, "tether-relays", LEASE).await?;
         let owners = bucket(&js, "tether-owners", Duration::ZERO).await?;
         let clients = bucket(&js, "tether-clients", Duration::ZERO).await?;
+        let config = bucket(&js, "tether-config", Duration::ZERO).await?;
+        let artifact_secret = artifacts::shared_secret(&config, artifact_secret).await?;
+        let artifacts = artifacts::store(&js, artifact_ttl).await?;
         let (outgoing, queue) = mpsc::unbounded_channel();
         tokio::spawn(publish_in_order(client.clone(), from(relay_id), queue));
         let cluster = Self {
@@ -98,6 +121,8 @@ impl Cluster {
             forwards: forward::Forwards::default(),
             remote: remote::RemoteHosts::default(),
             next_ticket: AtomicU64::new(1),
+            artifacts,
+            artifact_secret,
         };
         cluster.beat().await?;
         Ok(cluster)

@@ -70,6 +70,14 @@ pub async fn upload(
         .await
     {
         Ok(id) => {
+            if let Err(e) = share(&state, &id, &body).await {
+                tracing::error!("cannot share an artifact with the deployment: {e}");
+                return error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::Internal,
+                    format!("the artifact could not be shared with the other relays: {e}"),
+                );
+            }
             let url = format!(
                 "{}/artifacts/{id}?{}",
                 base_url(&headers),
@@ -156,7 +164,10 @@ pub async fn download(
         }
     }
     let found = if is_id(&id) {
-        state.artifacts.get(&id).await
+        match state.artifacts.get(&id).await {
+            Some(found) => Some(found),
+            None => from_deployment(&state, &id).await,
+        }
     } else {
         None
     };
@@ -176,6 +187,20 @@ pub async fn download(
             format!("no artifact {id} (unknown, or expired)"),
         ),
     }
+}
+
+/// In a deployment, an artifact is stored where every relay finds it too (PROTOCOL.md §14).
+async fn share(state: &AppState, id: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    let (Some(cluster), Some(description)) = (&state.cluster, state.artifacts.description(id)) else {
+        return Ok(());
+    };
+    cluster.share_artifact(id, description, bytes).await
+}
+
+/// An artifact another relay of the deployment stored.
+async fn from_deployment(state: &AppState, id: &str) -> Option<(String, Option<String>, Vec<u8>)> {
+    let (description, bytes) = state.cluster.as_ref()?.fetch_artifact(id).await?;
+    crate::artifacts::ArtifactStore::described(&description, bytes)
 }
 
 /// `attachment; filename*=UTF-8''<name>` (RFC 6266), so a download keeps the file's name.
