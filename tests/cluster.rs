@@ -1,7 +1,7 @@
 //! The whole chain across a deployment of three relays on a real `nats-server` (PROTOCOL.md
 //! §14): a worker on real Chromium joins one relay; an orchestrator opens a page through a
 //! second and presses its button through a third. The page's own counter says the press
-//! happened once; every relay lists the browser.
+//! happened once; every relay lists the browser and shows its twin.
 
 use std::time::Duration;
 
@@ -49,6 +49,21 @@ fn a_page_is_driven_through_relays_other_than_the_browsers() {
                 "{list}"
             );
         }
+        // The browser's twin, kept by the relay holding it, reads the same on the others.
+        let api = relays[2].api();
+        let filter = json!({ "clientId": "cluster-desk" });
+        let tab_url = api
+            .wait_until(filter, JOIN_WITHIN, || async {
+                let twin = api.get("/api/twin/cluster-desk").await;
+                let tabs = twin["tabs"].as_array().cloned().unwrap_or_default();
+                tabs.into_iter()
+                    .find(|t| t["tabId"] == tab && t["url"].as_str().is_some_and(|u| u.contains("buy.html")))
+                    .map(|t| t["url"].clone())
+            })
+            .await;
+        let (status, screen) = api.get_text("/api/twin/cluster-desk.md").await;
+        assert_eq!(status, 200);
+        assert!(screen.contains(tab_url.as_str().unwrap()), "{screen}");
         worker.abort();
     });
 }

@@ -176,8 +176,14 @@ impl Relay {
         }
     }
 
-    /// Publishes a browser's event to this relay's subscribers and sessions.
+    /// Publishes a browser's event to this relay's subscribers and sessions; the twin of a
+    /// browser another relay holds is kept from its events.
     pub fn local_client_event(&self, client_id: &str, event: Message) {
+        if let Message::TwinStateSync(sync) = &event {
+            if self.registry.link(client_id).is_none() {
+                self.twins.adopt(sync.clone());
+            }
+        }
         let sessions = self.sessions.bound_to(client_id);
         self.events.client(client_id, event, &sessions);
     }
@@ -187,6 +193,17 @@ impl Relay {
         match &self.cluster {
             Some(cluster) => cluster.directory.is_known(client_id),
             None => self.registry.is_known(client_id),
+        }
+    }
+
+    /// A browser's meta and whether it is online, wherever it joined.
+    pub fn client_meta(&self, client_id: &str) -> Option<(serde_json::Value, bool)> {
+        match &self.cluster {
+            Some(cluster) if self.registry.link(client_id).is_none() => cluster
+                .directory
+                .entry(client_id)
+                .map(|entry| (entry.meta, cluster.directory.is_online(client_id))),
+            _ => self.registry.meta(client_id),
         }
     }
 

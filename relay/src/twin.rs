@@ -152,6 +152,16 @@ impl Twins {
         twin.payload(client_id)
     }
 
+    /// Takes the twin another relay of the deployment keeps for a browser it holds, as that
+    /// relay last published it (PROTOCOL.md §14): same version, same state.
+    pub fn adopt(&self, sync: TwinSync) {
+        let mut twins = self.lock();
+        let twin = twins.entry(sync.client_id.clone()).or_default();
+        let text = twin.replace(sync.state);
+        twin.note(text);
+        twin.version = sync.version;
+    }
+
     pub fn get(&self, client_id: &str) -> Option<Twin> {
         self.lock().get(client_id).cloned()
     }

@@ -21,10 +21,10 @@ pub async fn get(
 ) -> Response {
     // A clientId is taken as it is when known; otherwise a trailing `.md` asks for Markdown.
     let (client_id, markdown) = match name.strip_suffix(".md") {
-        Some(stripped) if !state.registry.is_known(&name) => (stripped.to_owned(), true),
+        Some(stripped) if !state.knows_client(&name) => (stripped.to_owned(), true),
         _ => (name, false),
     };
-    let Some((meta, online)) = state.registry.meta(&client_id) else {
+    let Some((meta, online)) = state.client_meta(&client_id) else {
         let error = ActionError::new(
             ErrorCode::InvalidParams,
             format!("no browser with clientId {client_id:?} has joined this relay"),
