@@ -73,6 +73,19 @@ pub enum Record<'a> {
     },
 }
 
+impl Record<'_> {
+    /// The session the record is about.
+    pub fn session_id(&self) -> &str {
+        match self {
+            Record::Session(snapshot) => &snapshot.session_id,
+            Record::Bound { session_id, .. }
+            | Record::Started { session_id, .. }
+            | Record::Finished { session_id, .. }
+            | Record::Kept { session_id, .. } => session_id,
+        }
+    }
+}
+
 /// A session's state in one record.
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -119,7 +132,13 @@ pub struct Replayed {
 /// The open file, appended to as sessions change.
 pub struct Journal {
     file: Mutex<File>,
+    /// Where each record also goes in a deployment of several relays: to the session's next
+    /// owner, should this relay die (PROTOCOL.md §14).
+    shared: std::sync::OnceLock<Share>,
 }
+
+/// Takes a record's session and its line as written.
+pub type Share = Box<dyn Fn(&str, &[u8]) + Send + Sync>;
 
 /// Feeds every record in the data dir's journal to `apply`, oldest first.
 pub fn replay(data_dir: &Path, mut apply: impl FnMut(Record<'_>)) -> std::io::Result<Replayed> {
@@ -171,6 +190,7 @@ impl Journal {
         let file = OpenOptions::new().append(true).open(&path)?;
         Ok(Self {
             file: Mutex::new(file),
+            shared: std::sync::OnceLock::new(),
         })
     }
 
@@ -182,10 +202,18 @@ impl Journal {
             Err(e) => return tracing::error!("cannot encode a journal record: {e}"),
         };
         line.push(b'\n');
+        if let Some(shared) = self.shared.get() {
+            shared(record.session_id(), &line);
+        }
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
         if let Err(e) = file.write_all(&line) {
             tracing::error!("cannot write {FILE}; a restart would forget this: {e}");
         }
+    }
+
+    /// From now on, hands each record to `share` too.
+    pub fn share(&self, share: Share) {
+        let _ = self.shared.set(share);
     }
 }
 

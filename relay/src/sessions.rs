@@ -523,16 +523,20 @@ impl Sessions {
 
     /// Rebuilds a session from a journal record (at start, before anything else runs).
     pub fn replay(&self, record: Record<'_>) {
-        let id = match &record {
-            Record::Session(snapshot) => &snapshot.session_id,
-            Record::Bound { session_id, .. }
-            | Record::Started { session_id, .. }
-            | Record::Finished { session_id, .. }
-            | Record::Kept { session_id, .. } => session_id,
-        }
-        .clone()
-        .into_owned();
+        let id = record.session_id().to_owned();
         self.update(&id, |session| session.replay(record));
+    }
+
+    /// Takes over a session another relay of the deployment ran until it died, as its journal
+    /// records tell it (PROTOCOL.md §14): what this relay knew of it before is replaced, and
+    /// nothing of it is running here.
+    pub fn adopt<'a>(&self, session_id: &str, records: impl IntoIterator<Item = Record<'a>>) {
+        let mut session = Session::new(session_id);
+        for record in records {
+            session.replay(record);
+        }
+        session.woken();
+        self.lock().insert(session_id.to_owned(), session);
     }
 
     /// Ends the replay: nothing is running in a relay that has just started.

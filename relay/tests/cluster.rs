@@ -326,3 +326,38 @@ async fn an_artifact_stored_on_one_relay_is_fetched_from_any_with_its_presigned_
         .unwrap();
     assert_eq!(refused.status().as_u16(), 403);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_relay_dies_is_taken_over_with_its_journal() {
+    let nats = NatsServer::start().await;
+    let mut relays = nats.relays(3, &[]).await;
+    let browser = Arc::new(CountingBrowser::default());
+    // The browser is on relay 1 only: when relay 1 dies, nothing but the journal can answer.
+    host(&[&relays[1].addr], "steady", browser.clone());
+    relays[2].api().wait_online("steady", JOIN_WITHIN).await;
+    let token = common::ORCHESTRATOR;
+
+    // Relay 1 takes the session with its first action, then dies.
+    let first = click("orphan", "steady", "first", plain());
+    let (_, done) = post_action(&relays[1].addr, token, first.clone()).await;
+    assert_eq!(done["status"], "success", "{done}");
+    drop(relays.remove(1).kill9().await);
+
+    // The orchestrator repeats on another relay: the same result, from the session's journal.
+    let (_, again) = post_action(&relays[1].addr, token, first).await;
+    assert_eq!(
+        (again["replayed"].as_bool(), &again["startedAt"]),
+        (Some(true), &done["startedAt"]),
+        "{again}"
+    );
+    assert_eq!(browser.ran("first"), 1, "not run again");
+    let state = relays[0].api().get("/api/sessions/orphan").await;
+    assert_eq!(
+        (state["status"].as_str(), state["clientId"].as_str()),
+        (Some("ongoing"), Some("steady")),
+        "{state}"
+    );
+    // Its browser went down with the relay: the next action says so.
+    let (_, next) = post_action(&relays[0].addr, token, click("orphan", "steady", "next", plain())).await;
+    assert_eq!(next["error"]["code"], "CLIENT_OFFLINE", "{next}");
+}

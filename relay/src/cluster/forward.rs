@@ -87,15 +87,22 @@ async fn route(relay: &Arc<Relay>, forwarded: Forwarded, reply: Reply) {
     let session_id = forwarded.request.session_id.clone();
     let mut reply = Some(reply);
     for _ in 0..3 {
-        match cluster.owner_of(&session_id).await {
+        match cluster.owner_of(relay, &session_id).await {
             Ok(Owner::This) => return run_here(relay, forwarded, reply.take()),
             Ok(Owner::Other(owner)) => {
                 let Some(back) = reply.take() else { return };
                 match hand_over(cluster, &owner, forwarded.clone(), back).await {
                     Ok(()) => return,
-                    Err(back) => {
-                        // The owner is gone or no longer owns it: look again.
+                    Err(NotTaken::NotOwner(back)) => {
+                        // Another relay owns it now: look again.
                         cluster.owners.forget_session(&session_id);
+                        reply = Some(back);
+                    }
+                    Err(NotTaken::Silent(back)) => {
+                        // A dead owner: look again once its lease has run out, when the
+                        // session can be taken.
+                        cluster.owners.forget_session(&session_id);
+                        cluster.until_gone(&owner).await;
                         reply = Some(back);
                     }
                 }
@@ -146,13 +153,26 @@ fn run_here(relay: &Arc<Relay>, forwarded: Forwarded, reply: Option<Reply>) {
     queue_here(relay, &forwarded, reply);
 }
 
+/// Why an owner did not take a forwarded action.
+enum NotTaken {
+    /// It answered that it does not own the session (any more).
+    NotOwner(Reply),
+    /// It did not answer: it is gone, or going.
+    Silent(Reply),
+}
+
 /// Gives the action to its owner and keeps its reply until the result comes back; hands the
 /// reply back when the owner did not take it.
-async fn hand_over(cluster: &Cluster, owner: &str, forwarded: Forwarded, reply: Reply) -> Result<(), Reply> {
+async fn hand_over(
+    cluster: &Cluster,
+    owner: &str,
+    forwarded: Forwarded,
+    reply: Reply,
+) -> Result<(), NotTaken> {
     let ticket = forwarded.ticket;
     let body = match serde_json::to_vec(&forwarded) {
         Ok(body) => body,
-        Err(_) => return Err(reply),
+        Err(_) => return Err(NotTaken::NotOwner(reply)),
     };
     cluster.forwards.lock().insert(
         ticket,
@@ -166,15 +186,18 @@ async fn hand_over(cluster: &Cluster, owner: &str, forwarded: Forwarded, reply: 
         .client
         .request(subject::relay(owner, "actions"), body.into())
         .await;
-    let taken = asked
-        .ok()
-        .and_then(|answer| serde_json::from_slice::<Taken>(&answer.payload).ok())
-        .is_some_and(|t| t.taken);
-    if taken {
+    let taken = match &asked {
+        Ok(answer) => serde_json::from_slice::<Taken>(&answer.payload)
+            .map(|t| t.taken)
+            .ok(),
+        Err(_) => None,
+    };
+    if taken == Some(true) {
         return Ok(());
     }
     match cluster.forwards.lock().remove(&ticket) {
-        Some(waiting) => Err(waiting.reply),
+        Some(waiting) if taken.is_none() => Err(NotTaken::Silent(waiting.reply)),
+        Some(waiting) => Err(NotTaken::NotOwner(waiting.reply)),
         // Its result already came (it cannot, untaken; but never answer twice).
         None => Ok(()),
     }
@@ -249,7 +272,9 @@ pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
 async fn take_forwarded(relay: &Arc<Relay>, message: async_nats::Message) {
     let Some(cluster) = &relay.cluster else { return };
     let taken = match serde_json::from_slice::<Forwarded>(&message.payload) {
-        Ok(forwarded) if cluster.owner_of(&forwarded.request.session_id).await.ok() == Some(Owner::This) => {
+        Ok(forwarded)
+            if cluster.owner_of(relay, &forwarded.request.session_id).await.ok() == Some(Owner::This) =>
+        {
             let reply = Reply::Relayed(Answering {
                 cluster_subject: subject::relay(&forwarded.from, "answers"),
                 ticket: forwarded.ticket,
@@ -335,7 +360,7 @@ async fn ask_owner(
     question: Message,
 ) -> Result<Message, ActionError> {
     let owner = cluster
-        .owner_of(session_id)
+        .owner_of(relay, session_id)
         .await
         .map_err(|e| ActionError::internal(format!("cannot find who runs session {session_id}: {e}")))?;
     let Owner::Other(owner) = owner else {

@@ -11,6 +11,7 @@ mod confirm;
 mod directory;
 mod events;
 mod forward;
+mod journal;
 mod owners;
 mod remote;
 
@@ -51,6 +52,7 @@ pub struct Cluster {
     remote: remote::RemoteHosts,
     next_ticket: AtomicU64,
     artifacts: async_nats::jetstream::object_store::ObjectStore,
+    journal: async_nats::jetstream::stream::Stream,
     /// The artifact signing secret every relay of the deployment uses.
     pub artifact_secret: Vec<u8>,
 }
@@ -82,6 +84,10 @@ pub mod subject {
         format!("tether.client-events.{}", hex::encode(client_id))
     }
     pub const ALL_CLIENT_EVENTS: &str = "tether.client-events.>";
+    pub const ALL_JOURNALS: &str = "tether.journal.*";
+    pub fn journal(session_id: &str) -> String {
+        format!("tether.journal.{}", hex::encode(session_id))
+    }
 }
 
 /// The NATS header naming the relay that published a message.
@@ -108,6 +114,7 @@ impl Cluster {
         let config = bucket(&js, "tether-config", Duration::ZERO).await?;
         let artifact_secret = artifacts::shared_secret(&config, artifact_secret).await?;
         let artifacts = artifacts::store(&js, artifact_ttl).await?;
+        let journal = journal::stream(&js).await?;
         let (outgoing, queue) = mpsc::unbounded_channel();
         tokio::spawn(publish_in_order(client.clone(), from(relay_id), queue));
         let cluster = Self {
@@ -123,6 +130,7 @@ impl Cluster {
             next_ticket: AtomicU64::new(1),
             artifacts,
             artifact_secret,
+            journal,
         };
         cluster.beat().await?;
         Ok(cluster)
@@ -146,6 +154,7 @@ impl Cluster {
         directory::serve_events(relay).await?;
         events::serve(relay).await?;
         confirm::serve(relay).await?;
+        journal::share(relay);
         let beating = relay.clone();
         tokio::spawn(async move { keep_beating(beating).await });
         tracing::info!(relay_id = cluster.relay_id, "joined the deployment");
@@ -171,6 +180,15 @@ impl Cluster {
     /// Whether a relay of the deployment is alive, asked of NATS now.
     pub async fn is_alive(&self, relay_id: &str) -> bool {
         relay_id == self.relay_id || matches!(self.relays.get(relay_id).await, Ok(Some(_)))
+    }
+
+    /// Waits, bounded by its lease, until a relay that stopped answering is taken for dead.
+    pub async fn until_gone(&self, relay_id: &str) {
+        let deadline = Instant::now() + LEASE + BEAT;
+        while Instant::now() < deadline && self.is_alive(relay_id).await {
+            // Its key expires on NATS's clock; there is nothing to be told of.
+            tokio::time::sleep(BEAT / 4).await;
+        }
     }
 
     /// Hands an envelope to another relay, after everything handed over before it.

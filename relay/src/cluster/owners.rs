@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use async_nats::jetstream::kv;
 
 use super::Cluster;
+use crate::state::Relay;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Owner {
@@ -51,8 +52,9 @@ impl Owners {
 }
 
 impl Cluster {
-    /// The session's owner, taking it when it has none or its owner died.
-    pub async fn owner_of(&self, session_id: &str) -> anyhow::Result<Owner> {
+    /// The session's owner, taking it when it has none or its owner died; a session taken
+    /// from a dead owner comes with its journal.
+    pub async fn owner_of(&self, relay: &Relay, session_id: &str) -> anyhow::Result<Owner> {
         let known = self.owners.known().get(session_id).cloned();
         if let Some(owner) = known {
             return Ok(self.owner(owner));
@@ -80,8 +82,9 @@ impl Cluster {
                         tracing::info!(
                             session_id,
                             dead = owner,
-                            "took over a session whose relay stopped"
+                            "taking over a session whose relay stopped"
                         );
+                        self.adopt(relay, session_id).await;
                     }
                     taken
                 }
