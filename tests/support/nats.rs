@@ -2,12 +2,10 @@
 //! the tests of a deployment of several relays (PROTOCOL.md §14). It dies with its handle.
 
 use std::process::Stdio;
-use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::process::RelayProcess;
+use crate::process::{free_port, ready_when, RelayProcess};
 
 pub struct NatsServer {
     pub url: String,
@@ -28,19 +26,7 @@ impl NatsServer {
             .kill_on_drop(true)
             .spawn()
             .expect("nats-server (apt-get install -y nats-server)");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let ready = async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                if line.contains("Server is ready") {
-                    return;
-                }
-            }
-            panic!("nats-server exited before it was ready");
-        };
-        tokio::time::timeout(Duration::from_secs(20), ready)
-            .await
-            .expect("nats-server did not start");
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        ready_when(&mut child, "Server is ready", "nats-server").await;
         Self {
             url: format!("nats://127.0.0.1:{port}"),
             _child: child,
@@ -67,12 +53,4 @@ fn program() -> &'static str {
     } else {
         "nats-server"
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }

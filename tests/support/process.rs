@@ -42,11 +42,7 @@ impl RelayProcess {
 
     /// The same, listening on `ip` (reached through 127.0.0.1).
     pub async fn start_on(ip: &str, args: &[&str]) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let data = tempfile::tempdir().unwrap();
         let args = args.iter().map(|a| a.to_string()).collect();
         Self::spawn(ip, port, data, args).await
@@ -71,23 +67,7 @@ impl RelayProcess {
             .kill_on_drop(true)
             .spawn()
             .unwrap();
-        // Ready once it says where it listens; its log is then drained so it never blocks.
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let mut startup_log = Vec::new();
-        let ready = async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                let listening = line.contains("listening on");
-                startup_log.push(line);
-                if listening {
-                    return;
-                }
-            }
-            panic!("the relay exited before listening");
-        };
-        tokio::time::timeout(Duration::from_secs(20), ready)
-            .await
-            .expect("the relay did not start");
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let startup_log = ready_when(&mut child, "listening on", "the relay").await;
         Self {
             child,
             addr,
@@ -143,4 +123,35 @@ impl RelayProcess {
             .unwrap();
         status.code()
     }
+}
+
+/// A free TCP port of 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits (bounded) until a child process logs a line with `marker` on stderr; returns what it
+/// logged until then. Its log is then drained, so it never blocks on a full pipe.
+pub async fn ready_when(child: &mut Child, marker: &str, what: &str) -> Vec<String> {
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr piped")).lines();
+    let mut log = Vec::new();
+    let ready = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let found = line.contains(marker);
+            log.push(line);
+            if found {
+                return;
+            }
+        }
+        panic!("{what} exited before it was ready");
+    };
+    tokio::time::timeout(Duration::from_secs(20), ready)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not start"));
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    log
 }

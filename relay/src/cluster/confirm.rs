@@ -10,7 +10,6 @@ use futures::StreamExt;
 use tether_protocol::cluster::{ConfirmAnswer, ConfirmOutcome};
 use tether_protocol::ActionError;
 
-use super::Cluster;
 use crate::state::Relay;
 
 const SUBJECT: &str = "tether.confirmations";
@@ -69,10 +68,8 @@ pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
                 continue;
             }
             let outcome = answer_here(&relay, &answer);
-            if let (Some(reply), Some(cluster), Ok(body)) =
-                (message.reply, &relay.cluster, serde_json::to_vec(&outcome))
-            {
-                let _ = Cluster::reply(cluster, reply, body).await;
+            if let Some(cluster) = &relay.cluster {
+                cluster.respond(message.reply, &outcome).await;
             }
         }
     });

@@ -147,10 +147,8 @@ pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
                     copy: e.copy,
                 })
                 .collect();
-            if let (Some(reply), Some(cluster), Ok(body)) =
-                (message.reply, &serving.cluster, serde_json::to_vec(&logged))
-            {
-                let _ = cluster.client.publish(reply, body.into()).await;
+            if let Some(cluster) = &serving.cluster {
+                cluster.respond(message.reply, &logged).await;
             }
         }
     });

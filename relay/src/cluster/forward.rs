@@ -259,10 +259,8 @@ pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
     tokio::spawn(async move {
         while let Some(message) = requests.next().await {
             let answer = session_request(&asked, &message.payload).await;
-            if let (Some(reply), Some(cluster), Ok(body)) =
-                (message.reply, &asked.cluster, serde_json::to_vec(&answer))
-            {
-                let _ = cluster.client.publish(reply, body.into()).await;
+            if let Some(cluster) = &asked.cluster {
+                cluster.respond(message.reply, &answer).await;
             }
         }
     });
@@ -289,9 +287,7 @@ async fn take_forwarded(relay: &Arc<Relay>, message: async_nats::Message) {
             false
         }
     };
-    if let (Some(reply), Ok(body)) = (message.reply, serde_json::to_vec(&Taken { taken })) {
-        let _ = cluster.client.publish(reply, body.into()).await;
-    }
+    cluster.respond(message.reply, &Taken { taken }).await;
 }
 
 fn answered(relay: &Relay, envelope: Envelope) {

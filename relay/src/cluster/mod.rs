@@ -196,8 +196,14 @@ impl Cluster {
         let _ = self.outgoing.send((subject, body.into()));
     }
 
-    async fn reply(&self, to: async_nats::Subject, body: Vec<u8>) -> anyhow::Result<()> {
-        Ok(self.client.publish(to, body.into()).await?)
+    /// Answers a NATS request (a message without a reply subject wants no answer).
+    async fn respond(&self, to: Option<async_nats::Subject>, answer: &impl serde::Serialize) {
+        let (Some(to), Ok(body)) = (to, serde_json::to_vec(answer)) else {
+            return;
+        };
+        if let Err(e) = self.client.publish(to, body.into()).await {
+            tracing::warn!("cannot answer another relay: {e}");
+        }
     }
 
     fn ticket(&self) -> u64 {
