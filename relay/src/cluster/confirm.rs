@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use super::on_each;
 use tether_protocol::cluster::{ConfirmAnswer, ConfirmOutcome};
 use tether_protocol::ActionError;
 
@@ -53,25 +53,18 @@ fn answer_here(relay: &Relay, answer: &ConfirmAnswer) -> ConfirmOutcome {
 
 /// Takes the answers other relays were given for the confirmations this relay asked.
 pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
-    let Some(cluster) = &relay.cluster else {
-        return Ok(());
-    };
-    let mut answers = cluster.client.subscribe(SUBJECT).await?;
-    let relay = relay.clone();
-    tokio::spawn(async move {
-        while let Some(message) = answers.next().await {
-            let Ok(answer) = serde_json::from_slice::<ConfirmAnswer>(&message.payload) else {
-                continue;
-            };
-            // Only the relay waiting for it replies.
-            if !relay.confirmations.is_waiting(&answer.request_id) {
-                continue;
-            }
-            let outcome = answer_here(&relay, &answer);
-            if let Some(cluster) = &relay.cluster {
-                cluster.respond(message.reply, &outcome).await;
-            }
+    on_each(relay, SUBJECT.into(), |relay, message| async move {
+        let Ok(answer) = serde_json::from_slice::<ConfirmAnswer>(&message.payload) else {
+            return;
+        };
+        // Only the relay waiting for it replies.
+        if !relay.confirmations.is_waiting(&answer.request_id) {
+            return;
         }
-    });
-    Ok(())
+        let outcome = answer_here(&relay, &answer);
+        if let Some(cluster) = &relay.cluster {
+            cluster.respond(message.reply, &outcome).await;
+        }
+    })
+    .await
 }

@@ -15,7 +15,7 @@ use tether_protocol::messages::{ClientRef, ClientSummary, Message};
 use tether_protocol::result::rfc3339_ms;
 use tether_protocol::Envelope;
 
-use super::{subject, Cluster};
+use super::{on_each, subject, Cluster};
 use crate::state::Relay;
 
 pub struct Directory {
@@ -259,13 +259,10 @@ impl Cluster {
 /// Takes every browser's events: each relay copies them into the sessions it owns that are
 /// bound to that browser, and hands them to its own subscribers of that browser.
 pub(super) async fn serve_events(relay: &Arc<Relay>) -> anyhow::Result<()> {
-    let Some(cluster) = &relay.cluster else {
-        return Ok(());
-    };
-    let mut events = cluster.client.subscribe(subject::ALL_CLIENT_EVENTS).await?;
-    let relay = relay.clone();
-    tokio::spawn(async move {
-        while let Some(message) = events.next().await {
+    on_each(
+        relay,
+        subject::ALL_CLIENT_EVENTS.into(),
+        |relay, message| async move {
             let client_id = message
                 .subject
                 .as_str()
@@ -278,7 +275,7 @@ pub(super) async fn serve_events(relay: &Arc<Relay>) -> anyhow::Result<()> {
                 (Some(client_id), Ok(Ok(event))) => relay.local_client_event(&client_id, event),
                 _ => tracing::warn!(subject = %message.subject, "an unreadable browser event"),
             }
-        }
-    });
-    Ok(())
+        },
+    )
+    .await
 }

@@ -6,10 +6,9 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use futures::StreamExt;
 use tether_protocol::cluster::{LogRequest, SessionEvent};
 
-use super::{subject, Cluster, FROM};
+use super::{on_each, subject, Cluster, FROM};
 use crate::events::{Deployment, Event, Scope};
 use crate::state::Relay;
 
@@ -105,36 +104,30 @@ pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
         return Ok(());
     };
     relay.events.join(Box::new(Shared(Arc::downgrade(relay))));
-    let mut events = cluster.client.subscribe(subject::ALL_SESSION_EVENTS).await?;
-    let mut logs = cluster
-        .client
-        .subscribe(subject::relay(&cluster.relay_id, "log"))
-        .await?;
-    let me = cluster.relay_id.clone();
-    let taking = relay.clone();
-    tokio::spawn(async move {
-        while let Some(message) = events.next().await {
-            let mine = message
-                .headers
-                .as_ref()
-                .and_then(|h| h.get(FROM))
-                .is_some_and(|from| from.as_str() == me);
-            if mine {
-                continue;
+    on_each(
+        relay,
+        subject::ALL_SESSION_EVENTS.into(),
+        |relay, message| async move {
+            let me = relay.cluster.as_ref().map(|c| c.relay_id.as_str());
+            let from = message.headers.as_ref().and_then(|h| h.get(FROM));
+            if from.is_some_and(|from| Some(from.as_str()) == me) {
+                return;
             }
             match serde_json::from_slice::<SessionEvent>(&message.payload) {
-                Ok(shared) => taking.events.relayed(from_shared(shared)),
+                Ok(shared) => relay.events.relayed(from_shared(shared)),
                 Err(e) => tracing::warn!("an unreadable session event from another relay: {e}"),
             }
-        }
-    });
-    let serving = relay.clone();
-    tokio::spawn(async move {
-        while let Some(message) = logs.next().await {
+        },
+    )
+    .await?;
+    on_each(
+        relay,
+        subject::relay(&cluster.relay_id, "log"),
+        |relay, message| async move {
             let Ok(request) = serde_json::from_slice::<LogRequest>(&message.payload) else {
-                continue;
+                return;
             };
-            let logged: Vec<SessionEvent> = serving
+            let logged: Vec<SessionEvent> = relay
                 .events
                 .replay(&request.session_id, request.after)
                 .iter()
@@ -147,10 +140,10 @@ pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
                     copy: e.copy,
                 })
                 .collect();
-            if let Some(cluster) = &serving.cluster {
+            if let Some(cluster) = &relay.cluster {
                 cluster.respond(message.reply, &logged).await;
             }
-        }
-    });
-    Ok(())
+        },
+    )
+    .await
 }

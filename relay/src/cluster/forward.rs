@@ -8,12 +8,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use futures::StreamExt;
 use tether_protocol::cluster::{Forwarded, Taken};
 use tether_protocol::messages::{Ack, Binding, Message, SessionRef, SessionState};
 use tether_protocol::{ActionError, ActionResult, Envelope};
 
-use super::{subject, Cluster, Owner};
+use super::{on_each, subject, Cluster, Owner};
 use crate::reply::Reply;
 use crate::request::{Refused, Request};
 use crate::scheduler;
@@ -227,44 +226,36 @@ pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
     let Some(cluster) = &relay.cluster else {
         return Ok(());
     };
-    let mut actions = cluster
-        .client
-        .subscribe(subject::relay(&cluster.relay_id, "actions"))
-        .await?;
-    let mut answers = cluster
-        .client
-        .subscribe(subject::relay(&cluster.relay_id, "answers"))
-        .await?;
-    let mut requests = cluster
-        .client
-        .subscribe(subject::relay(&cluster.relay_id, "sessions"))
-        .await?;
-    let owner = relay.clone();
-    tokio::spawn(async move {
-        // One at a time, in order: a session's actions are queued as they were sent.
-        while let Some(message) = actions.next().await {
-            take_forwarded(&owner, message).await;
-        }
-    });
-    let forwarder = relay.clone();
-    tokio::spawn(async move {
-        while let Some(message) = answers.next().await {
+    let me = &cluster.relay_id;
+    // One at a time, in order: a session's actions are queued as they were sent.
+    on_each(
+        relay,
+        subject::relay(me, "actions"),
+        |relay, message| async move { take_forwarded(&relay, message).await },
+    )
+    .await?;
+    on_each(
+        relay,
+        subject::relay(me, "answers"),
+        |relay, message| async move {
             match serde_json::from_slice::<Envelope>(&message.payload) {
-                Ok(envelope) => answered(&forwarder, envelope),
+                Ok(envelope) => answered(&relay, envelope),
                 Err(e) => tracing::warn!("an unreadable answer from another relay: {e}"),
             }
-        }
-    });
-    let asked = relay.clone();
-    tokio::spawn(async move {
-        while let Some(message) = requests.next().await {
-            let answer = session_request(&asked, &message.payload).await;
-            if let Some(cluster) = &asked.cluster {
+        },
+    )
+    .await?;
+    on_each(
+        relay,
+        subject::relay(me, "sessions"),
+        |relay, message| async move {
+            let answer = session_request(&relay, &message.payload).await;
+            if let Some(cluster) = &relay.cluster {
                 cluster.respond(message.reply, &answer).await;
             }
-        }
-    });
-    Ok(())
+        },
+    )
+    .await
 }
 
 async fn take_forwarded(relay: &Arc<Relay>, message: async_nats::Message) {

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, kv};
 use bytes::Bytes;
+use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -209,6 +210,25 @@ impl Cluster {
     fn ticket(&self) -> u64 {
         self.next_ticket.fetch_add(1, Ordering::Relaxed)
     }
+}
+
+/// Subscribes to `subject` and hands each message to `take`, one at a time, in order.
+async fn on_each<F, Fut>(relay: &Arc<Relay>, subject: String, take: F) -> anyhow::Result<()>
+where
+    F: Fn(Arc<Relay>, async_nats::Message) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let Some(cluster) = &relay.cluster else {
+        return Ok(());
+    };
+    let mut messages = cluster.client.subscribe(subject).await?;
+    let relay = relay.clone();
+    tokio::spawn(async move {
+        while let Some(message) = messages.next().await {
+            take(relay.clone(), message).await;
+        }
+    });
+    Ok(())
 }
 
 /// Headers naming this relay as the publisher.

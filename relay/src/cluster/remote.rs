@@ -15,7 +15,7 @@ use tether_protocol::messages::Message;
 use tether_protocol::{ActionResult, Envelope};
 use tokio::task::JoinHandle;
 
-use super::{subject, Cluster};
+use super::{on_each, subject, Cluster};
 use crate::host_link::{Link, Route};
 use crate::state::Relay;
 
@@ -153,20 +153,14 @@ pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
     let Some(cluster) = &relay.cluster else {
         return Ok(());
     };
-    let mut answers = cluster
-        .client
-        .subscribe(subject::relay(&cluster.relay_id, "answers-from-hosts"))
-        .await?;
-    let relay = relay.clone();
-    tokio::spawn(async move {
-        while let Some(message) = answers.next().await {
-            match serde_json::from_slice::<(String, Envelope)>(&message.payload) {
-                Ok((client_id, envelope)) => answered(&relay, &client_id, envelope),
-                Err(e) => tracing::warn!("an unreadable answer from another relay: {e}"),
-            }
+    let subject = subject::relay(&cluster.relay_id, "answers-from-hosts");
+    on_each(relay, subject, |relay, message| async move {
+        match serde_json::from_slice::<(String, Envelope)>(&message.payload) {
+            Ok((client_id, envelope)) => answered(&relay, &client_id, envelope),
+            Err(e) => tracing::warn!("an unreadable answer from another relay: {e}"),
         }
-    });
-    Ok(())
+    })
+    .await
 }
 
 fn answered(relay: &Relay, client_id: &str, envelope: Envelope) {
