@@ -289,11 +289,7 @@ async fn exchange(
 /// deployment, as the deployment's directory has it now (None: not online, or a socket here).
 fn relayed_connection(relay: &Relay, client_id: &str, link: &Link) -> Option<String> {
     let cluster = relay.cluster.as_ref().filter(|_| link.socket().is_none())?;
-    cluster
-        .directory
-        .entry(client_id)
-        .filter(|_| cluster.directory.is_online(client_id))
-        .map(|entry| entry.connection_id)
+    cluster.directory.online_connection(client_id)
 }
 
 /// How often an action that waits says so: "at least once a second" (PROTOCOL.md §12), with

@@ -16,7 +16,7 @@ use crate::outbox::Outbox;
 #[derive(Clone)]
 pub struct Link {
     pub connection_id: String,
-    pub route: Route,
+    route: Route,
     pending: Arc<Mutex<Pending>>,
 }
 

@@ -228,10 +228,9 @@ impl Relay {
     /// Whether the owner of a browser approves each of its actions (§12).
     pub fn owner_confirms(&self, client_id: &str) -> bool {
         match &self.cluster {
-            Some(cluster) if self.registry.link(client_id).is_none() => cluster
-                .directory
-                .entry(client_id)
-                .is_some_and(|e| e.confirm_every_action),
+            Some(cluster) if self.registry.link(client_id).is_none() => {
+                cluster.directory.confirms_every_action(client_id)
+            }
             _ => self.registry.confirms_every_action(client_id),
         }
     }

@@ -16,6 +16,7 @@ use common::counting::{host, CountingBrowser, HELD};
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tether_tests::nats::NatsServer;
+use tether_tests::process::RelayProcess;
 use tokio_tungstenite::tungstenite::Message;
 
 const SESSIONS: usize = 20;
@@ -33,17 +34,31 @@ fn plain() -> Value {
     json!({ "tabId": 1, "xpath": "//a" })
 }
 
+/// A nats-server, three relays of one deployment on it (each with `args` too), and a browser
+/// stand-in for the hosts.
+async fn deployment(args: &[&str]) -> (NatsServer, Vec<RelayProcess>, Arc<CountingBrowser>) {
+    let nats = NatsServer::start().await;
+    let relays = nats.relays(3, args).await;
+    (nats, relays, Arc::new(CountingBrowser::default()))
+}
+
+/// Starts the host `client_id`, joining the relays `on` in that order, and waits until the
+/// last relay of the deployment lists it online.
+async fn serve(relays: &[RelayProcess], on: &[usize], client_id: &str, browser: &Arc<CountingBrowser>) {
+    let addrs: Vec<&str> = on.iter().map(|&r| relays[r].addr.as_str()).collect();
+    host(&addrs, client_id, browser.clone());
+    relays[relays.len() - 1]
+        .api()
+        .wait_online(client_id, JOIN_WITHIN)
+        .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn load_over_three_relays_loses_nothing_doubles_nothing_and_keeps_order() {
-    let nats = NatsServer::start().await;
-    let relays = nats.relays(3, &[]).await;
-    let browser = Arc::new(CountingBrowser::default());
+    let (_nats, relays, browser) = deployment(&[]).await;
     // Each host on a relay of its own; the third relay holds no host.
-    host(&[&relays[0].addr], "host-0", browser.clone());
-    host(&[&relays[1].addr], "host-1", browser.clone());
-    for client in ["host-0", "host-1"] {
-        relays[2].api().wait_online(client, JOIN_WITHIN).await;
-    }
+    serve(&relays, &[0], "host-0", &browser).await;
+    serve(&relays, &[1], "host-1", &browser).await;
     // Session s is driven through relay s % 3, on host s % 2: most actions cross two relays.
     let mut drivers = Vec::new();
     for (r, relay) in relays.iter().enumerate() {
@@ -116,11 +131,8 @@ async fn exchange(addr: &str, actions: Vec<(String, Value)>) -> Vec<(String, Val
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_action_id_repeated_on_another_relay_gets_the_same_result() {
-    let nats = NatsServer::start().await;
-    let relays = nats.relays(3, &[]).await;
-    let browser = Arc::new(CountingBrowser::default());
-    host(&[&relays[0].addr], "shop", browser.clone());
-    relays[2].api().wait_online("shop", JOIN_WITHIN).await;
+    let (_nats, relays, browser) = deployment(&[]).await;
+    serve(&relays, &[0], "shop", &browser).await;
 
     let action = click("repeat", "shop", "pay-once", plain());
     let token = common::ORCHESTRATOR;
@@ -151,12 +163,9 @@ async fn an_action_id_repeated_on_another_relay_gets_the_same_result() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relay_killed_under_a_running_action_ends_it_once_and_the_host_moves_on() {
-    let nats = NatsServer::start().await;
-    let mut relays = nats.relays(3, &[]).await;
-    let browser = Arc::new(CountingBrowser::default());
+    let (_nats, mut relays, browser) = deployment(&[]).await;
     let addrs: Vec<String> = relays.iter().map(|r| r.addr.clone()).collect();
-    host(&[&addrs[0], &addrs[1], &addrs[2]], "desk", browser.clone());
-    relays[2].api().wait_online("desk", JOIN_WITHIN).await;
+    serve(&relays, &[0, 1, 2], "desk", &browser).await;
     let token = common::ORCHESTRATOR;
 
     // The orchestrator is on relay 2; the host is on relay 0, holding the action.
@@ -216,11 +225,8 @@ async fn a_relay_killed_under_a_running_action_ends_it_once_and_the_host_moves_o
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sessions_events_stream_from_any_relay_and_replay_there() {
-    let nats = NatsServer::start().await;
-    let relays = nats.relays(3, &[]).await;
-    let browser = Arc::new(CountingBrowser::default());
-    host(&[&relays[0].addr], "reader", browser.clone());
-    relays[2].api().wait_online("reader", JOIN_WITHIN).await;
+    let (_nats, relays, browser) = deployment(&[]).await;
+    serve(&relays, &[0], "reader", &browser).await;
     let token = common::ORCHESTRATOR;
 
     // The host is on relay 0, the orchestrator on relay 1, the event stream on relay 2.
@@ -254,11 +260,8 @@ async fn a_sessions_events_stream_from_any_relay_and_replay_there() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_answers_a_confirmation_on_any_relay() {
-    let nats = NatsServer::start().await;
-    let relays = nats.relays(3, &["--confirm", "every"]).await;
-    let browser = Arc::new(CountingBrowser::default());
-    host(&[&relays[0].addr], "asked", browser.clone());
-    relays[2].api().wait_online("asked", JOIN_WITHIN).await;
+    let (_nats, relays, browser) = deployment(&["--confirm", "every"]).await;
+    serve(&relays, &[0], "asked", &browser).await;
 
     // The action goes through relay 1, which asks; the person watches and answers on relay 2.
     let mut watching = SseStream::open(&relays[2].addr, "careful", None).await;
@@ -329,12 +332,9 @@ async fn an_artifact_stored_on_one_relay_is_fetched_from_any_with_its_presigned_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_whose_relay_dies_is_taken_over_with_its_journal() {
-    let nats = NatsServer::start().await;
-    let mut relays = nats.relays(3, &[]).await;
-    let browser = Arc::new(CountingBrowser::default());
+    let (_nats, mut relays, browser) = deployment(&[]).await;
     // The browser is on relay 1 only: when relay 1 dies, nothing but the journal can answer.
-    host(&[&relays[1].addr], "steady", browser.clone());
-    relays[2].api().wait_online("steady", JOIN_WITHIN).await;
+    serve(&relays, &[1], "steady", &browser).await;
     let token = common::ORCHESTRATOR;
 
     // Relay 1 takes the session with its first action, then dies.

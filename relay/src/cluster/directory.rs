@@ -127,8 +127,22 @@ impl Directory {
 
     /// Whether a browser is online anywhere in the deployment.
     pub fn is_online(&self, client_id: &str) -> bool {
+        self.online_connection(client_id).is_some()
+    }
+
+    /// The connection of a browser online anywhere in the deployment.
+    pub fn online_connection(&self, client_id: &str) -> Option<String> {
         let known = self.known();
-        known.entries.get(client_id).is_some_and(|c| known.is_online(c))
+        let client = known.entries.get(client_id).filter(|c| known.is_online(c))?;
+        Some(client.connection_id.clone())
+    }
+
+    /// Whether the owner of a browser approves each action on it (§12).
+    pub fn confirms_every_action(&self, client_id: &str) -> bool {
+        self.known()
+            .entries
+            .get(client_id)
+            .is_some_and(|c| c.confirm_every_action)
     }
 
     pub fn is_known(&self, client_id: &str) -> bool {

@@ -67,6 +67,14 @@ pub async fn submit(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply:
     let Some(cluster) = &relay.cluster else {
         return scheduler::submit(relay, parsed, reply);
     };
+    let session_id = match &parsed {
+        Ok(request) | Err((request, _)) => &request.session_id,
+    };
+    // A session this relay owns takes the request as it is; only one owned elsewhere is
+    // written out for the wire.
+    if cluster.owner_of(relay, session_id).await.ok() == Some(Owner::This) {
+        return run_here(relay, parsed, reply);
+    }
     let (request, refused) = match parsed {
         Ok(request) => (request, None),
         Err((request, error)) => (request, Some(error)),
@@ -87,7 +95,10 @@ async fn route(relay: &Arc<Relay>, forwarded: Forwarded, reply: Reply) {
     let mut reply = Some(reply);
     for _ in 0..3 {
         match cluster.owner_of(relay, &session_id).await {
-            Ok(Owner::This) => return run_here(relay, forwarded, reply.take()),
+            Ok(Owner::This) => {
+                let Some(reply) = reply.take() else { return };
+                return run_here(relay, parsed(&forwarded), reply);
+            }
             Ok(Owner::Other(owner)) => {
                 let Some(back) = reply.take() else { return };
                 match hand_over(cluster, &owner, forwarded.clone(), back).await {
@@ -129,27 +140,27 @@ fn read(forwarded: &Forwarded) -> (Request, Option<ActionError>) {
     )
 }
 
-/// Hands the request to this relay's scheduler.
-fn queue_here(relay: &Arc<Relay>, forwarded: &Forwarded, reply: Reply) {
-    let parsed: Result<Request, Refused> = match read(forwarded) {
+/// The forwarded request as the scheduler takes it.
+#[allow(clippy::result_large_err)] // the scheduler's own `Refused` shape, built here once
+fn parsed(forwarded: &Forwarded) -> Result<Request, Refused> {
+    match read(forwarded) {
         (request, Some(error)) => Err((request, error)),
         (request, None) => Ok(request),
-    };
-    scheduler::submit(relay, parsed, reply);
+    }
 }
 
-fn run_here(relay: &Arc<Relay>, forwarded: Forwarded, reply: Option<Reply>) {
-    let Some(reply) = reply else { return };
+/// Queues a request for a session this relay owns, unless the relay is out of touch.
+fn run_here(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply) {
     let in_touch = relay.cluster.as_ref().is_none_or(Cluster::in_touch);
     if !in_touch {
         // Another relay may be taking this relay's sessions: it must not run one too.
         let error = ActionError::internal(
             "this relay lost touch with the deployment (NATS) and runs nothing until it is back; send the action to another relay, by its actionId",
         );
-        let (request, _) = read(&forwarded);
+        let (Ok(request) | Err((request, _))) = parsed;
         return reply.deliver(request.failed(None, chrono::Utc::now(), error));
     }
-    queue_here(relay, &forwarded, reply);
+    scheduler::submit(relay, parsed, reply);
 }
 
 /// Why an owner did not take a forwarded action.
@@ -269,7 +280,7 @@ async fn take_forwarded(relay: &Arc<Relay>, message: async_nats::Message) {
                 ticket: forwarded.ticket,
                 outgoing: cluster.outgoing.clone(),
             });
-            queue_here(relay, &forwarded, reply);
+            scheduler::submit(relay, parsed(&forwarded), reply);
             true
         }
         Ok(_) => false,

@@ -88,17 +88,14 @@ impl RemoteHosts {
 impl Cluster {
     /// The link to a browser another relay holds, if it is online.
     pub fn link(&self, client_id: &str) -> Option<Link> {
-        let entry = self.directory.entry(client_id)?;
-        if !self.directory.is_online(client_id) {
-            return None;
-        }
+        let connection_id = self.directory.online_connection(client_id)?;
         let mut links = self.remote.links();
         let link = links.entry(client_id.to_owned()).or_insert_with(|| {
             let route = HostRoute {
                 client: self.client.clone(),
                 subject: subject::host(client_id),
             };
-            Link::routed(entry.connection_id, Route::Relayed(route))
+            Link::routed(connection_id, Route::Relayed(route))
         });
         Some(link.clone())
     }
