@@ -19,18 +19,25 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     }
     let page = cx.page(p.tab_id);
     let limit = p.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+    let timed_out = || {
+        ActionError::new(
+            ErrorCode::ActionTimeout,
+            format!("the expression did not finish within {limit} ms (a Promise that never settles?)"),
+        )
+    };
+    let started = std::time::Instant::now();
     let evaluated = tokio::time::timeout(
         Duration::from_millis(limit),
         evaluate(&page, &p.expression, limit),
     )
     .await
-    .map_err(|_| {
-        ActionError::new(
-            ErrorCode::ActionTimeout,
-            format!("the expression did not finish within {limit} ms (a Promise that never settles?)"),
-        )
-    })?;
-    let (kind, value) = evaluated?;
+    .map_err(|_| timed_out())?;
+    // The browser ends a script that never yields at the same limit, and may say so first, as
+    // an error of its own (through chrome.debugger: "Internal error"): that is the timeout too.
+    let (kind, value) = match evaluated {
+        Err(_) if started.elapsed() >= Duration::from_millis(limit) => return Err(timed_out()),
+        evaluated => evaluated?,
+    };
     let text = value.to_string();
     if text.len() > MAX_INLINE_BYTES {
         let stored = page.store(text.into_bytes(), "application/json").await?;
