@@ -1,0 +1,355 @@
+//! Tether against Playwright and raw CDP, on the same Chromium and the same pages, where the
+//! caller ends up holding what it asked for: the bytes of a page's HTML or a screenshot (for
+//! Tether: the action through the relay, then the artifact fetched from the relay's store), a
+//! snapshot's text, a click or typing done. Each works on a tab of its own, loaded with the same
+//! page. They run in turns, and who goes first rotates with every run: a screenshot waits for
+//! the compositor's next frame (16.7 ms apart), and one taken right after another tab's capture
+//! comes sooner, so a fixed order would favour whoever follows a given side.
+//!
+//!     (cd tests/benches/playwright && npm ci)   # playwright-core, once
+//!     cargo bench -p tether-tests --bench against_playwright
+//!
+//! Playwright is driven from Node (`benches/playwright/ops.mjs`) and times its own calls; Tether
+//! and raw CDP are timed here. Figures go to docs/performance.md.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+use tether_tests::bench::{ms, stats, Raw, Stats, RUNS};
+use tether_tests::cdp::RawSession;
+use tether_tests::relay::{TestRelay, ORCHESTRATOR};
+use tether_tests::Harness;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+const WARMUP: usize = 3;
+
+/// Playwright in a Node process of its own, on the same browser.
+struct Playwright {
+    _node: Child,
+    commands: ChildStdin,
+    answers: Lines<BufReader<ChildStdout>>,
+}
+
+impl Playwright {
+    fn start(browser_ws: &str) -> Self {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/playwright/ops.mjs");
+        let mut node = tokio::process::Command::new("node")
+            .arg(script)
+            .arg(browser_ws)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node runs (install Node.js, and npm ci in tests/benches/playwright)");
+        Self {
+            commands: node.stdin.take().unwrap(),
+            answers: BufReader::new(node.stdout.take().unwrap()).lines(),
+            _node: node,
+        }
+    }
+
+    async fn send(&mut self, command: &str) -> String {
+        self.commands
+            .write_all(format!("{command}\n").as_bytes())
+            .await
+            .unwrap();
+        self.answers
+            .next_line()
+            .await
+            .unwrap()
+            .expect("Playwright answers (see its error above)")
+    }
+
+    /// Runs one operation; how long Playwright took, and the length of what it returned.
+    async fn time(&mut self, op: &str) -> (Duration, usize) {
+        let answer = self.send(op).await;
+        let (ms, length) = answer.split_once(' ').expect("MS LENGTH");
+        let ms: f64 = ms.parse().unwrap();
+        (Duration::from_secs_f64(ms / 1000.0), length.parse().unwrap())
+    }
+}
+
+/// Tether as an orchestrator uses it: `POST /api/browser/action` on the relay, then the
+/// artifact's presigned URL, on one HTTP client (kept-alive connections).
+struct Tether {
+    http: reqwest::Client,
+    relay: TestRelay,
+}
+
+impl Tether {
+    async fn act(&self, action: &str, params: Value) -> Value {
+        let body = json!({ "sessionId": "tether", "actionName": action, "params": params });
+        let answer: Value = self
+            .http
+            .post(self.relay.http("/api/browser/action"))
+            .bearer_auth(ORCHESTRATOR)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(answer["status"], "success", "{answer}");
+        answer["result"].clone()
+    }
+
+    /// The action, and then its artifact's bytes; how many.
+    async fn fetched(&self, action: &str, params: Value) -> usize {
+        let result = self.act(action, params).await;
+        let url = result["url"].as_str().expect("an artifact url");
+        let bytes = self.http.get(url).send().await.unwrap().bytes().await.unwrap();
+        assert_eq!(bytes.len() as u64, result["bytes"].as_u64().unwrap());
+        bytes.len()
+    }
+}
+
+/// A blank tab of raw CDP's own, in a window of its own as the worker opens a session's tab (a
+/// background tab of a shared window would not paint, so no screenshot).
+async fn raw_tab(h: &Harness) -> Raw<'_> {
+    let cdp = h.worker().transport.connection();
+    let created = cdp
+        .call(
+            None,
+            "Target.createTarget",
+            json!({ "url": "about:blank", "background": true, "newWindow": true }),
+        )
+        .await
+        .unwrap();
+    let raw = Raw::new(RawSession::attach(cdp, &created["targetId"]).await);
+    raw.call("Page.enable", json!({})).await;
+    raw.call("Page.setLifecycleEventsEnabled", json!({ "enabled": true }))
+        .await;
+    raw
+}
+
+/// One operation, as each side does it.
+#[derive(Clone, Copy)]
+enum Op {
+    Html,
+    Jpeg,
+    Png,
+    Snapshot,
+    Click,
+    Type,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Html => "page HTML",
+            Op::Jpeg => "screenshot JPEG q80",
+            Op::Png => "screenshot PNG",
+            Op::Snapshot => "snapshot (Tether's vs PW's AI)",
+            Op::Click => "click (a button)",
+            Op::Type => "type 5 characters, replacing",
+        }
+    }
+
+    /// Playwright's command for it (ops.mjs).
+    fn playwright(self) -> &'static str {
+        match self {
+            Op::Html => "html",
+            Op::Jpeg => "jpeg",
+            Op::Png => "png",
+            Op::Snapshot => "snapshot",
+            Op::Click => "click #go",
+            Op::Type => "fill #bio hello",
+        }
+    }
+
+    fn has_raw(self) -> bool {
+        matches!(self, Op::Html | Op::Jpeg | Op::Png)
+    }
+}
+
+/// The three sides, each with its tab on the page being measured.
+struct Sides<'h> {
+    playwright: Playwright,
+    raw: Raw<'h>,
+    tether: Tether,
+    tab: Value,
+}
+
+/// The page's markup as Playwright's `page.content()` builds it.
+const CONTENT: &str = "(document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '') + document.documentElement.outerHTML";
+
+impl Sides<'_> {
+    async fn load(&mut self, url: &str) {
+        let params = json!({ "tabId": self.tab, "url": url });
+        self.tether.act("browser_navigate", params).await;
+        self.tether
+            .act("browser_wait_for_loaded", json!({ "tabId": self.tab }))
+            .await;
+        assert_eq!(self.playwright.send(&format!("goto {url}")).await, "ok");
+        self.raw.navigate_only(url).await;
+    }
+
+    /// Side `side` (0 Playwright, 1 raw CDP, 2 Tether) does `op` once; how long it took and
+    /// the length of what it got back.
+    async fn once(&mut self, side: usize, op: Op) -> (Duration, usize) {
+        if side == 0 {
+            return self.playwright.time(op.playwright()).await;
+        }
+        let start = Instant::now();
+        let length = if side == 1 {
+            self.raw_op(op).await
+        } else {
+            self.tether_op(op).await
+        };
+        (start.elapsed(), length)
+    }
+
+    async fn raw_op(&self, op: Op) -> usize {
+        let format = match op {
+            Op::Html => return self.raw.eval(CONTENT).await.as_str().unwrap().len(),
+            Op::Jpeg => json!({ "format": "jpeg", "quality": 80 }),
+            Op::Png => json!({ "format": "png" }),
+            _ => unreachable!("no raw CDP side"),
+        };
+        let shot = self.raw.call("Page.captureScreenshot", format).await;
+        let data = shot["data"].as_str().unwrap();
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap()
+            .len()
+    }
+
+    async fn tether_op(&self, op: Op) -> usize {
+        let tab = &self.tab;
+        match op {
+            Op::Html => {
+                self.tether
+                    .fetched("browser_get_html", json!({ "tabId": tab }))
+                    .await
+            }
+            Op::Jpeg => {
+                let params = json!({ "tabId": tab, "format": "jpeg", "quality": 80 });
+                self.tether.fetched("browser_screenshot", params).await
+            }
+            Op::Png => {
+                self.tether
+                    .fetched("browser_screenshot", json!({ "tabId": tab }))
+                    .await
+            }
+            Op::Snapshot => {
+                // Whole, as Playwright's is.
+                let params = json!({ "tabId": tab, "maxChars": 10_000_000 });
+                let result = self.tether.act("browser_snapshot", params).await;
+                result["markdown"].as_str().unwrap().len()
+            }
+            Op::Click => {
+                let params = json!({ "tabId": tab, "xpath": "//button[@id='go']" });
+                self.tether.act("browser_click", params).await;
+                0
+            }
+            Op::Type => {
+                let params =
+                    json!({ "tabId": tab, "xpath": "//textarea[@id='bio']", "text": "hello", "clear": true });
+                self.tether.act("browser_type", params).await;
+                0
+            }
+        }
+    }
+
+    /// `op` on every side that has it, in turns, the first side rotating; its row.
+    async fn row(&mut self, op: Op) -> Row {
+        let sides = if op.has_raw() { 3 } else { 2 };
+        let mut times: [Vec<Duration>; 3] = Default::default();
+        let mut lengths = [0; 3];
+        for run in 0..WARMUP + RUNS {
+            for turn in 0..sides {
+                // Without raw CDP, the sides are Playwright (0) and Tether (2).
+                let side = match (run + turn) % sides {
+                    1 if sides == 2 => 2,
+                    side => side,
+                };
+                let (time, length) = self.once(side, op).await;
+                lengths[side] = length;
+                if run >= WARMUP {
+                    times[side].push(time);
+                }
+            }
+        }
+        let [playwright, raw, tether] = times;
+        Row {
+            op,
+            playwright: stats(playwright),
+            raw: (sides == 3).then(|| stats(raw)),
+            tether: stats(tether),
+            lengths,
+        }
+    }
+}
+
+/// What one row measures: Playwright's operation, Tether's, and raw CDP's (where there is one),
+/// and the length of what each got back (bytes; Playwright's HTML and snapshot in characters).
+struct Row {
+    op: Op,
+    playwright: Stats,
+    raw: Option<Stats>,
+    tether: Stats,
+    lengths: [usize; 3],
+}
+
+fn print(page: &str, rows: &[Row]) {
+    println!(
+        "\n{page}\n{:<32} {:>10} {:>8} {:>8} {:>7} {:>8} {:>8}  lengths PW / raw / Tether",
+        "op (ms, p50)", "Playwright", "raw CDP", "Tether", "T / PW", "raw / PW", "T / raw"
+    );
+    for row in rows {
+        let (pw, t) = (ms(row.playwright.median), ms(row.tether.median));
+        let raw = row.raw.map(|r| ms(r.median));
+        let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+        println!(
+            "{:<32} {pw:>10.2} {:>8} {t:>8.2} {:>6.2}x {:>8} {:>8}  {:?}",
+            row.op.name(),
+            or_dash(raw.map(|r| format!("{r:.2}"))),
+            t / pw,
+            or_dash(raw.map(|r| format!("{:.2}x", r / pw))),
+            or_dash(raw.map(|r| format!("{:.2}x", t / r))),
+            row.lengths,
+        );
+    }
+}
+
+fn main() {
+    tether_tests::block_on(async {
+        let h = Harness::launch_worker().await;
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker(&h, "bench-worker");
+        relay.wait_online("bench-worker", Duration::from_secs(20)).await;
+        let tether = Tether {
+            http: reqwest::Client::new(),
+            relay,
+        };
+        let blank = json!({ "url": "about:blank" });
+        let tab = tether.act("session_start", blank).await["tabId"].clone();
+        let mut sides = Sides {
+            playwright: Playwright::start(h.browser_ws()),
+            raw: raw_tab(&h).await,
+            tether,
+            tab,
+        };
+        for (page, ops) in [
+            (
+                "/fixtures/article.html",
+                &[Op::Html, Op::Jpeg, Op::Png, Op::Snapshot][..],
+            ),
+            ("/long-article", &[Op::Html, Op::Snapshot][..]),
+            ("/fixtures/form.html", &[Op::Click, Op::Type][..]),
+        ] {
+            sides.load(&h.url(page)).await;
+            let mut rows = Vec::new();
+            for op in ops {
+                rows.push(sides.row(*op).await);
+            }
+            print(page, &rows);
+        }
+    });
+}
