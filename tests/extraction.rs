@@ -5,8 +5,9 @@ use std::io::Cursor;
 
 use image::{ImageFormat, ImageReader};
 use serde_json::{json, Value};
+use tether_protocol::actions::TabId;
 use tether_protocol::ErrorCode;
-use tether_tests::run;
+use tether_tests::{run, Harness};
 
 fn ids(scan: &Value) -> Vec<String> {
     scan["elements"]
@@ -283,18 +284,49 @@ fn decode(bytes: &[u8]) -> (ImageFormat, u32, u32) {
     (format, image.width(), image.height())
 }
 
+/// The page's visible content in device pixels (the viewport without its scrollbars), once the
+/// browser drew a frame (a new tab's viewport can still change size until then).
+async fn content_size(h: &Harness, tab: TabId) -> (u32, u32) {
+    let size = h
+        .eval(tab, "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r([document.documentElement.clientWidth, document.documentElement.clientHeight].map(n => n * devicePixelRatio)))))")
+        .await;
+    (size[0].as_u64().unwrap() as u32, size[1].as_u64().unwrap() as u32)
+}
+
+#[test]
+fn viewport_shots_hold_the_content_alone_with_or_without_a_scrollbar() {
+    run(|h| async move {
+        // A page that fits (a plain capture is the content) and one that scrolls (the browser
+        // draws a scrollbar beside the content): both shots are the content, every time.
+        for path in ["/fixtures/form.html", "/fixtures/below-fold.html"] {
+            let tab = h.start("viewport-shots", path).await;
+            let mut shots_while_still = 0;
+            for _ in 0..10 {
+                // In extension mode the debugging infobar slides in after the attach and
+                // shrinks the viewport: a shot counts when the size held across it.
+                let before = content_size(h, tab).await;
+                let shot = h
+                    .ok("viewport-shots", "browser_screenshot", json!({ "tabId": tab }))
+                    .await;
+                let (_, w, hgt) = decode(&h.artifact(&shot).await);
+                if content_size(h, tab).await == before {
+                    assert_eq!((w, hgt), before, "{path}");
+                    shots_while_still += 1;
+                }
+                if shots_while_still == 2 {
+                    break;
+                }
+            }
+            assert_eq!(shots_while_still, 2, "{path}: the viewport never held still");
+        }
+    });
+}
+
 #[test]
 fn screenshots_decode_to_the_size_asked() {
     run(|h| async move {
         let tab = h.start("screenshot", "/fixtures/below-fold.html").await;
-        // The page's visible content, without scrollbars, in device pixels.
-        let viewport = h
-            .eval(tab, "[document.documentElement.clientWidth, document.documentElement.clientHeight].map(n => n * devicePixelRatio)")
-            .await;
-        let (vw, vh) = (
-            viewport[0].as_u64().unwrap() as u32,
-            viewport[1].as_u64().unwrap() as u32,
-        );
+        let (vw, vh) = content_size(h, tab).await;
 
         let png = h
             .ok("screenshot", "browser_screenshot", json!({ "tabId": tab }))

@@ -23,6 +23,9 @@ pub struct TabState {
     /// The `Runtime` object id of the in-page library in the tab's current document.
     library: Mutex<Option<String>>,
     screens: Mutex<Screens>,
+    /// Whether a plain capture of the tab's viewport once showed more than the page's content
+    /// (a scrollbar strip, a pinch zoom): its viewport shots are clipped from then on.
+    clip_viewport: std::sync::atomic::AtomicBool,
 }
 
 /// What the host remembers of a tab's snapshots and refs.
@@ -44,6 +47,15 @@ impl TabState {
 
     pub fn set_library(&self, object_id: Option<String>) {
         *self.library.lock().unwrap_or_else(|p| p.into_inner()) = object_id;
+    }
+
+    pub fn clips_viewport(&self) -> bool {
+        self.clip_viewport.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn clip_viewport_from_now_on(&self) {
+        self.clip_viewport
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn screens(&self) -> MutexGuard<'_, Screens> {

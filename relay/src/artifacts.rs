@@ -3,6 +3,7 @@
 //! size cap per artifact and in total, and artifacts expire. Result URLs are presigned (an
 //! HMAC-SHA256 of id and expiry under the relay's secret), so they can be handed on as they are.
 
+use axum::body::Bytes;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -134,13 +135,14 @@ impl ArtifactStore {
 
     /// Stores an artifact; returns its id.
     pub async fn put(&self, bytes: &[u8], content_type: &str) -> Result<String, StoreError> {
-        self.put_named(bytes, content_type, None).await
+        self.put_named(Bytes::copy_from_slice(bytes), content_type, None)
+            .await
     }
 
     /// Stores an artifact under a file name; returns its id.
     pub async fn put_named(
         &self,
-        bytes: &[u8],
+        bytes: Bytes,
         content_type: &str,
         name: Option<&str>,
     ) -> Result<String, StoreError> {
@@ -171,11 +173,15 @@ impl ArtifactStore {
             }
             index.insert(id.clone(), meta.clone());
         }
-        let written = async {
-            tokio::fs::write(self.data_path(&id), bytes).await?;
-            tokio::fs::write(self.meta_path(&id), serde_json::to_vec(&meta).unwrap_or_default()).await
-        }
-        .await;
+        // Both files in one trip to the blocking pool (each `tokio::fs` call is one).
+        let (data, meta_path) = (self.data_path(&id), self.meta_path(&id));
+        let meta_json = serde_json::to_vec(&meta).unwrap_or_default();
+        let written = tokio::task::spawn_blocking(move || {
+            std::fs::write(data, bytes)?;
+            std::fs::write(meta_path, meta_json)
+        })
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)));
         if let Err(e) = written {
             self.lock().remove(&id);
             self.delete_files(&id);

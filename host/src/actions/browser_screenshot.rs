@@ -1,6 +1,6 @@
 //! `browser_screenshot`: the viewport, the full page (content only, no scrollbars) or one
-//! element's box (the part the viewport shows), PNG or JPEG, stored as an artifact. Chromium encodes and scales (`clip.scale`) so no pixels are
-//! decoded here; `image` steps in only to read the size and, should rounding overshoot
+//! element's box (the part the viewport shows), PNG or JPEG, stored as an artifact. Chromium
+//! encodes and scales (`clip.scale`) so no pixels are decoded here; `image` steps in only to read the size and, should rounding overshoot
 //! `maxWidth`, to shrink.
 
 use std::io::Cursor;
@@ -27,35 +27,14 @@ struct Region {
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = &cx.page(p.tab_id);
-    let box_of = match element(&p.xpath, &p.r#ref)? {
-        Some(at) => Some(page.call(&BoxOf { at }).await?),
-        None => None,
-    };
-    let mut region = measure(page, p.full_page).await?;
-    if let Some(element) = box_of {
-        region = region.within(element);
-    }
-    let scale = match p.max_width {
-        // Aimed a hair under the target: Chromium rounds the scaled size up, and a pixel over
-        // would cost a decode, resize and re-encode here.
-        Some(max) if region.width * region.dpr > max as f64 => {
-            (max as f64 - 0.01) / (region.width * region.dpr)
-        }
-        _ => 1.0,
-    };
     let mut params = json!({ "format": p.format.as_str() });
     if p.format == ImageFormat::Jpeg {
         params["quality"] = json!(p.quality.unwrap_or(DEFAULT_JPEG_QUALITY));
     }
-    // Always a clip: every mode then shows the page's content alone, never a scrollbar strip.
-    params["clip"] = json!({
-        "x": region.x, "y": region.y,
-        "width": region.width.max(1.0), "height": region.height.max(1.0), "scale": scale,
-    });
-    let mut bytes = if p.full_page {
-        capture_full_page(page, &region, params).await?
-    } else {
-        capture(page, params).await?
+    let plain = p.xpath.is_none() && p.r#ref.is_none() && !p.full_page && p.max_width.is_none();
+    let mut bytes = match plain && !page.state().clips_viewport() {
+        true => viewport(page, params).await?,
+        false => clipped(page, &p, params).await?,
     };
 
     let (mut w, mut h) = dimensions(&bytes)?;
@@ -74,6 +53,58 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         format: p.format,
         bytes: size,
     })
+}
+
+/// The viewport as the browser shows it, when that is the page's content alone. The layout
+/// metrics that tell are asked beside the capture, not before it: a `Page.getLayoutMetrics`
+/// first cost 0.6-1.7 ms before every shot (measured in the against_playwright bench).
+async fn viewport(page: &Page<'_>, params: Value) -> Result<Vec<u8>, ActionError> {
+    let (shot, region) = tokio::join!(capture(page, params.clone()), measure(page, false));
+    let (shot, region) = (shot?, region?);
+    let (w, h) = dimensions(&shot)?;
+    let shows = |css: f64| (css * region.dpr).round() as u32;
+    if (w, h) == (shows(region.width), shows(region.height)) {
+        return Ok(shot);
+    }
+    // A scrollbar strip, or a pinch zoom: clip to the content, now and for this tab's next shots.
+    page.state().clip_viewport_from_now_on();
+    capture(page, with_clip(params, &region, 1.0)).await
+}
+
+/// A clipped capture: of an element, the full page, a scaled shot, or a viewport that shows
+/// more than the page's content.
+async fn clipped(page: &Page<'_>, p: &Params, params: Value) -> Result<Vec<u8>, ActionError> {
+    let box_of = match element(&p.xpath, &p.r#ref)? {
+        Some(at) => Some(page.call(&BoxOf { at }).await?),
+        None => None,
+    };
+    let mut region = measure(page, p.full_page).await?;
+    if let Some(element) = box_of {
+        region = region.within(element);
+    }
+    let scale = match p.max_width {
+        // Aimed a hair under the target: Chromium rounds the scaled size up, and a pixel over
+        // would cost a decode, resize and re-encode here.
+        Some(max) if region.width * region.dpr > max as f64 => {
+            (max as f64 - 0.01) / (region.width * region.dpr)
+        }
+        _ => 1.0,
+    };
+    let params = with_clip(params, &region, scale);
+    if p.full_page {
+        capture_full_page(page, &region, params).await
+    } else {
+        capture(page, params).await
+    }
+}
+
+/// The capture's params clipped to `region`: the page's content alone, never a scrollbar strip.
+fn with_clip(mut params: Value, region: &Region, scale: f64) -> Value {
+    params["clip"] = json!({
+        "x": region.x, "y": region.y,
+        "width": region.width.max(1.0), "height": region.height.max(1.0), "scale": scale,
+    });
+    params
 }
 
 impl Region {

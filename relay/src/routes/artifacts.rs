@@ -66,7 +66,7 @@ pub async fn upload(
         .unwrap_or("application/octet-stream");
     match state
         .artifacts
-        .put_named(&body, content_type, named.name.as_deref())
+        .put_named(body.clone(), content_type, named.name.as_deref())
         .await
     {
         Ok(id) => {
