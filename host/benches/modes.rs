@@ -10,8 +10,11 @@
 
 use base64::Engine as _;
 use serde_json::{json, Value};
+use std::time::{Duration, Instant};
 use tether_host::cdp::connection::CdpConnection;
 use tether_host::worker::Worker;
+
+use tether_tests::bench::open_loaded_tab;
 use tether_tests::cdp::RawSession;
 use tether_tests::extension::ExtensionBrowser;
 use tether_tests::relay::HOST;
@@ -156,12 +159,47 @@ fn main() {
                     ext_t.push(e);
                 }
             }
-            let (r, w, e) = (median_ms(raw_t), median_ms(worker_t), median_ms(ext_t));
-            println!(
-                "{action:<26} {r:>9.2} {w:>10.2} {e:>9.2} {:>10.2}x {:>10.2}x",
-                e / w,
-                e / r
-            );
+            print_row(action, raw_t, worker_t, ext_t);
         }
+
+        // Opening a session's tab on a loaded page: session_start + browser_wait_for_loaded,
+        // then session_stop (closing the tab) after the timing; raw CDP opens a tab likewise.
+        let page = &page;
+        let open = |session: &'static str, client: String| async move {
+            let started = Instant::now();
+            let params = json!({ "url": page });
+            let tab = act(session, client.clone(), "session_start", params).await["tabId"].clone();
+            act(
+                session,
+                client.clone(),
+                "browser_wait_for_loaded",
+                json!({ "tabId": tab }),
+            )
+            .await;
+            let took = started.elapsed();
+            act(session, client, "session_stop", json!({})).await;
+            took
+        };
+        let (mut raw_t, mut worker_t, mut ext_t) = (Vec::new(), Vec::new(), Vec::new());
+        for run in 0..WARMUP + RUNS {
+            let r = open_loaded_tab(&cdp, page).await;
+            let w = open("wrk-open", worker_id.clone()).await;
+            let e = open("ext-open", b.client_id.clone()).await;
+            if run >= WARMUP {
+                raw_t.push(r);
+                worker_t.push(w);
+                ext_t.push(e);
+            }
+        }
+        print_row("session_start to loaded", raw_t, worker_t, ext_t);
     });
+}
+
+fn print_row(action: &str, raw: Vec<Duration>, worker: Vec<Duration>, extension: Vec<Duration>) {
+    let (r, w, e) = (median_ms(raw), median_ms(worker), median_ms(extension));
+    println!(
+        "{action:<26} {r:>9.2} {w:>10.2} {e:>9.2} {:>10.2}x {:>10.2}x",
+        e / w,
+        e / r
+    );
 }

@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use tether_host::cdp::connection::CdpConnection;
+
 use crate::cdp::RawSession;
 use crate::Harness;
 
@@ -214,4 +216,38 @@ pub fn header() {
         "{:<34} {:>9} {:>9} {:>9} {:>9} {:>8}",
         "action (ms)", "host p50", "host p90", "raw p50", "raw p90", "ratio"
     );
+}
+
+/// Raw CDP opening a tab on a loaded page: a new tab in a window of its own (as the worker opens
+/// a session's tab), attached, `Page.navigate` to `url` and its load event; how long that took.
+/// The tab is closed again after the timing.
+pub async fn open_loaded_tab(cdp: &CdpConnection, url: &str) -> Duration {
+    let start = Instant::now();
+    let created = cdp
+        .call(
+            None,
+            "Target.createTarget",
+            json!({ "url": "about:blank", "background": true, "newWindow": true }),
+        )
+        .await
+        .unwrap();
+    let raw = RawSession::attach(cdp, &created["targetId"]).await;
+    let mut events = cdp.subscribe();
+    raw.call("Page.enable", json!({})).await;
+    raw.call("Page.navigate", json!({ "url": url })).await;
+    loop {
+        let e = events.recv().await.unwrap();
+        if e.session_id.as_deref() == Some(&raw.session) && e.method == "Page.loadEventFired" {
+            break;
+        }
+    }
+    let took = start.elapsed();
+    cdp.call(
+        None,
+        "Target.closeTarget",
+        json!({ "targetId": created["targetId"] }),
+    )
+    .await
+    .unwrap();
+    took
 }

@@ -13,6 +13,21 @@ use crate::relay::ORCHESTRATOR;
 
 pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
+/// The kit's one HTTP client. Making a `reqwest::Client` costs milliseconds (it loads the
+/// system's root certificates: ~6 ms a call in the modes bench, where it hid extension mode's
+/// cost behind the bench's own), so it is made once. It keeps no idle connections: tests run
+/// on runtimes of their own, and a pooled connection must not outlive the runtime it was
+/// made on.
+pub fn http() -> &'static reqwest::Client {
+    static CLIENT: std::sync::LazyLock<reqwest::Client> = std::sync::LazyLock::new(|| {
+        reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .build()
+            .expect("an HTTP client")
+    });
+    &CLIENT
+}
+
 /// Longest a test waits for one frame: a relay that never answers fails the test, not CI.
 pub const FRAME_WAIT: Duration = Duration::from_secs(20);
 
@@ -116,7 +131,7 @@ pub async fn act(ws: &mut Ws, id: &str, payload: Value) -> (Option<Value>, Value
 
 /// `POST /api/browser/action`: (status, body).
 pub async fn post_action(addr: &str, token: &str, body: Value) -> (u16, Value) {
-    let response = reqwest::Client::new()
+    let response = http()
         .post(format!("http://{addr}/api/browser/action"))
         .bearer_auth(token)
         .json(&body)
@@ -129,7 +144,7 @@ pub async fn post_action(addr: &str, token: &str, body: Value) -> (u16, Value) {
 
 /// A GET with the orchestrator's token, as JSON.
 pub async fn get_json(addr: &str, path: &str) -> Value {
-    reqwest::Client::new()
+    http()
         .get(format!("http://{addr}{path}"))
         .bearer_auth(ORCHESTRATOR)
         .send()
@@ -161,7 +176,7 @@ pub async fn download(url: &str) -> (String, Vec<u8>) {
 pub async fn upload_named(addr: &str, name: &str, content_type: &str, bytes: Vec<u8>) -> String {
     let mut url = url::Url::parse(&format!("http://{addr}/artifacts")).unwrap();
     url.query_pairs_mut().append_pair("name", name);
-    let response = reqwest::Client::new()
+    let response = http()
         .put(url)
         .bearer_auth(ORCHESTRATOR)
         .header("content-type", content_type)
@@ -185,7 +200,7 @@ pub struct SseStream {
 
 impl SseStream {
     pub async fn open(addr: &str, session: &str, last_event_id: Option<u64>) -> Self {
-        let mut request = reqwest::Client::new()
+        let mut request = http()
             .get(format!("http://{addr}/api/sessions/{session}/events"))
             .bearer_auth(crate::relay::ORCHESTRATOR);
         if let Some(id) = last_event_id {

@@ -145,7 +145,7 @@ impl RelayApi {
 
     /// `POST /api/browser/action` with a whole payload (a clientId, an actionId...).
     pub async fn post(&self, body: Value) -> Value {
-        let response = reqwest::Client::new()
+        let response = crate::client::http()
             .post(self.http("/api/browser/action"))
             .bearer_auth(ORCHESTRATOR)
             .json(&body)
@@ -165,7 +165,7 @@ impl RelayApi {
 
     /// A GET with the orchestrator token, as JSON.
     pub async fn get(&self, path: &str) -> Value {
-        reqwest::Client::new()
+        crate::client::http()
             .get(self.http(path))
             .bearer_auth(ORCHESTRATOR)
             .send()
@@ -178,7 +178,7 @@ impl RelayApi {
 
     /// A GET with the orchestrator token: the status and the body as text.
     pub async fn get_text(&self, path: &str) -> (u16, String) {
-        let response = reqwest::Client::new()
+        let response = crate::client::http()
             .get(self.http(path))
             .bearer_auth(ORCHESTRATOR)
             .send()
