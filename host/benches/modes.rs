@@ -8,12 +8,12 @@
 //!
 //! Figures go to docs/performance.md.
 
+use std::time::{Duration, Instant};
+
 use base64::Engine as _;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
 use tether_host::cdp::connection::CdpConnection;
 use tether_host::worker::Worker;
-
 use tether_tests::bench::open_loaded_tab;
 use tether_tests::cdp::RawSession;
 use tether_tests::extension::ExtensionBrowser;

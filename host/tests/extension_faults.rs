@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tether_host::cdp::connection::CdpConnection;
+use tether_tests::bench::Raw;
 use tether_tests::cdp::RawSession;
 use tether_tests::extension::{ExtensionBrowser, EXTENSION_ID, JOIN_WITHIN};
 
@@ -158,9 +159,17 @@ fn stop_all_a_killed_host_a_restarted_worker_and_no_file_access_each_end_clearly
 async fn upload_without_file_access(b: &ExtensionBrowser) {
     let before = b.host_pids();
     let cdp = CdpConnection::connect(b.chromium.ws_url()).await.unwrap();
-    let settings = json!({ "url": "chrome://extensions", "background": true });
-    let target = cdp.call(None, "Target.createTarget", settings).await.unwrap()["targetId"].clone();
-    let page = RawSession::attach(&cdp, &target).await;
+    let blank = json!({ "url": "about:blank", "background": true });
+    let target = cdp.call(None, "Target.createTarget", blank).await.unwrap()["targetId"].clone();
+    // Loaded before it is used: a target made with the settings' URL answers first from its
+    // initial blank document, where chrome.developerPrivate is not (a flake of the full run).
+    let page = Raw::new(RawSession::attach(&cdp, &target).await);
+    page.call("Page.enable", json!({})).await;
+    page.call("Page.setLifecycleEventsEnabled", json!({ "enabled": true }))
+        .await;
+    tokio::time::timeout(JOIN_WITHIN, page.navigate_only("chrome://extensions"))
+        .await
+        .expect("chrome://extensions loads");
     // An unpacked extension is only reloaded in developer mode, as a person running one has.
     let developer_mode = "new Promise(done => chrome.developerPrivate.updateProfileConfiguration({ inDeveloperMode: true }, done))";
     page.eval_checked(developer_mode).await;

@@ -3,13 +3,13 @@
 //! size cap per artifact and in total, and artifacts expire. Result URLs are presigned (an
 //! HMAC-SHA256 of id and expiry under the relay's secret), so they can be handed on as they are.
 
-use axum::body::Bytes;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
+use axum::body::Bytes;
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;

@@ -6,7 +6,6 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-
 use tether_host::cdp::connection::CdpConnection;
 
 use crate::cdp::RawSession;

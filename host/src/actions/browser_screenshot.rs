@@ -1,7 +1,7 @@
 //! `browser_screenshot`: the viewport, the full page (content only, no scrollbars) or one
 //! element's box (the part the viewport shows), PNG or JPEG, stored as an artifact. Chromium
-//! encodes and scales (`clip.scale`) so no pixels are decoded here; `image` steps in only to read the size and, should rounding overshoot
-//! `maxWidth`, to shrink.
+//! encodes and scales (`clip.scale`) so no pixels are decoded here; `image` steps in only to
+//! read the size and, should rounding overshoot `maxWidth`, to shrink.
 
 use std::io::Cursor;
 
@@ -57,7 +57,8 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 
 /// The viewport as the browser shows it, when that is the page's content alone. The layout
 /// metrics that tell are asked beside the capture, not before it: a `Page.getLayoutMetrics`
-/// first cost 0.6-1.7 ms before every shot (measured in the against_playwright bench).
+/// first cost 0.6-1.7 ms before every shot (timed in the host under the against_playwright
+/// bench).
 async fn viewport(page: &Page<'_>, params: Value) -> Result<Vec<u8>, ActionError> {
     let (shot, region) = tokio::join!(capture(page, params.clone()), measure(page, false));
     let (shot, region) = (shot?, region?);
