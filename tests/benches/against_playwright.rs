@@ -18,9 +18,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use serde_json::{json, Value};
-use tether_tests::bench::{ms, stats, Raw, Stats, RUNS};
-use tether_tests::cdp::RawSession;
-use tether_tests::relay::{TestRelay, ORCHESTRATOR};
+use tether_tests::bench::{ms, new_window, stats, Raw, RelayedWorker, Stats, RUNS};
 use tether_tests::Harness;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -76,51 +74,37 @@ impl Playwright {
 /// Tether as an orchestrator uses it: `POST /api/browser/action` on the relay, then the
 /// artifact's presigned URL, on one HTTP client (kept-alive connections).
 struct Tether {
-    http: reqwest::Client,
-    relay: TestRelay,
+    relay: RelayedWorker,
 }
 
 impl Tether {
     async fn act(&self, action: &str, params: Value) -> Value {
-        let body = json!({ "sessionId": "tether", "actionName": action, "params": params });
-        let answer: Value = self
-            .http
-            .post(self.relay.http("/api/browser/action"))
-            .bearer_auth(ORCHESTRATOR)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        assert_eq!(answer["status"], "success", "{answer}");
-        answer["result"].clone()
+        self.relay.ok("tether", action, params).await
     }
 
     /// The action, and then its artifact's bytes; how many.
     async fn fetched(&self, action: &str, params: Value) -> usize {
         let result = self.act(action, params).await;
         let url = result["url"].as_str().expect("an artifact url");
-        let bytes = self.http.get(url).send().await.unwrap().bytes().await.unwrap();
+        let bytes = self
+            .relay
+            .client
+            .get(url)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
         assert_eq!(bytes.len() as u64, result["bytes"].as_u64().unwrap());
         bytes.len()
     }
 }
 
-/// A blank tab of raw CDP's own, in a window of its own as the worker opens a session's tab (a
-/// background tab of a shared window would not paint, so no screenshot).
+/// A blank tab of raw CDP's own, with the page's events on.
 async fn raw_tab(h: &Harness) -> Raw<'_> {
-    let cdp = h.worker().transport.connection();
-    let created = cdp
-        .call(
-            None,
-            "Target.createTarget",
-            json!({ "url": "about:blank", "background": true, "newWindow": true }),
-        )
-        .await
-        .unwrap();
-    let raw = Raw::new(RawSession::attach(cdp, &created["targetId"]).await);
+    let (session, _) = new_window(h.worker().transport.connection()).await;
+    let raw = Raw::new(session);
     raw.call("Page.enable", json!({})).await;
     raw.call("Page.setLifecycleEventsEnabled", json!({ "enabled": true }))
         .await;
@@ -320,14 +304,8 @@ fn print(page: &str, rows: &[Row]) {
 fn main() {
     tether_tests::block_on(async {
         let h = Harness::launch_worker().await;
-        let data = tempfile::tempdir().unwrap();
-        let relay = TestRelay::start(data.path(), None);
-        let _worker = relay.start_worker(&h, "bench-worker");
-        relay.wait_online("bench-worker", Duration::from_secs(20)).await;
-        let tether = Tether {
-            http: reqwest::Client::new(),
-            relay,
-        };
+        let relay = tether_tests::bench::relayed_worker(&h).await;
+        let tether = Tether { relay };
         let blank = json!({ "url": "about:blank" });
         let tab = tether.act("session_start", blank).await["tabId"].clone();
         let mut sides = Sides {

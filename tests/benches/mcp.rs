@@ -8,10 +8,8 @@
 //!
 //! Figures go to docs/performance.md.
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
-use tether_tests::relay::{TestRelay, ORCHESTRATOR};
+use tether_tests::relay::ORCHESTRATOR;
 use tether_tests::Harness;
 
 const RUNS: usize = 100;
@@ -30,10 +28,7 @@ fn median(samples: &Value) -> f64 {
 fn main() {
     tether_tests::block_on(async {
         let h = Harness::launch_worker().await;
-        let data = tempfile::tempdir().unwrap();
-        let relay = TestRelay::start(data.path(), None);
-        let _worker = relay.start_worker(&h, "bench-worker");
-        relay.wait_online("bench-worker", Duration::from_secs(20)).await;
+        let relay = tether_tests::bench::relayed_worker(&h).await;
         let session = "mcp-bench";
         let started = relay
             .ok(

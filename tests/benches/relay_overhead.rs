@@ -6,54 +6,22 @@
 //!
 //! Figures go to docs/performance.md.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Value};
-use tether_tests::relay::{TestRelay, ORCHESTRATOR};
 use tether_tests::timing::median_ms;
 use tether_tests::Harness;
 
 const RUNS: usize = 50;
 const WARMUP: usize = 5;
 
-struct Relayed {
-    http: reqwest::Client,
-    url: String,
-}
-
-impl Relayed {
-    async fn act(&self, action: &str, params: Value) -> Value {
-        let body = json!({ "sessionId": "relayed", "actionName": action, "params": params });
-        let result: Value = self
-            .http
-            .post(&self.url)
-            .bearer_auth(ORCHESTRATOR)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        assert_eq!(result["status"], "success", "{result}");
-        result["result"].clone()
-    }
-}
-
 fn main() {
     tether_tests::block_on(async {
         let h = Harness::launch_worker().await;
-        let data = tempfile::tempdir().unwrap();
-        let relay = TestRelay::start(data.path(), None);
-        let _worker = relay.start_worker(&h, "bench-worker");
-        relay.wait_online("bench-worker", Duration::from_secs(20)).await;
-        let relayed = Relayed {
-            http: reqwest::Client::new(),
-            url: relay.http("/api/browser/action"),
-        };
+        let relay = tether_tests::bench::relayed_worker(&h).await;
         let page = json!({ "url": h.url("/fixtures/article.html") });
         let direct_tab = h.ok("direct", "session_start", page.clone()).await["tabId"].clone();
-        let relayed_tab = relayed.act("session_start", page).await["tabId"].clone();
+        let relayed_tab = relay.ok("relayed", "session_start", page).await["tabId"].clone();
         println!(
             "{:<40} {:>11} {:>12} {:>10}",
             "action (ms)", "direct p50", "relayed p50", "added p50"
@@ -75,7 +43,7 @@ fn main() {
                 h.ok("direct", action, with_tab(&direct_tab)).await;
                 let d = start.elapsed();
                 let start = Instant::now();
-                relayed.act(action, with_tab(&relayed_tab)).await;
+                relay.ok("relayed", action, with_tab(&relayed_tab)).await;
                 let r = start.elapsed();
                 if run >= WARMUP {
                     direct.push(d);

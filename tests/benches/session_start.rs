@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tether_tests::bench::{ms, open_loaded_tab, stats, RUNS};
-use tether_tests::relay::TestRelay;
 use tether_tests::Harness;
 
 const WARMUP: usize = 3;
@@ -35,10 +34,7 @@ where
 fn main() {
     tether_tests::block_on(async {
         let h = Harness::launch_worker().await;
-        let data = tempfile::tempdir().unwrap();
-        let relay = TestRelay::start(data.path(), None);
-        let _worker = relay.start_worker(&h, "bench-worker");
-        relay.wait_online("bench-worker", Duration::from_secs(20)).await;
+        let relay = tether_tests::bench::relayed_worker(&h).await;
         let url = h.url("/fixtures/article.html");
         let (mut raw, mut direct, mut relayed) = (Vec::new(), Vec::new(), Vec::new());
         for run in 0..WARMUP + RUNS {

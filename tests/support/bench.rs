@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use tether_host::cdp::connection::CdpConnection;
 
 use crate::cdp::RawSession;
+use crate::relay::TestRelay;
 use crate::Harness;
 
 /// The in-page library, as the host evaluates it.
@@ -222,15 +223,7 @@ pub fn header() {
 /// The tab is closed again after the timing.
 pub async fn open_loaded_tab(cdp: &CdpConnection, url: &str) -> Duration {
     let start = Instant::now();
-    let created = cdp
-        .call(
-            None,
-            "Target.createTarget",
-            json!({ "url": "about:blank", "background": true, "newWindow": true }),
-        )
-        .await
-        .unwrap();
-    let raw = RawSession::attach(cdp, &created["targetId"]).await;
+    let (raw, target) = new_window(cdp).await;
     let mut events = cdp.subscribe();
     raw.call("Page.enable", json!({})).await;
     raw.call("Page.navigate", json!({ "url": url })).await;
@@ -241,12 +234,78 @@ pub async fn open_loaded_tab(cdp: &CdpConnection, url: &str) -> Duration {
         }
     }
     let took = start.elapsed();
-    cdp.call(
-        None,
-        "Target.closeTarget",
-        json!({ "targetId": created["targetId"] }),
-    )
-    .await
-    .unwrap();
+    cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+        .await
+        .unwrap();
     took
+}
+
+/// A blank tab of raw CDP's own in a window of its own, as the worker opens a session's tab (a
+/// background tab of a shared window would not paint, so could not be captured); attached.
+pub async fn new_window(cdp: &CdpConnection) -> (RawSession<'_>, Value) {
+    let created = cdp
+        .call(
+            None,
+            "Target.createTarget",
+            json!({ "url": "about:blank", "background": true, "newWindow": true }),
+        )
+        .await
+        .unwrap();
+    let target = created["targetId"].clone();
+    (RawSession::attach(cdp, &target).await, target)
+}
+
+/// A relay of the bench's own (in this process) with a worker serving it on the harness's
+/// Chromium, online: what an orchestrator of a real deployment talks to.
+pub struct RelayedWorker {
+    pub relay: TestRelay,
+    /// The orchestrator's HTTP client, its connections kept alive as a real one's would be.
+    pub client: reqwest::Client,
+    _worker: tokio::task::JoinHandle<()>,
+    _data: tempfile::TempDir,
+}
+
+impl std::ops::Deref for RelayedWorker {
+    type Target = TestRelay;
+
+    fn deref(&self) -> &TestRelay {
+        &self.relay
+    }
+}
+
+impl RelayedWorker {
+    /// `POST /api/browser/action` on the kept-alive client, for an action that must succeed;
+    /// its `result`.
+    pub async fn ok(&self, session: &str, action: &str, params: Value) -> Value {
+        let body = json!({ "sessionId": session, "actionName": action, "params": params });
+        let answer: Value = self
+            .client
+            .post(self.relay.http("/api/browser/action"))
+            .bearer_auth(crate::relay::ORCHESTRATOR)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(answer["status"], "success", "{action}: {answer}");
+        answer["result"].clone()
+    }
+}
+
+/// The client id the bench's worker serves the relay as.
+pub const BENCH_WORKER: &str = "bench-worker";
+
+pub async fn relayed_worker(h: &Harness) -> RelayedWorker {
+    let data = tempfile::tempdir().unwrap();
+    let relay = TestRelay::start(data.path(), None);
+    let worker = relay.start_worker(h, BENCH_WORKER);
+    relay.wait_online(BENCH_WORKER, Duration::from_secs(20)).await;
+    RelayedWorker {
+        relay,
+        client: reqwest::Client::new(),
+        _worker: worker,
+        _data: data,
+    }
 }
