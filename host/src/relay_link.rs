@@ -385,7 +385,9 @@ fn timeout_of(request: &ActionRequest) -> Duration {
 /// The result, made an error if it is bigger than the relay accepts (it would refuse the frame
 /// and drop the link); and its size.
 fn bounded(mut result: tether_protocol::ActionResult) -> (tether_protocol::ActionResult, usize) {
-    let size = serde_json::to_vec(&result).map_or(0, |v| v.len());
+    // Counted as it is written, not written out: a scan's answer can be a megabyte.
+    let mut counted = Counted(0);
+    let size = serde_json::to_writer(&mut counted, &result).map_or(0, |()| counted.0);
     if size > MAX_ENVELOPE_BYTES - 4096 {
         result.status = ResultStatus::Error;
         result.result = None;
@@ -395,6 +397,20 @@ fn bounded(mut result: tether_protocol::ActionResult) -> (tether_protocol::Actio
         ));
     }
     (result, size)
+}
+
+/// A writer that only counts the bytes written to it.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn text(envelope: &Envelope) -> WsMessage {

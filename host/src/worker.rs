@@ -149,7 +149,8 @@ pub(crate) async fn stop_signal() {
 pub struct Worker {
     /// The browser's endpoint, ws://host:port/devtools/browser/<id>.
     pub browser_ws: String,
-    /// The relay as the user gave it (ws://host:port, with or without /ws).
+    /// The relay as the user gave it (ws://host:port, with or without /ws); for the relays of
+    /// one deployment, several comma-separated.
     pub relay: String,
     pub token: String,
     pub client_id: String,

@@ -81,6 +81,11 @@ impl Registry {
         self.lock().get(client_id).and_then(|c| c.link.clone())
     }
 
+    /// Whether a host is online on this relay (its link, without taking a copy of it).
+    pub fn holds(&self, client_id: &str) -> bool {
+        self.lock().get(client_id).is_some_and(|c| c.link.is_some())
+    }
+
     pub fn is_known(&self, client_id: &str) -> bool {
         self.lock().contains_key(client_id)
     }

@@ -46,17 +46,10 @@ impl Request {
         if wire.session_id.is_empty() {
             return Err(not_an_action("\"sessionId\" must not be empty"));
         }
+        // A look (peek) comes only from the relay's own Live Screen routes, never from a payload.
         let request = Request {
-            session_id: wire.session_id,
-            client_id: wire.client_id,
-            action_id: wire
-                .action_id
-                .filter(|id| !id.is_empty())
-                .unwrap_or_else(new_action_id),
-            action_name: wire.action_name,
-            params: wire.params,
-            timeout: wire.timeout_ms.map(|ms| Duration::from_millis(ms.get())),
             peek: false,
+            ..Self::from_forwarded(wire)
         };
         // The relay checks params with the host's own types, so a bad call fails fast and the
         // same way whichever browser would have run it.
@@ -66,12 +59,16 @@ impl Request {
         }
     }
 
-    /// A request another relay of the deployment accepted and checked (PROTOCOL.md §14).
+    /// A request another relay of the deployment accepted and checked (PROTOCOL.md §14), as
+    /// it was sent (a person's look stays one); without an actionId, it gets one.
     pub fn from_forwarded(wire: ActionRequest) -> Self {
         Request {
             session_id: wire.session_id,
             client_id: wire.client_id,
-            action_id: wire.action_id.unwrap_or_else(new_action_id),
+            action_id: wire
+                .action_id
+                .filter(|id| !id.is_empty())
+                .unwrap_or_else(new_action_id),
             action_name: wire.action_name,
             params: wire.params,
             timeout: wire.timeout_ms.map(|ms| Duration::from_millis(ms.get())),

@@ -180,7 +180,7 @@ impl Relay {
     /// browser another relay holds is kept from its events.
     pub fn local_client_event(&self, client_id: &str, event: Message) {
         if let Message::TwinStateSync(sync) = &event {
-            if self.registry.link(client_id).is_none() {
+            if !self.registry.holds(client_id) {
                 self.twins.adopt(sync.clone());
             }
         }
@@ -198,12 +198,12 @@ impl Relay {
 
     /// A browser's meta and whether it is online, wherever it joined.
     pub fn client_meta(&self, client_id: &str) -> Option<(serde_json::Value, bool)> {
-        match &self.cluster {
-            Some(cluster) if self.registry.link(client_id).is_none() => cluster
+        match self.held_elsewhere(client_id) {
+            Some(cluster) => cluster
                 .directory
                 .entry(client_id)
                 .map(|entry| (entry.meta, cluster.directory.is_online(client_id))),
-            _ => self.registry.meta(client_id),
+            None => self.registry.meta(client_id),
         }
     }
 
@@ -218,21 +218,23 @@ impl Relay {
     /// The link to a browser: its socket here, or through the relay of the deployment that
     /// holds it.
     pub fn link_to(&self, client_id: &str) -> Option<Link> {
-        let here = self.registry.link(client_id);
-        match &self.cluster {
-            Some(cluster) if here.is_none() => cluster.link(client_id),
-            _ => here,
-        }
+        self.registry
+            .link(client_id)
+            .or_else(|| self.cluster.as_ref()?.link(client_id))
     }
 
     /// Whether the owner of a browser approves each of its actions (§12).
     pub fn owner_confirms(&self, client_id: &str) -> bool {
-        match &self.cluster {
-            Some(cluster) if self.registry.link(client_id).is_none() => {
-                cluster.directory.confirms_every_action(client_id)
-            }
-            _ => self.registry.confirms_every_action(client_id),
+        match self.held_elsewhere(client_id) {
+            Some(cluster) => cluster.directory.confirms_every_action(client_id),
+            None => self.registry.confirms_every_action(client_id),
         }
+    }
+
+    /// The deployment, when the browser is not online on this relay: what it knows of the
+    /// browser is then the deployment's directory's.
+    fn held_elsewhere(&self, client_id: &str) -> Option<&crate::cluster::Cluster> {
+        self.cluster.as_ref().filter(|_| !self.registry.holds(client_id))
     }
 }
 

@@ -277,20 +277,7 @@ impl RelayedWorker {
     /// `POST /api/browser/action` on the kept-alive client, for an action that must succeed;
     /// its `result`.
     pub async fn ok(&self, session: &str, action: &str, params: Value) -> Value {
-        let body = json!({ "sessionId": session, "actionName": action, "params": params });
-        let answer: Value = self
-            .client
-            .post(self.relay.http("/api/browser/action"))
-            .bearer_auth(crate::relay::ORCHESTRATOR)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        assert_eq!(answer["status"], "success", "{action}: {answer}");
-        answer["result"].clone()
+        self.relay.ok_on(&self.client, session, action, params).await
     }
 }
 

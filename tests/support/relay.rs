@@ -145,7 +145,12 @@ impl RelayApi {
 
     /// `POST /api/browser/action` with a whole payload (a clientId, an actionId...).
     pub async fn post(&self, body: Value) -> Value {
-        let response = crate::client::http()
+        self.post_on(crate::client::http(), body).await
+    }
+
+    /// The same on `client` (a bench's kept-alive one).
+    pub async fn post_on(&self, client: &reqwest::Client, body: Value) -> Value {
+        let response = client
             .post(self.http("/api/browser/action"))
             .bearer_auth(ORCHESTRATOR)
             .json(&body)
@@ -158,7 +163,13 @@ impl RelayApi {
 
     /// Like [`Self::act`], for an action that must succeed; its `result`.
     pub async fn ok(&self, session: &str, action: &str, params: Value) -> Value {
-        let result = self.act(session, action, params.clone()).await;
+        self.ok_on(crate::client::http(), session, action, params).await
+    }
+
+    /// The same on `client` (a bench's kept-alive one).
+    pub async fn ok_on(&self, client: &reqwest::Client, session: &str, action: &str, params: Value) -> Value {
+        let body = json!({ "sessionId": session, "actionName": action, "params": params.clone() });
+        let result = self.post_on(client, body).await;
         assert_eq!(result["status"], "success", "{action} {params}: {result}");
         result["result"].clone()
     }
