@@ -293,6 +293,24 @@ async fn content_size(h: &Harness, tab: TabId) -> (u32, u32) {
     (size[0].as_u64().unwrap() as u32, size[1].as_u64().unwrap() as u32)
 }
 
+/// Runs `shots` until the page's content size held still across them; what they returned, and
+/// that size. In extension mode the debugging infobar slides in some time after the debugger
+/// attached and shrinks the viewport: shots taken while it moved are taken again.
+async fn while_still<T, F, Fut>(h: &Harness, tab: TabId, mut shots: F) -> (T, (u32, u32))
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    for _ in 0..10 {
+        let before = content_size(h, tab).await;
+        let taken = shots().await;
+        if content_size(h, tab).await == before {
+            return (taken, before);
+        }
+    }
+    panic!("the viewport never held still across the shots");
+}
+
 #[test]
 fn viewport_shots_hold_the_content_alone_with_or_without_a_scrollbar() {
     run(|h| async move {
@@ -300,24 +318,16 @@ fn viewport_shots_hold_the_content_alone_with_or_without_a_scrollbar() {
         // draws a scrollbar beside the content): both shots are the content, every time.
         for path in ["/fixtures/form.html", "/fixtures/below-fold.html"] {
             let tab = h.start("viewport-shots", path).await;
-            let mut shots_while_still = 0;
-            for _ in 0..10 {
-                // In extension mode the debugging infobar slides in after the attach and
-                // shrinks the viewport: a shot counts when the size held across it.
-                let before = content_size(h, tab).await;
-                let shot = h
-                    .ok("viewport-shots", "browser_screenshot", json!({ "tabId": tab }))
-                    .await;
-                let (_, w, hgt) = decode(&h.artifact(&shot).await);
-                if content_size(h, tab).await == before {
-                    assert_eq!((w, hgt), before, "{path}");
-                    shots_while_still += 1;
-                }
-                if shots_while_still == 2 {
-                    break;
-                }
+            for _ in 0..2 {
+                let (shot, content) = while_still(h, tab, || async {
+                    let shot = h
+                        .ok("viewport-shots", "browser_screenshot", json!({ "tabId": tab }))
+                        .await;
+                    decode(&h.artifact(&shot).await)
+                })
+                .await;
+                assert_eq!((shot.1, shot.2), content, "{path}");
             }
-            assert_eq!(shots_while_still, 2, "{path}: the viewport never held still");
         }
     });
 }
@@ -326,12 +336,29 @@ fn viewport_shots_hold_the_content_alone_with_or_without_a_scrollbar() {
 fn screenshots_decode_to_the_size_asked() {
     run(|h| async move {
         let tab = h.start("screenshot", "/fixtures/below-fold.html").await;
-        let (vw, vh) = content_size(h, tab).await;
+        // What the page looks like once the browser drew a frame: a capture must not change it.
+        let layout = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => \
+                      r([document.documentElement.clientWidth, innerHeight, scrollY]))))";
+        let shoot = |params: Value| async move {
+            let mut params = params;
+            params["tabId"] = json!(tab);
+            let result = h.ok("screenshot", "browser_screenshot", params).await;
+            let bytes = h.artifact(&result).await;
+            (result, bytes)
+        };
+        let ((png, jpeg, full, scaled, layouts), (vw, vh)) = while_still(h, tab, || async {
+            let png = shoot(json!({})).await;
+            let jpeg = shoot(json!({ "format": "jpeg", "quality": 40, "maxWidth": 400 })).await;
+            let before = h.eval(tab, layout).await;
+            let full = shoot(json!({ "fullPage": true })).await;
+            // Scaled full-page captures once stalled for good on a tab hidden behind another.
+            let scaled = shoot(json!({ "fullPage": true, "maxWidth": 1001 })).await;
+            let after = h.eval(tab, layout).await;
+            (png, jpeg, full, scaled, (before, after))
+        })
+        .await;
 
-        let png = h
-            .ok("screenshot", "browser_screenshot", json!({ "tabId": tab }))
-            .await;
-        let bytes = h.artifact(&png).await;
+        let (png, bytes) = png;
         assert_eq!(png["bytes"].as_u64().unwrap(), bytes.len() as u64);
         assert_eq!(decode(&bytes), (ImageFormat::Png, vw, vh));
         assert_eq!(
@@ -339,14 +366,8 @@ fn screenshots_decode_to_the_size_asked() {
             (Some(vw as u64), Some(vh as u64))
         );
 
-        let jpeg = h
-            .ok(
-                "screenshot",
-                "browser_screenshot",
-                json!({ "tabId": tab, "format": "jpeg", "quality": 40, "maxWidth": 400 }),
-            )
-            .await;
-        let (format, w, hgt) = decode(&h.artifact(&jpeg).await);
+        let (jpeg, bytes) = jpeg;
+        let (format, w, hgt) = decode(&bytes);
         assert_eq!(format, ImageFormat::Jpeg);
         assert_eq!(jpeg["format"], "jpeg");
         assert_eq!(
@@ -360,40 +381,17 @@ fn screenshots_decode_to_the_size_asked() {
             "aspect kept: {hgt} vs {expected_h}"
         );
 
-        // What the page looks like once the browser drew a frame: a capture must not change it.
-        let layout = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => \
-                      r([document.documentElement.clientWidth, innerHeight, scrollY]))))";
-        let before = h.eval(tab, layout).await;
-        let full = h
-            .ok(
-                "screenshot",
-                "browser_screenshot",
-                json!({ "tabId": tab, "fullPage": true }),
-            )
-            .await;
-        let (_, fw, fh) = decode(&h.artifact(&full).await);
+        let (_, fw, fh) = decode(&full.1);
         assert_eq!(fw, vw);
         assert!(fh >= 3500, "the whole 3,500 px page: {fh}");
-
-        // Scaled full-page captures once stalled for good on a tab hidden behind another.
-        let scaled = h
-            .ok(
-                "screenshot",
-                "browser_screenshot",
-                json!({ "tabId": tab, "fullPage": true, "maxWidth": 1001 }),
-            )
-            .await;
-        let (_, sw, sh) = decode(&h.artifact(&scaled).await);
+        let (_, sw, sh) = decode(&scaled.1);
         assert_eq!(sw, 1001.min(vw));
         assert!(
             (sh as f64 - fh as f64 * sw as f64 / fw as f64).abs() <= 2.0,
             "{sw}x{sh} vs {fw}x{fh}"
         );
-        assert_eq!(
-            h.eval(tab, layout).await,
-            before,
-            "full-page captures leave the page as it was"
-        );
+        let (before, after) = layouts;
+        assert_eq!(after, before, "full-page captures leave the page as it was");
     });
 }
 
