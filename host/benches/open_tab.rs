@@ -1,0 +1,200 @@
+//! Where the time of opening a session's tab on a loaded page goes, in a Chromium with the
+//! extension loaded (issue 14's `session_start` target). Alternating, on one browser:
+//! raw CDP as the baseline; raw CDP doing the host's preparation (hooks, lifecycle events,
+//! focus emulation) before it navigates, as the host does; raw CDP creating the tab on its URL
+//! paused on start, prepared, then resumed (the candidate way); Tether's worker and extension
+//! mode; and the extension's own tab calls, timed in its service worker.
+//!
+//!     cargo bench -p tether-host --bench open_tab
+//!
+//! Figures go to docs/performance.md.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tether_host::cdp::connection::CdpConnection;
+use tether_host::tabs::HOOKS_JS;
+use tether_host::worker::Worker;
+use tether_tests::bench::{new_window, open_loaded_tab};
+use tether_tests::cdp::RawSession;
+use tether_tests::extension::ExtensionBrowser;
+use tether_tests::relay::HOST;
+use tether_tests::timing::median_ms;
+
+const RUNS: usize = 15;
+const WARMUP: usize = 3;
+
+/// The commands the host sends a tab before it navigates it (`tabs.rs`, `prepare`).
+fn preparation() -> [(&'static str, Value); 4] {
+    [
+        ("Page.enable", json!({})),
+        ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
+        (
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": HOOKS_JS, "runImmediately": true }),
+        ),
+        ("Emulation.setFocusEmulationEnabled", json!({ "enabled": true })),
+    ]
+}
+
+/// Raw CDP, the host's way: a blank tab, prepared, then navigated; until the load event.
+async fn prepared_then_navigated(cdp: &CdpConnection, url: &str) -> Duration {
+    let start = Instant::now();
+    let (raw, target) = new_window(cdp).await;
+    let mut events = cdp.subscribe();
+    for (method, params) in preparation() {
+        raw.call(method, params).await;
+    }
+    raw.call("Page.navigate", json!({ "url": url })).await;
+    while let Ok(e) = events.recv().await {
+        if e.session_id.as_deref() == Some(&raw.session) && e.method == "Page.loadEventFired" {
+            break;
+        }
+    }
+    let took = start.elapsed();
+    close(cdp, target).await;
+    took
+}
+
+/// Raw CDP, the candidate way: the tab created on its URL, held before its first document
+/// runs (auto-attach waiting for the debugger), prepared, resumed; until the load event.
+async fn created_paused_on_url(cdp: &CdpConnection, url: &str) -> Duration {
+    let start = Instant::now();
+    let mut events = cdp.subscribe();
+    let pause = json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true });
+    cdp.call(None, "Target.setAutoAttach", pause).await.unwrap();
+    let created = cdp
+        .call(
+            None,
+            "Target.createTarget",
+            json!({ "url": url, "background": true, "newWindow": true }),
+        )
+        .await
+        .unwrap();
+    let target = created["targetId"].clone();
+    let session = loop {
+        let e = events.recv().await.unwrap();
+        if e.method == "Target.attachedToTarget" && e.params["targetInfo"]["targetId"] == target {
+            break e.params["sessionId"].as_str().unwrap().to_owned();
+        }
+    };
+    let raw = RawSession { cdp, session };
+    let prepared = preparation().map(|(method, params)| raw.call(method, params));
+    futures::future::join_all(prepared).await;
+    raw.call("Runtime.runIfWaitingForDebugger", json!({})).await;
+    while let Ok(e) = events.recv().await {
+        if e.session_id.as_deref() == Some(&raw.session) && e.method == "Page.loadEventFired" {
+            break;
+        }
+    }
+    let took = start.elapsed();
+    let hooked = raw
+        .eval("Boolean(globalThis[Symbol.for('tether.listeners')]) && location.href")
+        .await;
+    assert!(
+        hooked.as_str().is_some_and(|href| href == url),
+        "not hooked: {hooked}"
+    );
+    close(cdp, target).await;
+    let no_pause = json!({ "autoAttach": false, "waitForDebuggerOnStart": false, "flatten": true });
+    cdp.call(None, "Target.setAutoAttach", no_pause).await.unwrap();
+    took
+}
+
+async fn close(cdp: &CdpConnection, target: Value) {
+    cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+        .await
+        .unwrap();
+}
+
+/// The extension's calls for a session tab (`tab_ops.js`, `createTab`), timed in its
+/// service worker: a window of its own, then the tab group, then closing it.
+const EXTENSION_CALLS: &str = "(async () => { const t0 = performance.now(); \
+    const w = await chrome.windows.create({ url: 'about:blank', focused: false }); const t1 = performance.now(); \
+    const g = await chrome.tabs.group({ tabIds: [w.tabs[0].id], createProperties: { windowId: w.id } }); \
+    await chrome.tabGroups.update(g, { title: 'bench' }); const t2 = performance.now(); \
+    await chrome.windows.remove(w.id); return [t1 - t0, t2 - t1]; })()";
+
+fn main() {
+    tether_tests::block_on(async {
+        let b: &'static ExtensionBrowser = Box::leak(Box::new(ExtensionBrowser::launch().await));
+        let worker = Worker {
+            browser_ws: b.chromium.ws_url().to_owned(),
+            relay: format!("ws://{}", b.relay.addr),
+            token: HOST.into(),
+            client_id: "bench-worker".into(),
+            forbid_urls: Vec::new(),
+            ca_file: None,
+            allow_evaluate: false,
+        };
+        tokio::spawn(worker.serve());
+        b.wait_for_client("bench-worker").await;
+        let page = b.url("/fixtures/article.html");
+        let cdp = CdpConnection::connect(b.chromium.ws_url()).await.unwrap();
+        let (sw, sw_session) = b.service_worker().await;
+        let tether = |session: &'static str, client: String| {
+            let page = page.clone();
+            async move {
+                let start = Instant::now();
+                let client = &client;
+                let act = |action, params| async move {
+                    let answer = b.act_on(session, Some(client), action, params).await;
+                    assert_eq!(answer["status"], "success", "{answer}");
+                    answer
+                };
+                let started = act("session_start", json!({ "url": page })).await;
+                let tab = started["result"]["tabId"].clone();
+                act("browser_wait_for_loaded", json!({ "tabId": tab })).await;
+                let took = start.elapsed();
+                act("session_stop", json!({})).await;
+                took
+            }
+        };
+
+        let names = [
+            "raw CDP: new window, navigate, load",
+            "raw CDP, preparing first (the host's way)",
+            "raw CDP, created on its URL, paused, prepared",
+            "Tether, worker mode (via the relay)",
+            "Tether, extension mode (via the relay)",
+            "extension: chrome.windows.create",
+            "extension: tab group calls",
+        ];
+        let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
+        for run in 0..WARMUP + RUNS {
+            let sw_calls = sw
+                .call(
+                    Some(&sw_session),
+                    "Runtime.evaluate",
+                    json!({ "expression": EXTENSION_CALLS, "awaitPromise": true, "returnByValue": true }),
+                )
+                .await
+                .unwrap();
+            let ms =
+                |i: usize| Duration::from_secs_f64(sw_calls["result"]["value"][i].as_f64().unwrap() / 1e3);
+            let row = [
+                open_loaded_tab(&cdp, &page).await,
+                prepared_then_navigated(&cdp, &page).await,
+                created_paused_on_url(&cdp, &page).await,
+                tether("wrk-open", "bench-worker".into()).await,
+                tether("ext-open", b.client_id.clone()).await,
+                ms(0),
+                ms(1),
+            ];
+            if run >= WARMUP {
+                for (kept, took) in samples.iter_mut().zip(row) {
+                    kept.push(took);
+                }
+            }
+        }
+        let baseline = median_ms(samples[0].clone());
+        println!(
+            "{:<48} {:>8} {:>8}",
+            "p50 of opening a tab on a loaded page", "ms", "/ raw"
+        );
+        for (name, kept) in names.iter().zip(samples) {
+            let p50 = median_ms(kept);
+            println!("{name:<48} {p50:>8.1} {:>7.2}x", p50 / baseline);
+        }
+    });
+}
