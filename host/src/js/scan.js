@@ -25,5 +25,5 @@
         return true;
       },
     });
-    return { elements, nextRef: refs.next };
+    return { reply: { elements }, nextRef: refs.next };
   }

@@ -293,10 +293,12 @@
     const height = document.documentElement.scrollHeight;
     const room = Math.max(1, height - innerHeight);
     return {
-      url: location.href,
-      title: document.title,
-      blocks: w.blocks,
+      reply: {
+        url: location.href,
+        title: document.title,
+        blocks: w.blocks,
+        gist: { ...gist, scrolled: Math.min(100, Math.round((100 * scrollY) / room)), height },
+      },
       nextRef: refs.next,
-      gist: { ...gist, scrolled: Math.min(100, Math.round((100 * scrollY) / room)), height },
     };
   }
