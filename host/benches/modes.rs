@@ -13,11 +13,9 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use tether_host::cdp::connection::CdpConnection;
-use tether_host::worker::Worker;
 use tether_tests::bench::open_loaded_tab;
 use tether_tests::cdp::RawSession;
 use tether_tests::extension::ExtensionBrowser;
-use tether_tests::relay::HOST;
 use tether_tests::timing::{median_ms, timed};
 
 const RUNS: usize = 30;
@@ -65,16 +63,7 @@ impl Raw<'_> {
 fn main() {
     tether_tests::block_on(async {
         let b: &'static ExtensionBrowser = Box::leak(Box::new(ExtensionBrowser::launch().await));
-        let worker = Worker {
-            browser_ws: b.chromium.ws_url().to_owned(),
-            relay: format!("ws://{}", b.relay.addr),
-            token: HOST.into(),
-            client_id: "bench-worker".into(),
-            forbid_urls: Vec::new(),
-            ca_file: None,
-            allow_evaluate: false,
-        };
-        tokio::spawn(worker.serve());
+        b.serve_worker("bench-worker").await;
         let page = b.url("/fixtures/article.html");
         let act = |session: &'static str, client: String, action: &'static str, params: Value| async move {
             let result = b.act_on(session, Some(&client), action, params).await;
@@ -82,7 +71,6 @@ fn main() {
             result["result"].clone()
         };
         let worker_id = "bench-worker".to_owned();
-        b.wait_for_client(&worker_id).await;
         let worker_tab =
             act("wrk", worker_id.clone(), "session_start", json!({ "url": page })).await["tabId"].clone();
         let ext_tab = act(

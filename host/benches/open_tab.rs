@@ -14,11 +14,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tether_host::cdp::connection::CdpConnection;
 use tether_host::tabs::HOOKS_JS;
-use tether_host::worker::Worker;
 use tether_tests::bench::{new_window, open_loaded_tab};
 use tether_tests::cdp::RawSession;
 use tether_tests::extension::ExtensionBrowser;
-use tether_tests::relay::HOST;
 use tether_tests::timing::median_ms;
 
 const RUNS: usize = 15;
@@ -118,17 +116,7 @@ const EXTENSION_CALLS: &str = "(async () => { const t0 = performance.now(); \
 fn main() {
     tether_tests::block_on(async {
         let b: &'static ExtensionBrowser = Box::leak(Box::new(ExtensionBrowser::launch().await));
-        let worker = Worker {
-            browser_ws: b.chromium.ws_url().to_owned(),
-            relay: format!("ws://{}", b.relay.addr),
-            token: HOST.into(),
-            client_id: "bench-worker".into(),
-            forbid_urls: Vec::new(),
-            ca_file: None,
-            allow_evaluate: false,
-        };
-        tokio::spawn(worker.serve());
-        b.wait_for_client("bench-worker").await;
+        b.serve_worker("bench-worker").await;
         let page = b.url("/fixtures/article.html");
         let cdp = CdpConnection::connect(b.chromium.ws_url()).await.unwrap();
         let (sw, sw_session) = b.service_worker().await;

@@ -149,6 +149,22 @@ impl ExtensionBrowser {
         self.relay.wait_online(client_id, JOIN_WITHIN).await
     }
 
+    /// Serves this browser's relay with an in-process worker on this same browser too, as
+    /// `client_id`, once it is online: worker mode beside extension mode, for benches.
+    pub async fn serve_worker(&self, client_id: &str) {
+        let worker = tether_host::worker::Worker {
+            browser_ws: self.chromium.ws_url().to_owned(),
+            relay: format!("ws://{}", self.relay.addr),
+            token: HOST.into(),
+            client_id: client_id.into(),
+            forbid_urls: Vec::new(),
+            ca_file: None,
+            allow_evaluate: false,
+        };
+        tokio::spawn(worker.serve());
+        self.wait_for_client(client_id).await;
+    }
+
     async fn online_extension_host(&self) -> Option<String> {
         let list = self.get("/api/extension/extension-list").await;
         list["clients"]
