@@ -46,6 +46,7 @@
   const siblingKey = (el) => (el.namespaceURI === XHTML ? el.localName : `${el.namespaceURI} ${el.localName}`);
   const nameTest = (el) => (el.namespaceURI === XHTML ? el.localName : `*[local-name()='${el.localName}']`);
 
+  // Puts every element child of `parent` into `steps` with its step.
   function stepChildren(parent, steps) {
     const first = parent.firstElementChild;
     if (first === parent.lastElementChild) {
@@ -53,7 +54,7 @@
       return;
     }
     const count = new Map();
-    const children = [];
+    const children = []; // child, its key, child, its key, ...
     for (let child = first; child; child = child.nextElementSibling) {
       const key = siblingKey(child);
       children.push(child, key);
