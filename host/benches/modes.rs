@@ -8,12 +8,12 @@
 //!
 //! Figures go to docs/performance.md.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::{json, Value};
 use tether_host::cdp::connection::CdpConnection;
-use tether_tests::bench::open_loaded_tab;
+use tether_tests::bench::{open_loaded_tab, tether_open};
 use tether_tests::cdp::RawSession;
 use tether_tests::extension::ExtensionBrowser;
 use tether_tests::timing::{median_ms, timed};
@@ -66,9 +66,7 @@ fn main() {
         b.serve_worker("bench-worker").await;
         let page = b.url("/fixtures/article.html");
         let act = |session: &'static str, client: String, action: &'static str, params: Value| async move {
-            let result = b.act_on(session, Some(&client), action, params).await;
-            assert_eq!(result["status"], "success", "{result}");
-            result["result"].clone()
+            b.ok_on(session, &client, action, params).await
         };
         let worker_id = "bench-worker".to_owned();
         let worker_tab =
@@ -102,17 +100,15 @@ fn main() {
              for (let i = 0; i < 50; i++) await chrome.debugger.sendCommand({{ tabId: {ext_tab} }}, 'Runtime.evaluate', {{ expression: '1' }}); \
              return (performance.now() - t0) / 50; }})()"
         );
-        let per_call = sw
-            .call(
-                Some(&sw_session),
-                "Runtime.evaluate",
-                json!({ "expression": probe, "awaitPromise": true, "returnByValue": true }),
-            )
-            .await
-            .unwrap();
+        let per_call = RawSession {
+            cdp: &sw,
+            session: sw_session,
+        }
+        .eval(&probe)
+        .await;
         println!(
             "chrome.debugger.sendCommand inside the service worker: {:.2} ms a call",
-            per_call["result"]["value"].as_f64().unwrap_or(f64::NAN)
+            per_call.as_f64().unwrap_or(f64::NAN)
         );
         println!(
             "{:<26} {:>9} {:>10} {:>9} {:>11} {:>11}",
@@ -154,19 +150,7 @@ fn main() {
         // then session_stop (closing the tab) after the timing; raw CDP opens a tab likewise.
         let page = &page;
         let open = |session: &'static str, client: String| async move {
-            let started = Instant::now();
-            let params = json!({ "url": page });
-            let tab = act(session, client.clone(), "session_start", params).await["tabId"].clone();
-            act(
-                session,
-                client.clone(),
-                "browser_wait_for_loaded",
-                json!({ "tabId": tab }),
-            )
-            .await;
-            let took = started.elapsed();
-            act(session, client, "session_stop", json!({})).await;
-            took
+            tether_open(|action, params| b.ok_on(session, &client, action, params), page).await
         };
         let (mut raw_t, mut worker_t, mut ext_t) = (Vec::new(), Vec::new(), Vec::new());
         for run in 0..WARMUP + RUNS {

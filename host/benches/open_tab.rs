@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tether_host::cdp::connection::CdpConnection;
 use tether_host::tabs::HOOKS_JS;
-use tether_tests::bench::{new_window, open_loaded_tab};
+use tether_tests::bench::{new_window, open_loaded_tab, tether_open};
 use tether_tests::cdp::RawSession;
 use tether_tests::extension::ExtensionBrowser;
 use tether_tests::timing::median_ms;
@@ -119,24 +119,11 @@ fn main() {
         b.serve_worker("bench-worker").await;
         let page = b.url("/fixtures/article.html");
         let cdp = CdpConnection::connect(b.chromium.ws_url()).await.unwrap();
-        let (sw, sw_session) = b.service_worker().await;
+        let (sw, session) = b.service_worker().await;
+        let service_worker = RawSession { cdp: &sw, session };
         let tether = |session: &'static str, client: String| {
-            let page = page.clone();
-            async move {
-                let start = Instant::now();
-                let client = &client;
-                let act = |action, params| async move {
-                    let answer = b.act_on(session, Some(client), action, params).await;
-                    assert_eq!(answer["status"], "success", "{answer}");
-                    answer
-                };
-                let started = act("session_start", json!({ "url": page })).await;
-                let tab = started["result"]["tabId"].clone();
-                act("browser_wait_for_loaded", json!({ "tabId": tab })).await;
-                let took = start.elapsed();
-                act("session_stop", json!({})).await;
-                took
-            }
+            let page = &page;
+            async move { tether_open(|action, params| b.ok_on(session, &client, action, params), page).await }
         };
 
         let names = [
@@ -150,16 +137,8 @@ fn main() {
         ];
         let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
         for run in 0..WARMUP + RUNS {
-            let sw_calls = sw
-                .call(
-                    Some(&sw_session),
-                    "Runtime.evaluate",
-                    json!({ "expression": EXTENSION_CALLS, "awaitPromise": true, "returnByValue": true }),
-                )
-                .await
-                .unwrap();
-            let ms =
-                |i: usize| Duration::from_secs_f64(sw_calls["result"]["value"][i].as_f64().unwrap() / 1e3);
+            let sw_calls = service_worker.eval(EXTENSION_CALLS).await;
+            let ms = |i: usize| Duration::from_secs_f64(sw_calls[i].as_f64().unwrap() / 1e3);
             let row = [
                 open_loaded_tab(&cdp, &page).await,
                 prepared_then_navigated(&cdp, &page).await,

@@ -8,28 +8,10 @@
 //!
 //! Figures go to docs/performance.md.
 
-use std::time::{Duration, Instant};
-
-use serde_json::{json, Value};
-use tether_tests::bench::{ms, open_loaded_tab, stats, RUNS};
+use tether_tests::bench::{ms, open_loaded_tab, stats, tether_open, RUNS};
 use tether_tests::Harness;
 
 const WARMUP: usize = 3;
-
-/// Tether: `session_start` and `browser_wait_for_loaded` through `act`, then `session_stop`
-/// (which closes the tab) after the timing.
-async fn tether_open<F, Fut>(act: F, url: &str) -> Duration
-where
-    F: Fn(&'static str, Value) -> Fut,
-    Fut: std::future::Future<Output = Value>,
-{
-    let start = Instant::now();
-    let tab = act("session_start", json!({ "url": url })).await["tabId"].clone();
-    act("browser_wait_for_loaded", json!({ "tabId": tab })).await;
-    let took = start.elapsed();
-    act("session_stop", json!({})).await;
-    took
-}
 
 fn main() {
     tether_tests::block_on(async {

@@ -240,6 +240,22 @@ pub async fn open_loaded_tab(cdp: &CdpConnection, url: &str) -> Duration {
     took
 }
 
+/// Tether opening a tab on a loaded page: `session_start` and `browser_wait_for_loaded`
+/// through `act` (an action's name and params to its result); how long they took. The
+/// session is stopped again (its tab closed) after the timing.
+pub async fn tether_open<F, Fut>(act: F, url: &str) -> Duration
+where
+    F: Fn(&'static str, Value) -> Fut,
+    Fut: Future<Output = Value>,
+{
+    let start = Instant::now();
+    let tab = act("session_start", json!({ "url": url })).await["tabId"].clone();
+    act("browser_wait_for_loaded", json!({ "tabId": tab })).await;
+    let took = start.elapsed();
+    act("session_stop", json!({})).await;
+    took
+}
+
 /// A blank tab of raw CDP's own in a window of its own, as the worker opens a session's tab (a
 /// background tab of a shared window would not paint, so could not be captured); attached.
 pub async fn new_window(cdp: &CdpConnection) -> (RawSession<'_>, Value) {

@@ -152,17 +152,16 @@ impl ExtensionBrowser {
     /// Serves this browser's relay with an in-process worker on this same browser too, as
     /// `client_id`, once it is online: worker mode beside extension mode, for benches.
     pub async fn serve_worker(&self, client_id: &str) {
-        let worker = tether_host::worker::Worker {
-            browser_ws: self.chromium.ws_url().to_owned(),
-            relay: format!("ws://{}", self.relay.addr),
-            token: HOST.into(),
-            client_id: client_id.into(),
-            forbid_urls: Vec::new(),
-            ca_file: None,
-            allow_evaluate: false,
-        };
-        tokio::spawn(worker.serve());
+        // The worker lives as long as the runtime: its handle is not needed.
+        drop(self.relay.start_worker_on(self.chromium.ws_url(), client_id));
         self.wait_for_client(client_id).await;
+    }
+
+    /// `act_on` that must succeed: the result payload.
+    pub async fn ok_on(&self, session: &str, client: &str, action: &str, params: Value) -> Value {
+        let answer = self.act_on(session, Some(client), action, params).await;
+        assert_eq!(answer["status"], "success", "{action}: {answer}");
+        answer["result"].clone()
     }
 
     async fn online_extension_host(&self) -> Option<String> {

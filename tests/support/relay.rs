@@ -118,8 +118,13 @@ impl RelayApi {
     /// Serves this relay with a worker wired exactly as the `worker` command wires it, on the
     /// harness's Chromium (as `--browser-ws`), as the browser `client_id`.
     pub fn start_worker(&self, harness: &Harness, client_id: &str) -> tokio::task::JoinHandle<()> {
+        self.start_worker_on(harness.browser_ws(), client_id)
+    }
+
+    /// The same on the browser at `browser_ws`.
+    pub fn start_worker_on(&self, browser_ws: &str, client_id: &str) -> tokio::task::JoinHandle<()> {
         let worker = Worker {
-            browser_ws: harness.browser_ws().to_owned(),
+            browser_ws: browser_ws.to_owned(),
             relay: format!("ws://{}", self.addr),
             token: HOST.into(),
             client_id: client_id.into(),
