@@ -280,12 +280,10 @@ async fn browser_part_of_big_page(raw: &Raw<'_>, raw_scan: Stats) {
             "window.tetherReply = JSON.stringify(({LIB_JS})().{function}({{ scope: 'document' }})).length"
         )
     };
+    let scan_part = format!("(() => {{ {DOM_READS}; return window.tetherReply; }})()");
     raw.eval(&keep("scan")).await;
     let scan_floor = measure(|| async {
-        raw.eval(&format!(
-            "(() => {{ {DOM_READS}; return window.tetherReply; }})()"
-        ))
-        .await;
+        raw.eval(&scan_part).await;
     })
     .await;
     report("  raw: scan vs the browser's part of it", raw_scan, scan_floor);
@@ -294,13 +292,13 @@ async fn browser_part_of_big_page(raw: &Raw<'_>, raw_scan: Stats) {
         raw.lib("snapshot", json!({ "scope": "document" })).await;
     })
     .await;
+    let snapshot_part = format!(
+        "(() => {{ for (const el of document.querySelectorAll('*')) {{ const s = getComputedStyle(el); s.display; s.visibility; }}
+            {DOM_READS}; return window.tetherReply; }})()"
+    );
     raw.eval(&keep("snapshot")).await;
     let snapshot_floor = measure(|| async {
-        raw.eval(&format!(
-            "(() => {{ for (const el of document.querySelectorAll('*')) {{ const s = getComputedStyle(el); s.display; s.visibility; }}
-                {DOM_READS}; return window.tetherReply; }})()"
-        ))
-        .await;
+        raw.eval(&snapshot_part).await;
     })
     .await;
     report(
