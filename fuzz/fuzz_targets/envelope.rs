@@ -11,7 +11,6 @@ use tether_relay::request::Request;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(envelope) = serde_json::from_slice::<Envelope>(data) {
-        let _ = Request::read(&envelope.payload);
         for role in [Role::Orchestrator, Role::Host, Role::Observer] {
             match envelope.clone().read(role) {
                 Ok(message) => {

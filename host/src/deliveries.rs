@@ -96,13 +96,21 @@ impl Deliveries {
         if envelope.kind != "browser_action.result" {
             return;
         }
-        let key = |p: &serde_json::Value| {
-            Some((
-                p["sessionId"].as_str()?.to_owned(),
-                p["actionId"].as_str()?.to_owned(),
-            ))
+        /// The fields of a result that name its action.
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Key {
+            session_id: String,
+            action_id: String,
+        }
+        let Ok(Key {
+            session_id,
+            action_id,
+        }) = serde_json::from_str(envelope.payload.get())
+        else {
+            return;
         };
-        let Some(key) = key(&envelope.payload) else { return };
+        let key = (session_id, action_id);
         if let Some(kept) = self.lock().done.get_mut(&key) {
             kept.sent = false;
         }
@@ -227,7 +235,8 @@ mod tests {
             panic!("a finished action is not run again")
         };
         assert_eq!(again.reply_to.as_deref(), Some("d3"));
-        assert_eq!(again.payload["replayed"], true);
+        let payload: serde_json::Value = serde_json::from_str(again.payload.get()).unwrap();
+        assert_eq!(payload["replayed"], true);
         assert!(
             matches!(deliveries.begin("other", "a", None), Begin::Run),
             "ids are per session"

@@ -55,14 +55,14 @@ pub struct Taken {
 
 /// A session event the relay owning the session logged, as the other relays of the
 /// deployment receive it (their subscribers see it with the same `eventIndex`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionEvent {
     pub session_id: String,
     pub event_index: u64,
     #[serde(rename = "type")]
     pub kind: String,
-    pub payload: Value,
+    pub payload: crate::envelope::Payload,
     /// Unix milliseconds.
     pub timestamp: i64,
     /// A browser's event copied into the session's log.

@@ -1,7 +1,14 @@
 //! The relay envelope `{ v, type, id, replyTo, payload }` (PROTOCOL.md §2).
+//!
+//! The payload is held as the JSON text it came in or was written as: a relay passes most
+//! payloads on (to a host, an orchestrator, a log line, a subscriber) without looking inside,
+//! and a tree of `Value`s built and written out again at each of those steps was a quarter of
+//! its time under load (issue 14). A message is read from the text once, by its own type.
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The protocol version every envelope carries.
 pub const PROTOCOL_VERSION: &str = "1";
@@ -10,8 +17,23 @@ pub const PROTOCOL_VERSION: &str = "1";
 /// their results under it. Anything bigger travels as an artifact.
 pub const MAX_ENVELOPE_BYTES: usize = 16 << 20;
 
+/// A payload as JSON text, shared by every place it goes.
+pub type Payload = Arc<RawValue>;
+
+/// A payload of any plain data.
+pub fn payload(value: &impl Serialize) -> Payload {
+    // Plain data (string keys only) always serialises; null keeps the type honest.
+    serde_json::value::to_raw_value(value)
+        .unwrap_or_else(|_| RawValue::NULL.to_owned())
+        .into()
+}
+
+fn no_payload() -> Payload {
+    RawValue::NULL.to_owned().into()
+}
+
 /// One relay WebSocket frame. Unknown fields are ignored, as the spec asks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Envelope {
     pub v: String,
@@ -21,12 +43,12 @@ pub struct Envelope {
     pub id: Option<String>,
     #[serde(default)]
     pub reply_to: Option<String>,
-    #[serde(default)]
-    pub payload: Value,
+    #[serde(default = "no_payload")]
+    pub payload: Payload,
 }
 
 impl Envelope {
-    pub fn new(kind: impl Into<String>, payload: Value) -> Self {
+    pub fn new(kind: impl Into<String>, payload: Payload) -> Self {
         Self {
             v: PROTOCOL_VERSION.to_owned(),
             kind: kind.into(),

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::descriptors::ActionDescriptor;
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Payload};
 use crate::twin::{FullState, TabEvent, TwinSync};
 use crate::{ActionError, ActionResult, ErrorCode};
 
@@ -354,25 +354,27 @@ impl Envelope {
 
     /// The frame's message, whoever sent it (for peers that trust the relay).
     pub fn message(self) -> Result<Message, Unreadable> {
-        let payload = match self.payload {
-            Value::Null => empty_object(),
-            payload => payload,
+        // A missing or null payload is an empty one.
+        let text = match self.payload.get() {
+            "null" => "{}",
+            text => text,
         };
-        match Message::read(&self.kind, &payload) {
+        match Message::read(&self.kind, text) {
             None => Err(Unreadable::UnknownType(self.kind)),
             Some(Ok(message)) => Ok(message),
             Some(Err(why)) => Err(Unreadable::BadPayload {
+                payload: serde_json::from_str(text).unwrap_or(Value::Null),
                 kind: self.kind,
                 why,
-                payload,
             }),
         }
     }
 }
 
-/// Reads a payload, saying which field is wrong.
-fn payload_of<T: serde::de::DeserializeOwned>(payload: &Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(payload).map_err(|e| e.to_string())
+/// Reads a payload from its JSON text, saying which field is wrong.
+fn payload_of<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    let mut json = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut json).map_err(|e| e.to_string())
 }
 
 macro_rules! messages {
@@ -393,16 +395,14 @@ macro_rules! messages {
             }
 
             /// The type on the wire and the payload.
-            pub fn split(self) -> (&'static str, Value) {
-                let kind = self.kind();
+            pub fn split(&self) -> (&'static str, Payload) {
                 let payload = match self {
-                    $(Self::$variant(payload) => serde_json::to_value(payload),)+
+                    $(Self::$variant(payload) => crate::envelope::payload(payload),)+
                 };
-                // Every payload type is plain data, which always serialises.
-                (kind, payload.unwrap_or(Value::Null))
+                (self.kind(), payload)
             }
 
-            fn read(kind: &str, payload: &Value) -> Option<Result<Self, String>> {
+            fn read(kind: &str, payload: &str) -> Option<Result<Self, String>> {
                 match kind {
                     $($wire => Some(payload_of(payload).map(Self::$variant)),)+
                     _ => None,
@@ -463,7 +463,7 @@ mod tests {
     use serde_json::json;
 
     fn frame(kind: &str, payload: Value) -> Envelope {
-        Envelope::new(kind, payload)
+        Envelope::new(kind, crate::envelope::payload(&payload))
     }
 
     #[test]
@@ -533,7 +533,7 @@ mod tests {
             list.clone().read(Role::Orchestrator),
             Ok(Message::ExtensionList(Empty {}))
         );
-        list.payload = json!({ "ignored": true });
+        list.payload = crate::envelope::payload(&json!({ "ignored": true }));
         assert!(
             list.read(Role::Orchestrator).is_ok(),
             "unknown fields are ignored"
@@ -546,12 +546,12 @@ mod tests {
             action_id: "a1".into(),
         }))
         .reply_to(Some("r".into()));
-        let text = serde_json::to_value(&ack).unwrap();
+        let text = serde_json::to_string(&ack).unwrap();
         assert_eq!(
-            text,
+            serde_json::from_str::<Value>(&text).unwrap(),
             json!({ "v": "1", "type": "browser_action.ack", "id": null, "replyTo": "r", "payload": { "actionId": "a1" } })
         );
-        let back: Envelope = serde_json::from_value(text).unwrap();
+        let back: Envelope = serde_json::from_str(&text).unwrap();
         assert_eq!(
             back.message(),
             Ok(Message::BrowserActionAck(Ack {

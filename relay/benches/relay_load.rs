@@ -8,7 +8,10 @@
 //!    hosts on one, orchestrators on the other, so every action and its result cross both;
 //! 3. memory: the relay's RSS idle, then with 1000 hosts joined.
 //!
-//!     cargo bench -p tether-relay --bench relay_load
+//! ```sh
+//! cargo bench -p tether-relay --bench relay_load
+//! cargo bench -p tether-relay --bench relay_load -- one   # one relay only (for a profile)
+//! ```
 //!
 //! The load generator shares the machine with the relay: on 2 cores they compete, so the
 //! figures are a floor for the relay alone. Figures go to docs/performance.md.
@@ -247,6 +250,9 @@ fn main() {
     tether_tests::block_on(async {
         forwarding(SESSIONS, None).await;
         forwarding(20, None).await;
+        if std::env::args().any(|a| a == "one") {
+            return;
+        }
         let nats = NatsServer::start().await;
         forwarding(SESSIONS, Some(&nats)).await;
         forwarding(20, Some(&nats)).await;

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
+use tether_protocol::envelope::Payload;
 use tether_protocol::messages::Message;
 use tokio::sync::broadcast;
 
@@ -48,7 +48,7 @@ pub struct Event {
     /// log could not be written).
     pub index: Option<u64>,
     pub kind: String,
-    pub payload: Arc<Value>,
+    pub payload: Payload,
     pub timestamp_ms: i64,
     /// A client event copied into a session's log (an all-seeing subscriber already has it).
     pub copy: bool,
@@ -121,7 +121,7 @@ impl Events {
     /// Logs a session event and hands it to its subscribers.
     pub fn session(&self, session: &str, direction: Direction, event: Message) {
         let (kind, payload) = event.split();
-        self.publish_session(session, direction, kind, Arc::new(payload), false);
+        self.publish_session(session, direction, kind, payload, false);
     }
 
     /// Hands a session event to its subscribers without logging it: it says how things stand
@@ -132,7 +132,7 @@ impl Events {
             scope: Scope::Session(session.to_owned()),
             index: None,
             kind: kind.to_owned(),
-            payload: Arc::new(payload),
+            payload,
             timestamp_ms: Utc::now().timestamp_millis(),
             copy: false,
         }));
@@ -140,9 +140,8 @@ impl Events {
 
     /// Publishes a browser's event, and copies it into each session bound to it.
     pub fn client(&self, client: &str, event: Message, sessions: &[String]) {
-        let (kind, payload) = event.split();
         // One payload, shared by the browser's event and every session's copy.
-        let payload = Arc::new(payload);
+        let (kind, payload) = event.split();
         for session in sessions {
             self.publish_session(session, Direction::Out, kind, payload.clone(), true);
         }
@@ -156,14 +155,7 @@ impl Events {
         }));
     }
 
-    fn publish_session(
-        &self,
-        session: &str,
-        direction: Direction,
-        kind: &str,
-        payload: Arc<Value>,
-        copy: bool,
-    ) {
+    fn publish_session(&self, session: &str, direction: Direction, kind: &str, payload: Payload, copy: bool) {
         let event = |index| {
             Arc::new(Event {
                 scope: Scope::Session(session.to_owned()),
@@ -235,7 +227,7 @@ fn from_entry(entry: Entry) -> Event {
         scope: Scope::Session(entry.session_id),
         index: Some(entry.event_index),
         kind: entry.kind,
-        payload: Arc::new(entry.payload),
+        payload: entry.payload,
         timestamp_ms,
         copy: false,
     }

@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
+use tether_protocol::envelope::Payload;
 use tether_protocol::result::rfc3339_ms;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,7 +24,7 @@ pub enum Direction {
     Internal,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
     pub session_id: String,
@@ -32,7 +33,8 @@ pub struct Entry {
     pub direction: Direction,
     #[serde(rename = "type")]
     pub kind: String,
-    pub payload: Value,
+    /// As written: the log is read back to be passed on, not looked into.
+    pub payload: Payload,
 }
 
 /// An entry as written, borrowing what the caller already has.
@@ -45,7 +47,7 @@ struct EntryRef<'a> {
     direction: Direction,
     #[serde(rename = "type")]
     kind: &'a str,
-    payload: &'a Value,
+    payload: &'a RawValue,
 }
 
 struct Open {
@@ -74,7 +76,7 @@ impl SessionLog {
         session_id: &str,
         direction: Direction,
         kind: &str,
-        payload: &Value,
+        payload: &RawValue,
     ) -> std::io::Result<u64> {
         self.append_then(session_id, direction, kind, payload, |index| index)
     }
@@ -86,7 +88,7 @@ impl SessionLog {
         session_id: &str,
         direction: Direction,
         kind: &str,
-        payload: &Value,
+        payload: &RawValue,
         then: impl FnOnce(u64) -> R,
     ) -> std::io::Result<R> {
         let log = self.session(session_id)?;
@@ -184,7 +186,8 @@ fn ends_mid_line(file: &mut File) -> std::io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+    use tether_protocol::envelope::payload;
 
     #[test]
     fn entries_are_numbered_written_at_once_and_read_back() {
@@ -195,13 +198,18 @@ mod tests {
                 "s1",
                 Direction::In,
                 "browser_action",
-                &json!({ "actionName": "browser_click" }),
+                &payload(&json!({ "actionName": "browser_click" })),
             )
             .unwrap();
-        log.append("s1", Direction::Out, "browser_action.ack", &json!({}))
+        log.append("s1", Direction::Out, "browser_action.ack", &payload(&json!({})))
             .unwrap();
-        log.append("other", Direction::Internal, "session.state", &json!({}))
-            .unwrap();
+        log.append(
+            "other",
+            Direction::Internal,
+            "session.state",
+            &payload(&json!({})),
+        )
+        .unwrap();
         assert_eq!(first, 0);
 
         // On disk already, one object a line, in the spec's shape.
@@ -224,15 +232,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let log = SessionLog::new(dir.path()).unwrap();
-            log.append("s", Direction::In, "a", &json!(1)).unwrap();
-            log.append("s", Direction::In, "b", &json!(2)).unwrap();
+            log.append("s", Direction::In, "a", &payload(&json!(1))).unwrap();
+            log.append("s", Direction::In, "b", &payload(&json!(2))).unwrap();
         }
         let path = SessionLog::new(dir.path()).unwrap().path("s");
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(b"{\"sessionId\":\"s\",\"eventIn").unwrap(); // a crash mid-line
         drop(file);
         let log = SessionLog::new(dir.path()).unwrap();
-        assert_eq!(log.append("s", Direction::Out, "c", &json!(3)).unwrap(), 2);
+        assert_eq!(
+            log.append("s", Direction::Out, "c", &payload(&json!(3))).unwrap(),
+            2
+        );
         // The entry after the torn line is whole, and read back.
         let entries = log.read_after("s", Some(1)).unwrap();
         assert_eq!(entries.len(), 1);
@@ -253,7 +264,8 @@ mod tests {
         ] {
             let path = log.path(id);
             assert_eq!(path.parent().unwrap(), dir.path().join("logs"), "{id:?}");
-            log.append(id, Direction::In, "t", &json!(null)).unwrap();
+            log.append(id, Direction::In, "t", &payload(&json!(null)))
+                .unwrap();
             assert_eq!(log.read_after(id, None).unwrap()[0].session_id, id);
         }
         assert_eq!(

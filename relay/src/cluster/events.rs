@@ -29,7 +29,7 @@ impl Deployment for Shared {
             session_id: session_id.clone(),
             event_index: index,
             kind: event.kind.clone(),
-            payload: (*event.payload).clone(),
+            payload: event.payload.clone(),
             timestamp: event.timestamp_ms,
             copy: event.copy,
         };
@@ -92,7 +92,7 @@ fn from_shared(shared: SessionEvent) -> Event {
         scope: Scope::Session(shared.session_id),
         index: Some(shared.event_index),
         kind: shared.kind,
-        payload: Arc::new(shared.payload),
+        payload: shared.payload,
         timestamp_ms: shared.timestamp,
         copy: shared.copy,
     }
@@ -135,7 +135,7 @@ pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
                     session_id: request.session_id.clone(),
                     event_index: e.index.unwrap_or_default(),
                     kind: e.kind.clone(),
-                    payload: (*e.payload).clone(),
+                    payload: e.payload.clone(),
                     timestamp: e.timestamp_ms,
                     copy: e.copy,
                 })

@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::Utc;
 use futures::Stream;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tether_protocol::messages::{Binding, Message, SessionMessage};
 use tether_protocol::{ActionError, ErrorCode};
@@ -142,13 +142,28 @@ pub async fn events(
     Sse::new(stream(state, subscription, connection)).into_response()
 }
 
-fn frame(kind: &str, timestamp_ms: i64, data: &Value) -> SseEvent {
-    let body = json!({ "type": kind, "timestamp": timestamp_ms, "data": data });
-    SseEvent::default().event(kind).data(body.to_string())
+/// An SSE event's data (PROTOCOL.md §2.4).
+#[derive(Serialize)]
+struct SseData<'a, T: Serialize + ?Sized> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    timestamp: i64,
+    data: &'a T,
+}
+
+fn frame<T: Serialize + ?Sized>(kind: &str, timestamp_ms: i64, data: &T) -> SseEvent {
+    let body = SseData {
+        kind,
+        timestamp: timestamp_ms,
+        data,
+    };
+    // Plain data (string keys only) always serialises.
+    let body = serde_json::to_string(&body).unwrap_or_default();
+    SseEvent::default().event(kind).data(body)
 }
 
 fn from_event(event: &Arc<Event>) -> SseEvent {
-    let sse = frame(&event.kind, event.timestamp_ms, &event.payload);
+    let sse = frame(&event.kind, event.timestamp_ms, &*event.payload);
     match event.index {
         Some(index) => sse.id(index.to_string()),
         None => sse,

@@ -233,7 +233,7 @@ fn start_subscription(
             // Waiting for room makes a slow subscriber fall behind the broadcast, which it
             // then catches up on from the log: the relay holds no more for it.
             if !out
-                .send_when_room(Envelope::new(event.kind.clone(), (*event.payload).clone()))
+                .send_when_room(Envelope::new(event.kind.clone(), event.payload.clone()))
                 .await
             {
                 break;
