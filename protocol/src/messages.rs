@@ -371,6 +371,10 @@ impl Envelope {
     }
 }
 
+/// The type of an action's result, for its payload passed on as written (a relay keeps the
+/// text it stored rather than writing the result out again).
+pub const RESULT_KIND: &str = "browser_action.result";
+
 /// Reads a payload from its JSON text, saying which field is wrong.
 fn payload_of<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     let mut json = serde_json::Deserializer::from_str(text);
@@ -524,6 +528,12 @@ mod tests {
             panic!()
         };
         assert_eq!(payload["sessionId"], "s", "the payload comes back");
+    }
+
+    #[test]
+    fn the_result_kind_is_the_results_type() {
+        let result = ActionResult::unsent("s", "browser_tabs", ActionError::internal("x"));
+        assert_eq!(Message::BrowserActionResult(result).kind(), RESULT_KIND);
     }
 
     #[test]

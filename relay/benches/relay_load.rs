@@ -191,6 +191,7 @@ async fn forwarding(sessions: usize, nats: Option<&NatsServer>) {
         }
     }
     let start = Instant::now();
+    let cpu_before = relay_cpu(&hosts_on, other.as_ref());
     let tasks: Vec<_> = (0..ORCHESTRATORS)
         .map(|o| {
             let mine: Vec<usize> = (0..sessions).filter(|s| s % ORCHESTRATORS == o).collect();
@@ -202,19 +203,28 @@ async fn forwarding(sessions: usize, nats: Option<&NatsServer>) {
         latencies.extend(task.await.unwrap());
     }
     let elapsed = start.elapsed();
+    let cpu = relay_cpu(&hosts_on, other.as_ref()) - cpu_before;
     latencies.sort();
     let total = latencies.len();
     println!(
         "forwarding, {label}: {total} actions over {sessions} sessions and {HOSTS} hosts in {:.2} s: {:.0} actions/s; \
+         relay CPU {:.1} us per action; \
          latency p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms; relay RSS after: {} KiB",
         elapsed.as_secs_f64(),
         total as f64 / elapsed.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / total as f64,
         percentile(&latencies, 0.5),
         percentile(&latencies, 0.9),
         percentile(&latencies, 0.99),
         percentile(&latencies, 1.0),
         relay.rss_kib(),
     );
+}
+
+/// The CPU time the relays have used: what an action costs them, whatever share of the
+/// machine the load generator takes.
+fn relay_cpu(hosts_on: &RelayProcess, other: Option<&RelayProcess>) -> Duration {
+    hosts_on.cpu_time() + other.map_or(Duration::ZERO, RelayProcess::cpu_time)
 }
 
 async fn memory() {

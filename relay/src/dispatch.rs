@@ -12,6 +12,7 @@ use tether_protocol::{ActionError, ActionName, ActionResult, Envelope, ErrorCode
 use tokio::time::Instant;
 
 use crate::config::ConfirmMode;
+use crate::events::Logged;
 use crate::host_link::{HostAnswer, Link};
 use crate::journal::Record;
 use crate::request::Request;
@@ -168,19 +169,17 @@ fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Ut
         action_name: request.action_name.as_str().into(),
         tab_id: request.params.get("tabId").and_then(serde_json::Value::as_i64),
     });
-    relay.publish_state(changed);
-    let event = ActionStarted {
+    let started = ActionStarted {
         action_id: request.action_id.clone(),
         action_name: request.action_name.clone(),
         session_id: request.session_id.clone(),
         client_id: client_id.to_owned(),
         started_at: tether_protocol::result::rfc3339_ms(started),
     };
-    relay.events.session(
-        &request.session_id,
-        Direction::Internal,
-        Message::ActionStarted(event),
-    );
+    // The new state, then the start, in one write.
+    let mut events = crate::state::state_events(changed);
+    events.push(Logged::of(Direction::Internal, &Message::ActionStarted(started)));
+    relay.events.session_all(&request.session_id, events);
 }
 
 /// Sends the action to the host and waits: for its ack within the ack timeout, for its result

@@ -17,7 +17,7 @@ use tether_protocol::envelope::Payload;
 use tether_protocol::messages::Message;
 use tokio::sync::broadcast;
 
-use crate::session_log::{Direction, Entry, SessionLog};
+use crate::session_log::{Direction, Entry, Line, SessionLog};
 
 /// The types a subscriber receives; the log holds more (requests, acks).
 pub const EVENT_KINDS: &[&str] = &[
@@ -52,6 +52,32 @@ pub struct Event {
     pub timestamp_ms: i64,
     /// A client event copied into a session's log (an all-seeing subscriber already has it).
     pub copy: bool,
+}
+
+/// A session event as it is logged and published: its direction, type and payload.
+pub struct Logged {
+    pub direction: Direction,
+    pub kind: &'static str,
+    pub payload: Payload,
+}
+
+impl Logged {
+    pub fn of(direction: Direction, message: &Message) -> Self {
+        let (kind, payload) = message.split();
+        Self {
+            direction,
+            kind,
+            payload,
+        }
+    }
+
+    fn line(&self) -> Line<'_> {
+        Line {
+            direction: self.direction,
+            kind: self.kind,
+            payload: &self.payload,
+        }
+    }
 }
 
 /// What one subscriber wants. Both `None`: everything (orchestrators only).
@@ -120,8 +146,12 @@ impl Events {
 
     /// Logs a session event and hands it to its subscribers.
     pub fn session(&self, session: &str, direction: Direction, event: Message) {
-        let (kind, payload) = event.split();
-        self.publish_session(session, direction, kind, payload, false);
+        self.session_all(session, vec![Logged::of(direction, &event)]);
+    }
+
+    /// Logs a session's events in one write and hands them to its subscribers, in order.
+    pub fn session_all(&self, session: &str, events: Vec<Logged>) {
+        self.publish_session(session, events, false);
     }
 
     /// Hands a session event to its subscribers without logging it: it says how things stand
@@ -143,7 +173,12 @@ impl Events {
         // One payload, shared by the browser's event and every session's copy.
         let (kind, payload) = event.split();
         for session in sessions {
-            self.publish_session(session, Direction::Out, kind, payload.clone(), true);
+            let copy = Logged {
+                direction: Direction::Out,
+                kind,
+                payload: payload.clone(),
+            };
+            self.publish_session(session, vec![copy], true);
         }
         let _ = self.live.send(Arc::new(Event {
             scope: Scope::Client(client.to_owned()),
@@ -155,29 +190,35 @@ impl Events {
         }));
     }
 
-    fn publish_session(&self, session: &str, direction: Direction, kind: &str, payload: Payload, copy: bool) {
-        let event = |index| {
+    fn publish_session(&self, session: &str, events: Vec<Logged>, copy: bool) {
+        let timestamp_ms = Utc::now().timestamp_millis();
+        let event = |logged: &Logged, index| {
             Arc::new(Event {
                 scope: Scope::Session(session.to_owned()),
                 index,
-                kind: kind.to_owned(),
-                payload: payload.clone(),
-                timestamp_ms: Utc::now().timestamp_millis(),
+                kind: logged.kind.to_owned(),
+                payload: logged.payload.clone(),
+                timestamp_ms,
                 copy,
             })
         };
+        let lines: Vec<Line> = events.iter().map(Logged::line).collect();
         // Published under the log's lock, so subscribers see a session's events in index order.
-        let written = self.log.append_then(session, direction, kind, &payload, |index| {
-            let event = event(Some(index));
-            if let Some(deployment) = self.deployment.get() {
-                deployment.publish(&event);
+        let written = self.log.append_then(session, &lines, |first| {
+            for (logged, index) in events.iter().zip(first..) {
+                let event = event(logged, Some(index));
+                if let Some(deployment) = self.deployment.get() {
+                    deployment.publish(&event);
+                }
+                let _ = self.live.send(event);
             }
-            let _ = self.live.send(event);
         });
         if let Err(e) = written {
             // A full disk must not stop the browser work; the gap shows in the indexes.
-            tracing::error!(session, kind, "cannot write the session log: {e}");
-            let _ = self.live.send(event(None));
+            for logged in &events {
+                tracing::error!(session, logged.kind, "cannot write the session log: {e}");
+                let _ = self.live.send(event(logged, None));
+            }
         }
     }
 

@@ -2,7 +2,8 @@
 //! (an ack, then the result, each in reply to its request), or another relay of the deployment
 //! that took it from one of those.
 
-use tether_protocol::messages::{Ack, Message};
+use tether_protocol::envelope::Payload;
+use tether_protocol::messages::{Ack, Message, RESULT_KIND};
 use tether_protocol::{ActionResult, Envelope};
 use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
@@ -52,6 +53,22 @@ impl Reply {
                 outbox.send_releasing(envelope, Some(slot));
             }
             Self::Relayed(relay) => relay.deliver(result),
+        }
+    }
+
+    /// Delivers a result already written out as JSON (`written`, the text kept for repeats):
+    /// a socket sends that text rather than writing the result out once more.
+    pub fn deliver_written(self, result: ActionResult, written: &Payload) {
+        match self {
+            Self::Socket {
+                outbox,
+                request_id,
+                slot,
+            } => {
+                let envelope = Envelope::new(RESULT_KIND, written.clone()).reply_to(request_id);
+                outbox.send_releasing(envelope, Some(slot));
+            }
+            other => other.deliver(result),
         }
     }
 }

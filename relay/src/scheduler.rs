@@ -9,9 +9,10 @@
 use std::sync::Arc;
 
 use chrono::Utc;
-use tether_protocol::messages::Message;
+use tether_protocol::messages::{Message, RESULT_KIND};
 use tether_protocol::{ActionError, ActionResult, ErrorCode};
 
+use crate::events::Logged;
 use crate::journal::Record;
 use crate::reply::Reply;
 use crate::request::{Refused, Request};
@@ -139,19 +140,20 @@ fn finish(relay: &Relay, result: ActionResult, reply: Reply, params: &serde_json
         current_tab,
         result: &stored,
     });
-    publish_end(relay, &result, waiting, changed);
-    reply.deliver(result);
+    publish_end(relay, &result, &stored, waiting, changed);
+    reply.deliver_written(result, &stored);
 }
 
-/// Tells the log and the subscribers how an action ended, and hands the result to the repeats
-/// waiting for it.
-fn publish_end(relay: &Relay, result: &ActionResult, waiting: Vec<Reply>, changed: Changed) {
-    relay.events.session(
-        &result.session_id,
-        Direction::Out,
-        Message::BrowserActionResult(result.clone()),
-    );
-    relay.publish_state(changed);
+/// Tells the log and the subscribers how an action ended (the result as stored, then the
+/// session's new state, in one write), and hands the result to the repeats waiting for it.
+fn publish_end(relay: &Relay, result: &ActionResult, stored: &Stored, waiting: Vec<Reply>, changed: Changed) {
+    let mut events = vec![Logged {
+        direction: Direction::Out,
+        kind: RESULT_KIND,
+        payload: stored.clone(),
+    }];
+    events.extend(crate::state::state_events(changed));
+    relay.events.session_all(&result.session_id, events);
     for repeat in waiting {
         repeat.deliver(replayed(result.clone()));
     }
@@ -195,7 +197,7 @@ pub fn kept(relay: &Relay, client_id: &str, mut result: ActionResult) {
     match fate {
         Kept::Ended(waiting, changed) => {
             relay.metrics.finished(&result);
-            publish_end(relay, &result, waiting, changed);
+            publish_end(relay, &result, &stored, waiting, changed);
         }
         _ => relay
             .events

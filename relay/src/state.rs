@@ -14,7 +14,7 @@ use tether_protocol::{ActionError, ErrorCode};
 use crate::artifacts::{ArtifactStore, Limits};
 use crate::config::{Settings, Tokens};
 use crate::confirmations::Confirmations;
-use crate::events::Events;
+use crate::events::{Events, Logged};
 use crate::host_link::Link;
 use crate::journal::{self, Journal, Record};
 use crate::metrics::Metrics;
@@ -127,18 +127,9 @@ impl Relay {
 
     /// Tells a session's subscribers its new state; a completed session's stream ends.
     pub fn publish_state(&self, changed: Changed) {
-        let Some(state) = changed else { return };
-        let session_id = state.session_id.clone();
-        let completed = state.status == SessionStatus::Completed;
-        self.events
-            .session(&session_id, Direction::Internal, Message::SessionState(state));
-        if completed {
-            let end = StreamEnd {
-                session_id: session_id.clone(),
-                reason: "session_stop".into(),
-            };
-            self.events
-                .session(&session_id, Direction::Internal, Message::StreamEnd(end));
+        if let Some(state) = &changed {
+            let session_id = state.session_id.clone();
+            self.events.session_all(&session_id, state_events(changed));
         }
     }
 
@@ -254,4 +245,22 @@ impl axum::extract::FromRef<AppState> for Tokens {
     fn from_ref(state: &AppState) -> Tokens {
         state.tokens.clone()
     }
+}
+
+/// The events that tell a session's new state, if it changed: its state, then the end of its
+/// stream if it completed.
+pub fn state_events(changed: Changed) -> Vec<Logged> {
+    let Some(state) = changed else {
+        return Vec::new();
+    };
+    let completed = (state.status == SessionStatus::Completed).then(|| state.session_id.clone());
+    let mut events = vec![Logged::of(Direction::Internal, &Message::SessionState(state))];
+    if let Some(session_id) = completed {
+        let end = StreamEnd {
+            session_id,
+            reason: "session_stop".into(),
+        };
+        events.push(Logged::of(Direction::Internal, &Message::StreamEnd(end)));
+    }
+    events
 }

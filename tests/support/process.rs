@@ -106,6 +106,22 @@ impl RelayProcess {
             .expect("VmRSS")
     }
 
+    /// The CPU time it has used so far, user and system (from `/proc/<pid>/stat`).
+    pub fn cpu_time(&self) -> Duration {
+        let pid = self.child.id().expect("running");
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("its /proc stat");
+        // Fields after the command's closing parenthesis: utime and stime are the 12th and
+        // 13th of them, in clock ticks (100 a second on Linux).
+        let after_name = stat.rsplit_once(')').expect("(comm)").1;
+        let ticks: u64 = after_name
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .map(|t| t.parse::<u64>().expect("a tick count"))
+            .sum();
+        Duration::from_millis(ticks * 10)
+    }
+
     pub fn terminate(&self) {
         let pid = self.child.id().expect("running");
         let status = std::process::Command::new("kill")
