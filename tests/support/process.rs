@@ -97,29 +97,12 @@ impl RelayProcess {
 
     /// Its resident memory, in KiB.
     pub fn rss_kib(&self) -> u64 {
-        let pid = self.child.id().expect("running");
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its /proc status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS")
+        rss_kib(self.child.id().expect("running"))
     }
 
-    /// The CPU time it has used so far, user and system (from `/proc/<pid>/stat`).
+    /// The CPU time it has used so far, user and system.
     pub fn cpu_time(&self) -> Duration {
-        let pid = self.child.id().expect("running");
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("its /proc stat");
-        // Fields after the command's closing parenthesis: utime and stime are the 12th and
-        // 13th of them, in clock ticks (100 a second on Linux).
-        let after_name = stat.rsplit_once(')').expect("(comm)").1;
-        let ticks: u64 = after_name
-            .split_whitespace()
-            .skip(11)
-            .take(2)
-            .map(|t| t.parse::<u64>().expect("a tick count"))
-            .sum();
-        Duration::from_millis(ticks * 10)
+        cpu_time(self.child.id().expect("running"))
     }
 
     pub fn terminate(&self) {
@@ -170,4 +153,29 @@ pub async fn ready_when(child: &mut Child, marker: &str, what: &str) -> Vec<Stri
         .unwrap_or_else(|_| panic!("{what} did not start"));
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     log
+}
+
+/// The resident memory of process `pid`, in KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its /proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// The CPU time process `pid` has used so far, user and system (from `/proc/<pid>/stat`).
+pub fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("its /proc stat");
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th of
+    // them, in clock ticks (100 a second on Linux).
+    let after_name = stat.rsplit_once(')').expect("(comm)").1;
+    let ticks: u64 = after_name
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|t| t.parse::<u64>().expect("a tick count"))
+        .sum();
+    Duration::from_millis(ticks * 10)
 }

@@ -8,6 +8,11 @@
 //!    hosts on one, orchestrators on the other, so every action and its result cross both;
 //! 3. memory: the relay's RSS idle, then with 1000 hosts joined.
 //!
+//! Each forwarding run is first made, in the same run, through a bare WebSocket router
+//! ([`floor`]): the floor of moving these frames through a process on this machine. Every
+//! run reports the CPU time its relays (or the router) used per action, which does not depend
+//! on the share of the 2 cores the load generator takes.
+//!
 //! ```sh
 //! cargo bench -p tether-relay --bench relay_load
 //! cargo bench -p tether-relay --bench relay_load -- one   # one relay only (for a profile)
@@ -16,16 +21,22 @@
 //! The load generator shares the machine with the relay: on 2 cores they compete, so the
 //! figures are a floor for the relay alone. Figures go to docs/performance.md.
 
+mod floor;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::process::Stdio;
+
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tether_tests::nats::NatsServer;
-use tether_tests::process::RelayProcess;
+use tether_tests::process::{self, RelayProcess};
 use tether_tests::relay::{HOST, ORCHESTRATOR};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
@@ -144,35 +155,93 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
-/// Where the hosts and the orchestrators join: one relay, or two of a deployment.
-async fn relays(nats: Option<&NatsServer>) -> (RelayProcess, Option<RelayProcess>) {
-    match nats {
-        None => (RelayProcess::start(&["--queue-limit", "1000"]).await, None),
-        Some(nats) => {
-            let args = ["--queue-limit", "1000", "--nats", &nats.url];
-            let hosts_on = RelayProcess::start(&args).await;
-            (hosts_on, Some(RelayProcess::start(&args).await))
+/// What the load goes through.
+enum Under {
+    /// One relay: hosts and orchestrators join it.
+    One(RelayProcess),
+    /// Two relays of a deployment: the hosts join the first, the orchestrators the second.
+    Two(RelayProcess, Box<RelayProcess>),
+    /// The bare router of [`floor`].
+    Floor(Child, String),
+}
+
+impl Under {
+    async fn start(kind: &str, nats: Option<&NatsServer>) -> Self {
+        let args = ["--queue-limit", "1000"];
+        match (kind, nats) {
+            ("floor", _) => {
+                let mut child = Command::new(std::env::current_exe().unwrap())
+                    .arg("floor-router")
+                    .stdout(Stdio::piped())
+                    .kill_on_drop(true)
+                    .spawn()
+                    .unwrap();
+                let stdout = child.stdout.take().unwrap();
+                let mut lines = BufReader::new(stdout).lines();
+                let addr = lines.next_line().await.unwrap().expect("the router's address");
+                Self::Floor(child, addr)
+            }
+            (_, None) => Self::One(RelayProcess::start(&args).await),
+            (_, Some(nats)) => {
+                let args = [&args[..], &["--nats", &nats.url]].concat();
+                let hosts_on = RelayProcess::start(&args).await;
+                Self::Two(hosts_on, Box::new(RelayProcess::start(&args).await))
+            }
         }
+    }
+
+    fn label(&self) -> &'static str {
+        match self {
+            Self::One(_) => "one relay",
+            Self::Two(..) => "two relays",
+            Self::Floor(..) => "bare router (floor)",
+        }
+    }
+
+    fn hosts_join(&self) -> &str {
+        match self {
+            Self::One(relay) | Self::Two(relay, _) => &relay.addr,
+            Self::Floor(_, addr) => addr,
+        }
+    }
+
+    fn orchestrators_join(&self) -> &str {
+        match self {
+            Self::One(relay) => &relay.addr,
+            Self::Two(_, relay) => &relay.addr,
+            Self::Floor(_, addr) => addr,
+        }
+    }
+
+    fn pids(&self) -> Vec<u32> {
+        let pid = |relay: &RelayProcess| relay.child.id().expect("running");
+        match self {
+            Self::One(relay) => vec![pid(relay)],
+            Self::Two(a, b) => vec![pid(a), pid(b)],
+            Self::Floor(child, _) => vec![child.id().expect("running")],
+        }
+    }
+
+    /// The CPU time its processes have used: what an action costs them, whatever share of
+    /// the machine the load generator takes.
+    fn cpu_time(&self) -> Duration {
+        self.pids().into_iter().map(process::cpu_time).sum()
+    }
+
+    /// The resident memory of the process the orchestrators join.
+    fn rss_kib(&self) -> u64 {
+        process::rss_kib(*self.pids().last().unwrap())
     }
 }
 
-async fn forwarding(sessions: usize, nats: Option<&NatsServer>) {
-    let (hosts_on, other) = relays(nats).await;
-    let relay = other.as_ref().unwrap_or(&hosts_on);
-    let label = if other.is_some() {
-        "two relays"
-    } else {
-        "one relay"
-    };
+async fn forwarding(sessions: usize, under: Under) {
+    let label = under.label();
     for h in 0..HOSTS {
-        tokio::spawn(echo_host(hosts_on.addr.clone(), format!("host-{h}")));
+        tokio::spawn(echo_host(under.hosts_join().to_owned(), format!("host-{h}")));
     }
+    let addr = under.orchestrators_join().to_owned();
     // Each session bound to a host, round robin.
-    let mut binder = joined(
-        &relay.addr,
-        json!({ "role": "orchestrator", "token": ORCHESTRATOR }),
-    )
-    .await;
+    let mut binder = joined(&addr, json!({ "role": "orchestrator", "token": ORCHESTRATOR })).await;
     for s in 0..sessions {
         let bind = json!({ "sessionId": format!("load-{s}"), "clientId": format!("host-{}", s % HOSTS) });
         // A host may not have joined yet: bind again until it has.
@@ -191,11 +260,11 @@ async fn forwarding(sessions: usize, nats: Option<&NatsServer>) {
         }
     }
     let start = Instant::now();
-    let cpu_before = relay_cpu(&hosts_on, other.as_ref());
+    let cpu_before = under.cpu_time();
     let tasks: Vec<_> = (0..ORCHESTRATORS)
         .map(|o| {
             let mine: Vec<usize> = (0..sessions).filter(|s| s % ORCHESTRATORS == o).collect();
-            tokio::spawn(orchestrate(relay.addr.clone(), mine))
+            tokio::spawn(orchestrate(addr.clone(), mine))
         })
         .collect();
     let mut latencies = Vec::new();
@@ -203,13 +272,13 @@ async fn forwarding(sessions: usize, nats: Option<&NatsServer>) {
         latencies.extend(task.await.unwrap());
     }
     let elapsed = start.elapsed();
-    let cpu = relay_cpu(&hosts_on, other.as_ref()) - cpu_before;
+    let cpu = under.cpu_time() - cpu_before;
     latencies.sort();
     let total = latencies.len();
     println!(
         "forwarding, {label}: {total} actions over {sessions} sessions and {HOSTS} hosts in {:.2} s: {:.0} actions/s; \
-         relay CPU {:.1} us per action; \
-         latency p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms; relay RSS after: {} KiB",
+         CPU {:.1} us per action; \
+         latency p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms; RSS after: {} KiB",
         elapsed.as_secs_f64(),
         total as f64 / elapsed.as_secs_f64(),
         cpu.as_secs_f64() * 1e6 / total as f64,
@@ -217,14 +286,8 @@ async fn forwarding(sessions: usize, nats: Option<&NatsServer>) {
         percentile(&latencies, 0.9),
         percentile(&latencies, 0.99),
         percentile(&latencies, 1.0),
-        relay.rss_kib(),
+        under.rss_kib(),
     );
-}
-
-/// The CPU time the relays have used: what an action costs them, whatever share of the
-/// machine the load generator takes.
-fn relay_cpu(hosts_on: &RelayProcess, other: Option<&RelayProcess>) -> Duration {
-    hosts_on.cpu_time() + other.map_or(Duration::ZERO, RelayProcess::cpu_time)
 }
 
 async fn memory() {
@@ -257,15 +320,20 @@ async fn memory() {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "floor-router") {
+        return floor::serve();
+    }
     tether_tests::block_on(async {
-        forwarding(SESSIONS, None).await;
-        forwarding(20, None).await;
+        for sessions in [SESSIONS, 20] {
+            forwarding(sessions, Under::start("floor", None).await).await;
+            forwarding(sessions, Under::start("one", None).await).await;
+        }
         if std::env::args().any(|a| a == "one") {
             return;
         }
         let nats = NatsServer::start().await;
-        forwarding(SESSIONS, Some(&nats)).await;
-        forwarding(20, Some(&nats)).await;
+        forwarding(SESSIONS, Under::start("two", Some(&nats)).await).await;
+        forwarding(20, Under::start("two", Some(&nats)).await).await;
         memory().await;
     });
 }
