@@ -172,7 +172,7 @@ async fn approve_each_action(h: &'static Harness) {
         .await;
     click(&popup, "#ask-list li .approve").await;
     let started = starting.await.unwrap();
-    let tab = started.result.expect("approved, it ran")["tabId"].clone();
+    let tab = started.result.expect("approved, it ran").value()["tabId"].clone();
 
     let scanning = tokio::spawn(h.act(s, "browser_xpath_scan", json!({ "tabId": tab })));
     popup

@@ -107,8 +107,7 @@ async fn run_steps(engine: &Engine, steps: Vec<Step>) -> Result<bool> {
             last_tab = result
                 .result
                 .as_ref()
-                .and_then(|r| r.get("tabId"))
-                .and_then(Value::as_i64);
+                .and_then(|r| r.value().get("tabId")?.as_i64());
         }
         all_ok &= result.is_success();
         println!("{}", serde_json::to_string(&result)?);

@@ -28,7 +28,7 @@ pub async fn render(
         }
         return CallToolResult::error(vec![ContentBlock::text(text)]);
     }
-    let output = result.result.unwrap_or_default();
+    let output = result.result.map(|r| r.value()).unwrap_or_default();
     let text = |key: &str| output.get(key).and_then(Value::as_str).unwrap_or_default();
     match action {
         ActionName::BrowserSnapshot => ok(format!("[{where_}] {}", text("markdown"))),

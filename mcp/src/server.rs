@@ -122,7 +122,8 @@ impl TetherMcp {
         shared.follow(&call.session_id, &params, &result);
         // The tab it acted on: the one it was given, else the one it started.
         let named = |v: Option<&Value>| v.and_then(|v| v.get("tabId")).and_then(Value::as_i64);
-        let tab = named(Some(&params)).or_else(|| named(result.result.as_ref()));
+        let output = result.result.as_ref().map(|r| r.value());
+        let tab = named(Some(&params)).or_else(|| named(output.as_ref()));
         reply::render(shared.browser.as_ref(), call.action, result, tab).await
     }
 

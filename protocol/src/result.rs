@@ -5,7 +5,44 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::actions::ActionName;
+use crate::envelope::{payload, Payload};
 use crate::error::ActionError;
+
+/// An action's output as the JSON text its browser wrote. A relay passes it on (to the log,
+/// the journal, the orchestrator) without reading it into a tree and writing it out again:
+/// a scan's 20 KB was read and written four times on its way (issue 14). Whoever looks inside
+/// reads it with [`Output::value`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Output(Payload);
+
+impl Output {
+    pub fn of(value: &impl Serialize) -> Self {
+        Self(payload(value))
+    }
+
+    /// The output read as JSON.
+    pub fn value(&self) -> Value {
+        // It was read as JSON on its way in, or written as JSON.
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+
+    /// The output read as `T`.
+    pub fn read<T: serde::de::DeserializeOwned>(&self) -> serde_json::Result<T> {
+        serde_json::from_str(self.0.get())
+    }
+
+    /// The JSON text.
+    pub fn text(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for Output {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -26,7 +63,7 @@ pub struct ActionResult {
     pub client_id: String,
     pub status: ResultStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
+    pub result: Option<Output>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ActionError>,
     pub started_at: String,
@@ -53,7 +90,7 @@ impl ActionResult {
         outcome: ActionOutcome,
     ) -> Self {
         let (status, result, error) = match outcome {
-            Ok(value) => (ResultStatus::Success, Some(value), None),
+            Ok(value) => (ResultStatus::Success, Some(Output::of(&value)), None),
             Err(e) => (ResultStatus::Error, None, Some(e)),
         };
         Self {
@@ -98,17 +135,20 @@ impl ActionResult {
         if self.action_name == ActionName::SessionStop.as_str() {
             return None;
         }
-        let output = self.result.as_ref();
+        /// What an action's output says of tabs.
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Tabs {
+            opened_tab_ids: Option<Value>,
+            tab_id: Option<Value>,
+        }
+        let output = self.result.as_ref().and_then(|r| r.read::<Tabs>().ok());
         let opened = output
-            .and_then(|r| r.get("openedTabIds"))
-            .and_then(Value::as_array)
-            .and_then(|tabs| tabs.last())
-            .and_then(Value::as_i64);
-        let named = |v: Option<&Value>| v.and_then(|v| v.get("tabId")).and_then(Value::as_i64);
-        opened
-            .or_else(|| named(output))
-            .or_else(|| named(Some(params)))
-            .or(current)
+            .as_ref()
+            .and_then(|o| o.opened_tab_ids.as_ref()?.as_array()?.last()?.as_i64());
+        let named = output.and_then(|o| o.tab_id?.as_i64());
+        let asked = params.get("tabId").and_then(Value::as_i64);
+        opened.or(named).or(asked).or(current)
     }
 }
 
@@ -147,5 +187,30 @@ mod tests {
         assert_eq!(json["status"], "error");
         assert_eq!(json["error"]["code"], "ELEMENT_NOT_FOUND");
         assert!(json.get("result").is_none() && json.get("replayed").is_none());
+    }
+
+    #[test]
+    fn an_output_passes_through_as_the_browser_wrote_it() {
+        let text = r#"{"actionId":"a","actionName":"browser_tabs","sessionId":"s","clientId":"c","status":"success","result":{"z":1,"tabId":7,"a":[1.50,"x"]},"startedAt":"t","finishedAt":"t","durationMs":0}"#;
+        let result: ActionResult = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            serde_json::to_string(&result).unwrap(),
+            text,
+            "not re-ordered or re-formatted"
+        );
+        assert_eq!(result.result.as_ref().unwrap().value()["tabId"], 7);
+        assert_eq!(result.current_tab_after(&Value::Null, Some(3)), Some(7));
+        let opened = r#"{"openedTabIds":[8,9],"tabId":7}"#;
+        let with_opened = ActionResult {
+            result: Some(serde_json::from_str(opened).unwrap()),
+            ..result.clone()
+        };
+        assert_eq!(with_opened.current_tab_after(&Value::Null, None), Some(9));
+        let no_tab = ActionResult {
+            result: Some(Output::of(&"a string")),
+            ..result
+        };
+        let params = serde_json::json!({ "tabId": 4 });
+        assert_eq!(no_tab.current_tab_after(&params, Some(3)), Some(4));
     }
 }

@@ -69,7 +69,7 @@ pub async fn look(
     let result = from_host(request, client_id, Utc::now(), answer);
     match (result.error, result.result) {
         (Some(error), _) => Err(error),
-        (None, output) => Ok(output.unwrap_or_default()),
+        (None, output) => Ok(output.map(|o| o.value()).unwrap_or_default()),
     }
 }
 

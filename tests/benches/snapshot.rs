@@ -131,7 +131,9 @@ async fn size(h: &Harness, corpus: &Path) {
     let started = h
         .act(SESSION, "session_start", json!({ "url": "about:blank" }))
         .await;
-    let tab = started.result.as_ref().unwrap()["tabId"].as_i64().unwrap();
+    let tab = started.result.as_ref().unwrap().value()["tabId"]
+        .as_i64()
+        .unwrap();
     for url in &urls {
         h.act(
             SESSION,
@@ -146,7 +148,7 @@ async fn size(h: &Harness, corpus: &Path) {
                 json!({ "tabId": tab, "maxChars": 100_000_000 }),
             )
             .await;
-        let markdown = snap.result.as_ref().unwrap()["markdown"]
+        let markdown = snap.result.as_ref().unwrap().value()["markdown"]
             .as_str()
             .unwrap()
             .to_owned();

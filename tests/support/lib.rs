@@ -278,7 +278,10 @@ impl Harness {
             "{action} {params} failed: {:?}",
             result.error
         );
-        let result = result.result.expect("a successful result carries `result`");
+        let result = result
+            .result
+            .expect("a successful result carries `result`")
+            .value();
         let name: ActionName = action.parse().expect("a catalog action");
         if let Err(e) = name.descriptor().check_result(&result) {
             panic!("{e}");
