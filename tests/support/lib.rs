@@ -105,8 +105,16 @@ where
         };
         // Spawned, so a panic fails this test only, and the body runs on the runtime's threads.
         if let Err(e) = tokio::spawn(test(harness)).await {
-            eprintln!("failed in {mode:?} mode");
-            std::panic::resume_unwind(e.into_panic());
+            // The runtime's threads print a panic into whichever test's output they were
+            // started under, so the message is said again here, in the failing test's own.
+            let panic = e.into_panic();
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("(a panic without a message)");
+            eprintln!("failed in {mode:?} mode: {message}");
+            std::panic::resume_unwind(panic);
         }
     });
 }
