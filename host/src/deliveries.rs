@@ -10,7 +10,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tether_protocol::messages::Message;
+use tether_protocol::messages::{Message, RESULT_KIND};
 use tether_protocol::{ActionResult, Envelope};
 use tokio::sync::mpsc;
 
@@ -93,7 +93,7 @@ impl Deliveries {
     /// An envelope that was never written to the relay: if it was a result, it is sent again on
     /// the next connection.
     pub fn unsent(&self, envelope: &Envelope) {
-        if envelope.kind != "browser_action.result" {
+        if envelope.kind != RESULT_KIND {
             return;
         }
         /// The fields of a result that name its action.

@@ -169,7 +169,7 @@ fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Ut
         action_name: request.action_name.as_str().into(),
         tab_id: request.params.get("tabId").and_then(serde_json::Value::as_i64),
     });
-    let started = ActionStarted {
+    let event = ActionStarted {
         action_id: request.action_id.clone(),
         action_name: request.action_name.clone(),
         session_id: request.session_id.clone(),
@@ -178,7 +178,7 @@ fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Ut
     };
     // The new state, then the start, in one write.
     let mut events = crate::state::state_events(changed);
-    events.push(Logged::of(Direction::Internal, &Message::ActionStarted(started)));
+    events.push(Logged::of(Direction::Internal, &Message::ActionStarted(event)));
     relay.events.session_all(&request.session_id, events);
 }
 

@@ -4,7 +4,7 @@
 //! (INTERNAL), so the orchestrator is not left waiting for a timeout.
 
 use tether_protocol::cluster::ConfirmAnswer;
-use tether_protocol::messages::{Empty, Message, Role, Unreadable};
+use tether_protocol::messages::{Empty, Message, Role, Unreadable, RESULT_KIND};
 use tether_protocol::twin::TwinReport;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 
@@ -37,7 +37,7 @@ pub fn handle(
             return;
         }
         Ok(Message::BrowserActionResult(result)) => {
-            let Some(envelope_id) = answering(outbox, id, reply_to, "browser_action.result") else {
+            let Some(envelope_id) = answering(outbox, id, reply_to, RESULT_KIND) else {
                 return;
             };
             // A result no action of this link waits for: one another relay of the deployment
@@ -50,8 +50,8 @@ pub fn handle(
             }
             return;
         }
-        Err(Unreadable::BadPayload { kind, why, .. }) if kind == "browser_action.result" => {
-            if let Some(envelope_id) = answering(outbox, id, reply_to, "browser_action.result") {
+        Err(Unreadable::BadPayload { kind, why, .. }) if kind == RESULT_KIND => {
+            if let Some(envelope_id) = answering(outbox, id, reply_to, RESULT_KIND) {
                 link.answered(&envelope_id, Err(why));
             }
             return;
