@@ -296,24 +296,6 @@ async fn content_size(h: &Harness, tab: TabId) -> (u32, u32) {
     (size[0].as_u64().unwrap() as u32, size[1].as_u64().unwrap() as u32)
 }
 
-/// Runs `shots` until the page's content size held still across them; what they returned, and
-/// that size. In extension mode the debugging infobar slides in some time after the debugger
-/// attached and shrinks the viewport: shots taken while it moved are taken again.
-async fn while_still<T, F, Fut>(h: &Harness, tab: TabId, mut shots: F) -> (T, (u32, u32))
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = T>,
-{
-    for _ in 0..10 {
-        let before = content_size(h, tab).await;
-        let taken = shots().await;
-        if content_size(h, tab).await == before {
-            return (taken, before);
-        }
-    }
-    panic!("the viewport never held still across the shots");
-}
-
 #[test]
 fn viewport_shots_hold_the_content_alone_with_or_without_a_scrollbar() {
     run(|h| async move {
@@ -322,14 +304,11 @@ fn viewport_shots_hold_the_content_alone_with_or_without_a_scrollbar() {
         for path in ["/fixtures/form.html", "/fixtures/below-fold.html"] {
             let tab = h.start("viewport-shots", path).await;
             for _ in 0..2 {
-                let (shot, content) = while_still(h, tab, || async {
-                    let shot = h
-                        .ok("viewport-shots", "browser_screenshot", json!({ "tabId": tab }))
-                        .await;
-                    decode(&h.artifact(&shot).await)
-                })
-                .await;
-                assert_eq!((shot.1, shot.2), content, "{path}");
+                let shot = h
+                    .ok("viewport-shots", "browser_screenshot", json!({ "tabId": tab }))
+                    .await;
+                let (_, w, hgt) = decode(&h.artifact(&shot).await);
+                assert_eq!((w, hgt), content_size(h, tab).await, "{path}");
             }
         }
     });
@@ -349,17 +328,14 @@ fn screenshots_decode_to_the_size_asked() {
             let bytes = h.artifact(&result).await;
             (result, bytes)
         };
-        let ((png, jpeg, full, scaled, layouts), (vw, vh)) = while_still(h, tab, || async {
-            let png = shoot(json!({})).await;
-            let jpeg = shoot(json!({ "format": "jpeg", "quality": 40, "maxWidth": 400 })).await;
-            let before = h.eval(tab, layout).await;
-            let full = shoot(json!({ "fullPage": true })).await;
-            // Scaled full-page captures once stalled for good on a tab hidden behind another.
-            let scaled = shoot(json!({ "fullPage": true, "maxWidth": 1001 })).await;
-            let after = h.eval(tab, layout).await;
-            (png, jpeg, full, scaled, (before, after))
-        })
-        .await;
+        let png = shoot(json!({})).await;
+        let jpeg = shoot(json!({ "format": "jpeg", "quality": 40, "maxWidth": 400 })).await;
+        let before = h.eval(tab, layout).await;
+        let full = shoot(json!({ "fullPage": true })).await;
+        // Scaled full-page captures once stalled for good on a tab hidden behind another.
+        let scaled = shoot(json!({ "fullPage": true, "maxWidth": 1001 })).await;
+        let after = h.eval(tab, layout).await;
+        let (vw, vh) = content_size(h, tab).await;
 
         let (png, bytes) = png;
         assert_eq!(png["bytes"].as_u64().unwrap(), bytes.len() as u64);
@@ -393,7 +369,6 @@ fn screenshots_decode_to_the_size_asked() {
             (sh as f64 - fh as f64 * sw as f64 / fw as f64).abs() <= 2.0,
             "{sw}x{sh} vs {fw}x{fh}"
         );
-        let (before, after) = layouts;
         assert_eq!(after, before, "full-page captures leave the page as it was");
     });
 }

@@ -82,8 +82,15 @@ impl ExtensionBrowser {
             .output()
             .unwrap();
         assert!(installed.status.success(), "{installed:?}");
+        // Without the "started debugging this browser" infobar: Chromium slides it into each
+        // debugged tab, and again at moments of its own, resizing the viewport under a test's
+        // screenshot (a 665-pixel shot between two 657-pixel layouts, one run in three). A
+        // person's browser shows it; nothing Tether does depends on it.
         let options = LaunchOptions {
-            extra_args: vec![format!("--load-extension={}", extension_dir().display())],
+            extra_args: vec![
+                format!("--load-extension={}", extension_dir().display()),
+                "--silent-debugger-extension-api".into(),
+            ],
             user_data_dir: Some(profile.clone()),
             ..LaunchOptions::default()
         };
