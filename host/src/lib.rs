@@ -17,6 +17,7 @@ pub mod extension;
 pub mod install;
 pub mod library;
 pub mod live_screen;
+pub mod loading;
 pub mod local;
 pub mod mcp;
 pub mod page;

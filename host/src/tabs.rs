@@ -1,6 +1,7 @@
 //! The tabs the host drives: which session owns each (`sessions`), and what each prepared tab
-//! keeps until the debugger leaves it (the dialogs it showed, the in-page library's handle).
-//! Preparing a tab (once per attach) is here too, since it creates that state.
+//! keeps until the debugger leaves it (the dialogs it showed, whether its document loaded, the
+//! in-page library's handle). Preparing a tab (once per attach) is here too, since it creates
+//! that state, and so is the watcher that keeps it from the tab's events.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -9,8 +10,11 @@ use serde_json::json;
 use tether_protocol::actions::TabId;
 use tether_protocol::ActionError;
 
-use crate::cdp::Transport;
+use tokio::sync::broadcast;
+
+use crate::cdp::{BrowserEvent, Transport};
 use crate::dialogs::{self, DialogLog};
+use crate::loading::Loading;
 use crate::sessions::Sessions;
 
 /// Installed before page scripts run (see `js/hooks.js`).
@@ -20,6 +24,7 @@ pub const HOOKS_JS: &str = include_str!("js/hooks.js");
 #[derive(Default)]
 pub struct TabState {
     pub dialogs: DialogLog,
+    pub loading: Loading,
     /// The `Runtime` object id of the in-page library in the tab's current document.
     library: Mutex<Option<String>>,
     screens: Mutex<Screens>,
@@ -144,7 +149,7 @@ impl Tabs {
         self.prepared().insert(tab, state.clone());
         let (prepared, transport, watched) = (self.prepared.clone(), self.transport.clone(), state.clone());
         tokio::spawn(async move {
-            dialogs::watch(transport, tab, &watched.dialogs, events).await;
+            watch(transport.as_ref(), tab, &watched, events).await;
             // Only its own entry: a re-attach may already have prepared the tab anew.
             let mut prepared = prepared.lock().unwrap_or_else(|p| p.into_inner());
             if prepared.get(&tab).is_some_and(|s| Arc::ptr_eq(s, &watched)) {
@@ -158,5 +163,38 @@ impl Tabs {
     pub fn forget(&self, tab: TabId) {
         self.owners().leave(tab);
         self.prepared().remove(&tab);
+    }
+}
+
+/// Keeps a prepared tab's state from its events (answering its dialogs as they open) until the
+/// tab closes or the debugger leaves it.
+async fn watch(
+    transport: &dyn Transport,
+    tab: TabId,
+    state: &TabState,
+    mut events: broadcast::Receiver<BrowserEvent>,
+) {
+    loop {
+        match events.recv().await {
+            Ok(BrowserEvent::Cdp {
+                tab: t,
+                method,
+                params,
+            }) if t == tab => match method.as_str() {
+                "Page.javascriptDialogOpening" => {
+                    dialogs::answer(transport, tab, &state.dialogs, &params).await
+                }
+                _ => state.loading.observe(&method, &params),
+            },
+            Ok(BrowserEvent::TabRemoved { tab: t } | BrowserEvent::Detached { tab: t, .. }) if t == tab => {
+                return
+            }
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(tab, "the tab's watcher missed {n} events");
+                state.loading.loading();
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
     }
 }

@@ -1,5 +1,7 @@
 //! `browser_wait_for_loaded`: waits until the document's readyState is `complete` (its load
-//! event fired), bounded by `timeoutMs` (default 10 s); past it, `ACTION_TIMEOUT`.
+//! event fired), bounded by `timeoutMs` (default 10 s); past it, `ACTION_TIMEOUT`. When the
+//! tab's events already told the load event fired (`loading`), it answers without asking the
+//! page.
 
 use std::time::Duration;
 
@@ -21,13 +23,20 @@ pub(super) const RETRY_PAUSE: Duration = Duration::from_millis(20);
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
+    let loading = &page.state().loading;
+    let complete = Output {
+        status: Loaded::Complete,
+    };
+    if loading.complete() && cx.transport.is_attached(page.tab) {
+        return Ok(complete);
+    }
     let until = deadline(p.timeout_ms, DEFAULT_TIMEOUT);
     loop {
+        let asked = loading.now();
         match tokio::time::timeout_at(until, page.evaluate(LOADED)).await {
             Ok(Ok(_)) => {
-                return Ok(Output {
-                    status: Loaded::Complete,
-                })
+                loading.complete_since(asked);
+                return Ok(complete);
             }
             // Only a live, attached tab can have been replaced by a navigation; otherwise the
             // error is the answer.
