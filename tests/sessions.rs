@@ -5,7 +5,8 @@ use serde_json::json;
 use tether_host::cdp::{BrowserEvent, Transport};
 use tether_protocol::ErrorCode;
 
-use tether_tests::{run, run_worker, CONTROL_UI_PATH};
+use tether_tests::cdp::RawSession;
+use tether_tests::{run, run_extension, run_worker, CONTROL_UI_PATH};
 
 #[test]
 fn session_start_opens_a_background_tab_and_returns_once_committed() {
@@ -33,6 +34,34 @@ fn session_start_opens_a_background_tab_and_returns_once_committed() {
             "visible"
         );
         assert_eq!(h.worker().engine.session_tabs("start-commit"), vec![tab]);
+    });
+}
+
+#[test]
+fn in_the_users_browser_a_session_tab_opens_in_the_group_its_session_names() {
+    run_extension(|h| async move {
+        let started = h
+            .ok(
+                "start-grouped",
+                "session_start",
+                json!({ "url": h.url("/fixtures/article.html"), "groupTitle": "Research" }),
+            )
+            .await;
+        let (tab, group) = (started["tabId"].as_i64().unwrap(), started["groupId"].as_i64());
+        let group = group.unwrap_or_else(|| panic!("no groupId in {started}"));
+        // As the browser shows it to its owner: the tab in a group of that title.
+        let (cdp, worker) = h.extension().service_worker().await;
+        let worker = RawSession {
+            cdp: &cdp,
+            session: worker,
+        };
+        let seen = worker
+            .eval_checked(&format!(
+                "Promise.all([chrome.tabs.get({tab}).then(t => t.groupId), chrome.tabGroups.get({group}).then(g => g.title)])"
+            ))
+            .await;
+        assert_eq!(seen, json!([group, "Research"]));
+        h.ok("start-grouped", "session_stop", json!({})).await;
     });
 }
 
