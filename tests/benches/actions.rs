@@ -277,7 +277,8 @@ async fn browser_part_of_big_page(raw: &Raw<'_>, raw_scan: Stats) {
       }";
     let keep = |function: &str| {
         format!(
-            "window.tetherReply = JSON.stringify(({LIB_JS})().{function}({{ scope: 'document' }})).length"
+            "window.tetherReply = JSON.stringify(({LIB_JS})().{function}({{ scope: 'document' }})); \
+             window.tetherReply.length"
         )
     };
     let scan_part = format!("(() => {{ {DOM_READS}; return window.tetherReply; }})()");
