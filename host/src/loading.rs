@@ -27,7 +27,8 @@ struct Seen {
     complete: bool,
 }
 
-/// A moment in the tab's loading, to keep the page's own answer against ([`Loading::since`]).
+/// A moment in the tab's loading, to keep the page's own answer against
+/// ([`Loading::complete_since`]).
 #[derive(Clone, Copy)]
 pub struct Generation(u64);
 
