@@ -23,9 +23,7 @@ pub type Payload = Arc<RawValue>;
 /// A payload of any plain data.
 pub fn payload(value: &impl Serialize) -> Payload {
     // Plain data (string keys only) always serialises; null keeps the type honest.
-    serde_json::value::to_raw_value(value)
-        .unwrap_or_else(|_| RawValue::NULL.to_owned())
-        .into()
+    serde_json::value::to_raw_value(value).map_or_else(|_| no_payload(), Payload::from)
 }
 
 fn no_payload() -> Payload {

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use chrono::Utc;
+use tether_protocol::envelope::payload;
 use tether_protocol::messages::{Message, RESULT_KIND};
 use tether_protocol::{ActionError, ActionResult, ErrorCode};
 
@@ -94,12 +95,20 @@ fn stopping() -> ActionError {
 /// Hands out a result that was decided without running anything new.
 fn finish_refused(relay: &Relay, result: ActionResult, reply: Reply) {
     relay.metrics.finished(&result);
-    relay.events.session(
-        &result.session_id,
-        Direction::Out,
-        Message::BrowserActionResult(result.clone()),
-    );
-    reply.deliver(result);
+    let written = payload(&result);
+    relay
+        .events
+        .session_all(&result.session_id, vec![result_event(&written)]);
+    reply.deliver_written(result, &written);
+}
+
+/// A result's line in the session's log and its event, as written once.
+fn result_event(written: &Stored) -> Logged {
+    Logged {
+        direction: Direction::Out,
+        kind: RESULT_KIND,
+        payload: written.clone(),
+    }
 }
 
 fn replayed(mut result: ActionResult) -> ActionResult {
@@ -129,7 +138,7 @@ async fn drain(relay: Arc<Relay>, session_id: String) {
 /// repeat.
 fn finish(relay: &Relay, result: ActionResult, reply: Reply, params: &serde_json::Value) {
     relay.metrics.finished(&result);
-    let stored = store(&result);
+    let stored = payload(&result);
     let (waiting, changed, current_tab) = relay.sessions.update(&result.session_id, |s| {
         s.follow_tab(params, &result);
         let (waiting, changed) = s.finish(&result, stored.clone());
@@ -147,11 +156,7 @@ fn finish(relay: &Relay, result: ActionResult, reply: Reply, params: &serde_json
 /// Tells the log and the subscribers how an action ended (the result as stored, then the
 /// session's new state, in one write), and hands the result to the repeats waiting for it.
 fn publish_end(relay: &Relay, result: &ActionResult, stored: &Stored, waiting: Vec<Reply>, changed: Changed) {
-    let mut events = vec![Logged {
-        direction: Direction::Out,
-        kind: RESULT_KIND,
-        payload: stored.clone(),
-    }];
+    let mut events = vec![result_event(stored)];
     events.extend(crate::state::state_events(changed));
     relay.events.session_all(&result.session_id, events);
     for repeat in waiting {
@@ -174,7 +179,7 @@ pub fn kept(relay: &Relay, client_id: &str, mut result: ActionResult) {
             "a result for a session not bound to this browser"
         );
     }
-    let stored = store(&result);
+    let stored = payload(&result);
     let (fate, current_tab) = relay.sessions.update(&session_id, |s| {
         let fate = s.kept(&result, stored.clone());
         (fate, s.current_tab())
@@ -203,11 +208,4 @@ pub fn kept(relay: &Relay, client_id: &str, mut result: ActionResult) {
             .events
             .record(&session_id, Direction::In, Message::BrowserActionResult(result)),
     }
-}
-
-/// A result as the JSON text kept for repeats and the journal.
-fn store(result: &ActionResult) -> Stored {
-    // An ActionResult always serializes (string keys only); null keeps the type honest.
-    let raw = serde_json::value::to_raw_value(result);
-    Arc::from(raw.unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned()))
 }

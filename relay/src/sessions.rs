@@ -49,7 +49,7 @@ enum Activity {
 
 /// A finished result as the JSON text sent: a tenth of the memory of the parsed tree, shared
 /// with the journal that keeps it.
-pub type Stored = Arc<RawValue>;
+pub type Stored = tether_protocol::envelope::Payload;
 
 /// An action id's fate: running (with the repeats waiting for it), finished, or sent to the
 /// browser before a relay restart with no result since (the tab its params named).
