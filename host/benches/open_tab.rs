@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tether_host::cdp::connection::CdpConnection;
-use tether_host::tabs::HOOKS_JS;
+use tether_host::tabs::preparation;
 use tether_tests::bench::{new_window, open_loaded_tab, tether_open};
 use tether_tests::cdp::RawSession;
 use tether_tests::extension::ExtensionBrowser;
@@ -21,19 +21,6 @@ use tether_tests::timing::median_ms;
 
 const RUNS: usize = 15;
 const WARMUP: usize = 3;
-
-/// The commands the host sends a tab before it navigates it (`tabs.rs`, `prepare`).
-fn preparation() -> [(&'static str, Value); 4] {
-    [
-        ("Page.enable", json!({})),
-        ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
-        (
-            "Page.addScriptToEvaluateOnNewDocument",
-            json!({ "source": HOOKS_JS, "runImmediately": true }),
-        ),
-        ("Emulation.setFocusEmulationEnabled", json!({ "enabled": true })),
-    ]
-}
 
 /// Raw CDP, the host's way: a blank tab, prepared, then navigated; until the load event.
 async fn prepared_then_navigated(cdp: &CdpConnection, url: &str) -> Duration {

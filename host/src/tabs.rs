@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::json;
+use serde_json::{json, Value};
 use tether_protocol::actions::TabId;
 use tether_protocol::ActionError;
 
@@ -19,6 +19,21 @@ use crate::sessions::Sessions;
 
 /// Installed before page scripts run (see `js/hooks.js`).
 pub const HOOKS_JS: &str = include_str!("js/hooks.js");
+
+/// The commands that ready an attached tab for actions, in order: the page's events and its
+/// lifecycle events, the hooks before the page's own scripts, and focus emulation (a
+/// background tab reports itself unfocused; pages that wait for focus would stall).
+pub fn preparation() -> [(&'static str, Value); 4] {
+    [
+        ("Page.enable", json!({})),
+        ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
+        (
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": HOOKS_JS, "runImmediately": true }),
+        ),
+        ("Emulation.setFocusEmulationEnabled", json!({ "enabled": true })),
+    ]
+}
 
 /// What the host keeps for one prepared tab.
 #[derive(Default)]
@@ -134,16 +149,9 @@ impl Tabs {
         }
         let events = self.transport.events();
         self.transport.attach(tab).await?;
-        let send = |method: &'static str, params| self.transport.send(tab, method, params);
-        send("Page.enable", json!({})).await?;
-        send("Page.setLifecycleEventsEnabled", json!({ "enabled": true })).await?;
-        send(
-            "Page.addScriptToEvaluateOnNewDocument",
-            json!({ "source": HOOKS_JS, "runImmediately": true }),
-        )
-        .await?;
-        // A background tab reports itself unfocused; pages that wait for focus would stall.
-        send("Emulation.setFocusEmulationEnabled", json!({ "enabled": true })).await?;
+        for (method, params) in preparation() {
+            self.transport.send(tab, method, params).await?;
+        }
 
         let state = Arc::new(TabState::default());
         self.prepared().insert(tab, state.clone());
