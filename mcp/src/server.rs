@@ -121,9 +121,11 @@ impl TetherMcp {
             .await;
         shared.follow(&call.session_id, &params, &result);
         // The tab it acted on: the one it was given, else the one it started.
-        let named = |v: Option<&Value>| v.and_then(|v| v.get("tabId")).and_then(Value::as_i64);
-        let output = result.result.as_ref().map(|r| r.value());
-        let tab = named(Some(&params)).or_else(|| named(output.as_ref()));
+        // (The output is read only for an action not given a tab: it can be a scan's megabyte.)
+        let tab = params
+            .get("tabId")
+            .and_then(Value::as_i64)
+            .or_else(|| result.result.as_ref()?.value().get("tabId")?.as_i64());
         reply::render(shared.browser.as_ref(), call.action, result, tab).await
     }
 
