@@ -3,6 +3,8 @@
 //! session log has every result; the process exits 0. And it listens on loopback unless told
 //! otherwise, warning when exposed without TLS. `agent-docs --inject` edits only its section.
 
+use std::time::Duration;
+
 mod common;
 
 use common::client::{closes, envelope, orchestrator, recv, send};
@@ -27,6 +29,19 @@ async fn sigterm_ends_every_action_with_a_result_then_closes() {
     let ack = recv(&mut orch).await;
     assert_eq!(ack["type"], "browser_action.ack");
     send(&mut orch, envelope("browser_action", "r2", click("queued"))).await;
+    // Queued before the signal: read after it, the relay would refuse it at once instead (one
+    // run in a few, where its result overtook the running action's).
+    let api = relay.api();
+    let queued = || async {
+        let state = api.get("/api/sessions/stopping").await;
+        (state["queued"] == 1).then_some(())
+    };
+    api.wait_until(
+        json!({ "sessionId": "stopping" }),
+        Duration::from_secs(10),
+        queued,
+    )
+    .await;
 
     relay.terminate();
     // The host never answers: after the grace period the running action ends, then the
