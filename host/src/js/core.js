@@ -12,12 +12,16 @@
   const XHTML = "http://www.w3.org/1999/xhtml";
   const SHADOW = "/#shadow-root";
   const FRAME = "/#document";
+  // What makes an element interactive by its markup: these tags, and these roles. As one
+  // selector (INTERACTIVE) for queries; `matchesInteractive` (js/walk.js) asks the same of one
+  // element.
+  const INTERACTIVE_TAGS = new Set(["button", "select", "textarea", "summary"]);
+  const INTERACTIVE_ROLES = new Set(["button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox",
+    "menuitemradio", "option", "switch", "textbox", "combobox", "searchbox", "slider", "spinbutton", "treeitem"]);
   const INTERACTIVE = [
-    "a[href]", "button", "input:not([type=hidden])", "select", "textarea", "summary",
+    ...INTERACTIVE_TAGS, "a[href]", "input:not([type=hidden])",
     "[contenteditable='']", "[contenteditable=true]", "[onclick]", "[tabindex]:not([tabindex='-1'])",
-    ...["button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "menuitemradio",
-      "option", "switch", "textbox", "combobox", "searchbox", "slider", "spinbutton", "treeitem"]
-      .map((r) => `[role=${r}]`),
+    ...[...INTERACTIVE_ROLES].map((r) => `[role=${r}]`),
   ].join(",");
   const NON_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
   const ATTRIBUTES = new Set(["id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role", "target", "disabled", "aria-expanded", "aria-checked"]);

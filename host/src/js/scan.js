@@ -7,9 +7,9 @@
     const elements = [];
     walk({
       enter(el, context) {
-        if (!isInteractive(el, context.candidates, context.listeners)) return true;
+        if (!isInteractive(el, context.listeners)) return true;
         const bbox = renderedBox(el, context);
-        if (!bbox || (scope === "viewport" && !inViewport(bbox))) return true;
+        if (!bbox || (scope === "viewport" && !inViewport(bbox, context))) return true;
         const item = { xpath: pathOf(el, memo), ref: refOf(el, refs), tag: el.localName };
         const text = textOf(el);
         if (text) item.text = text;
@@ -20,7 +20,7 @@
         const name = nameOf(el, attributes, context.labels);
         if (name && name !== text) item.name = name;
         if (attributes) item.attributes = attributes;
-        if (isCovered(el, bbox)) item.occluded = true;
+        if (isCovered(el, bbox, context)) item.occluded = true;
         elements.push(item);
         return true;
       },

@@ -68,7 +68,7 @@
       const href = shortHref(el, context.place || (context.place = placeOf(el.ownerDocument)));
       if (href) words.push(`→ ${href}`);
     }
-    if (isCovered(el, box)) words.push("covered");
+    if (isCovered(el, box, context)) words.push("covered");
     return words;
   }
 
@@ -132,16 +132,16 @@
     const outside = (el, context) => {
       const r = el.getBoundingClientRect();
       const box = { x: r.left + context.ox, y: r.top + context.oy, w: r.width, h: r.height };
-      return (box.w > 0 || box.h > 0) && !inViewport(box);
+      return (box.w > 0 || box.h > 0) && !inViewport(box, context);
     };
 
     // Writes the element's ref if scan would list it; answers whether its inside is covered
     // by the ref (a leaf) and so not walked.
     function mark(el, context, visible) {
-      if (!isInteractive(el, context.candidates, context.listeners)) return false;
+      if (!isInteractive(el, context.listeners)) return false;
       if (!visible) return false;
       const box = renderedBox(el, context, true);
-      if (!box || (scope === "viewport" && !inViewport(box))) return false;
+      if (!box || (scope === "viewport" && !inViewport(box, context))) return false;
       const role = roleOf(el) || "clickable";
       // Most links, buttons and fields have no element inside: no query for those (a query
       // per element was half the time of a 2,000-element page).

