@@ -3,12 +3,15 @@
 //! arguments (`Runtime.callFunctionOn`), never spliced into source, and a reply that does not
 //! have its type's shape is an `INTERNAL` error, never a silent default.
 
+use std::borrow::Cow;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tether_protocol::actions::browser_scroll::{self, Direction};
 use tether_protocol::actions::browser_snapshot::SnapshotScope;
 use tether_protocol::actions::browser_wait_for;
 use tether_protocol::actions::browser_xpath_scan::{self, ScanScope};
+use tether_protocol::actions::fields::BBox;
 use tether_protocol::actions::Element;
 
 /// The in-page library: its parts, in the order they build on each other, inside one arrow
@@ -219,7 +222,109 @@ pub struct Scan {
 
 impl LibraryCall for Scan {
     const FUNCTION: &'static str = "scan";
-    type Reply = RefsHanded<browser_xpath_scan::Output>;
+    type Reply = RefsHanded<Scanned>;
+}
+
+/// The scan's elements as the wire names them, made from the rows the page sends.
+#[derive(Debug, Clone)]
+pub struct Scanned(pub browser_xpath_scan::Output);
+
+impl<'de> Deserialize<'de> for Scanned {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Self::try_from(ScanRows::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The scan's reply as the page writes it (`js/scan.js`): a row per element, and the table of
+/// the paths they are at (`js/core.js`, `nodeOf`): a path is its parent's (-1: none), "/", and
+/// its step. Half the bytes of the elements themselves, which is what the browser's time to
+/// move the reply goes by.
+#[derive(Deserialize)]
+struct ScanRows<'a> {
+    parents: Vec<i64>,
+    #[serde(borrow)]
+    steps: Vec<Cow<'a, str>>,
+    elements: Vec<ScanRow>,
+}
+
+/// `[path, ref number, tag, text, x, y, w, h, role, name, attributes, occluded]`, with "" for
+/// no text, role or name.
+#[derive(Deserialize)]
+struct ScanRow(
+    usize,
+    u64,
+    String,
+    String,
+    f64,
+    f64,
+    f64,
+    f64,
+    String,
+    String,
+    Option<serde_json::Map<String, serde_json::Value>>,
+    u8,
+);
+
+impl TryFrom<ScanRows<'_>> for Scanned {
+    type Error = String;
+
+    fn try_from(rows: ScanRows<'_>) -> Result<Self, String> {
+        let ScanRows {
+            parents,
+            steps,
+            elements,
+        } = rows;
+        if parents.len() != steps.len() {
+            return Err("the table of paths has parents and steps of different lengths".into());
+        }
+        // Every path continues one before it, so following parents always ends.
+        if let Some(n) = (0..parents.len()).find(|&n| parents[n] >= n as i64) {
+            return Err(format!(
+                "path {n} continues path {}, not one before it",
+                parents[n]
+            ));
+        }
+        // Each element's path is written once, into a string of its length: joining every
+        // path of the table first, and copying an element's, took twice as long.
+        let mut chain = Vec::new();
+        let path_of = |node: usize, chain: &mut Vec<usize>| {
+            chain.clear();
+            let mut n = node as i64;
+            while n >= 0 {
+                chain.push(n as usize);
+                n = parents[n as usize];
+            }
+            let mut path = String::with_capacity(chain.iter().map(|&n| steps[n].len() + 1).sum());
+            for &n in chain.iter().rev() {
+                path.push('/');
+                path.push_str(&steps[n]);
+            }
+            path
+        };
+        let some = |s: String| (!s.is_empty()).then_some(s);
+        let elements = elements
+            .into_iter()
+            .map(
+                |ScanRow(node, number, tag, text, x, y, w, h, role, name, attributes, occluded)| {
+                    if node >= steps.len() {
+                        return Err(format!("an element is at path {node}, past the table's end"));
+                    }
+                    Ok(browser_xpath_scan::ScannedElement {
+                        xpath: path_of(node, &mut chain),
+                        r#ref: format!("e{number}"),
+                        tag,
+                        text: some(text),
+                        bbox: Some(BBox { x, y, w, h }),
+                        role: some(role),
+                        name: some(name),
+                        attributes,
+                        occluded: (occluded != 0).then_some(true),
+                    })
+                },
+            )
+            .collect::<Result<_, String>>()?;
+        Ok(Self(browser_xpath_scan::Output { elements }))
+    }
 }
 
 /// A reply of a function that hands out refs, with the page's next ref number: the host keeps
@@ -285,4 +390,66 @@ pub struct FileInput<'a> {
 impl LibraryCall for FileInput<'_> {
     const FUNCTION: &'static str = "fileInput";
     type Reply = Point;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scanned(reply: serde_json::Value) -> Result<Scanned, String> {
+        serde_json::from_value(reply).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_scans_rows_become_elements_with_whole_paths() {
+        let reply = serde_json::json!({
+            "parents": [-1, 0, 1, 2, 3, 3],
+            "steps": ["html", "body", "my-widget", "#shadow-root/div", "button[1]", "button[2]"],
+            "elements": [
+                [5, 7, "button", "Go", 1, 2, 3, 4, "button", "", null, 0],
+                [1, 8, "body", "", 0, 0, 10, 10, "", "Page", { "id": "b" }, 1],
+            ],
+        });
+        let elements = scanned(reply).unwrap().0.elements;
+        assert_eq!(
+            elements[0].xpath,
+            "/html/body/my-widget/#shadow-root/div/button[2]"
+        );
+        assert_eq!(elements[0].r#ref, "e7");
+        assert_eq!(elements[0].text.as_deref(), Some("Go"));
+        assert_eq!(elements[0].name, None);
+        assert_eq!(elements[0].occluded, None);
+        assert_eq!(elements[1].xpath, "/html/body");
+        assert_eq!(
+            (elements[1].text.as_deref(), elements[1].name.as_deref()),
+            (None, Some("Page"))
+        );
+        assert_eq!(elements[1].occluded, Some(true));
+    }
+
+    #[test]
+    fn a_malformed_table_of_paths_is_an_error_not_a_panic() {
+        let row = serde_json::json!([1, 1, "a", "", 0, 0, 1, 1, "", "", null, 0]);
+        for (parents, steps, why) in [
+            (
+                serde_json::json!([-1, 1]),
+                serde_json::json!(["html", "a"]),
+                "continues path 1",
+            ),
+            (
+                serde_json::json!([-1, 0]),
+                serde_json::json!(["html"]),
+                "different lengths",
+            ),
+            (
+                serde_json::json!([-1]),
+                serde_json::json!(["html"]),
+                "past the table's end",
+            ),
+        ] {
+            let reply = serde_json::json!({ "parents": parents, "steps": steps, "elements": [row] });
+            let error = scanned(reply).unwrap_err();
+            assert!(error.contains(why), "{error}");
+        }
+    }
 }

@@ -10,7 +10,9 @@ use crate::library::Scan;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let scope = p.scope;
-    cx.page(p.tab_id)
+    let scanned = cx
+        .page(p.tab_id)
         .call_handing_refs(|ref_floor| Scan { scope, ref_floor })
-        .await
+        .await?;
+    Ok(scanned.0)
 }

@@ -40,13 +40,19 @@
   }
 
   // ---- XPath: element -> path -------------------------------------------------------------
-  // Paths are memoised per call: every element's path is its parent's plus one step. A
-  // parent's children get their steps all at once, the first time one of them is asked for
+  // Paths are memoised per call as a table of the elements they pass through, each once: the
+  // index of the element its path continues (-1: none) and its own step. A path is its
+  // parent's, "/", and the step; where it goes into a shadow root or a frame's document the
+  // step begins with "#shadow-root/" or "#document/". A scan sends the table and the host
+  // joins the paths (host/src/library.rs, ScanRows): a 20,000-element page's whole paths were
+  // a quarter of its 1 MB reply and half of the time JSON.stringify took on it.
+  //
+  // A parent's children get their steps all at once, the first time one of them is asked for
   // (counting siblings per element is quadratic on a long list: 2,000 table rows made a scan
   // take seconds); an only child needs no counting. Walking the children by
   // nextElementSibling and keeping one map of steps took a 20,000-element page's paths from
   // 17.4 to 7.8 ms against a map of positions and one of counts per parent.
-  const newPaths = () => ({ paths: new Map(), steps: new Map() });
+  const newPaths = () => ({ index: new Map(), parents: [], steps: [], siblings: new Map() });
   const siblingKey = (el) => (el.namespaceURI === XHTML ? el.localName : `${el.namespaceURI} ${el.localName}`);
   const nameTest = (el) => (el.namespaceURI === XHTML ? el.localName : `*[local-name()='${el.localName}']`);
 
@@ -79,29 +85,44 @@
   }
 
   function step(el, memo) {
-    let known = memo.steps.get(el);
+    let known = memo.siblings.get(el);
     if (known === undefined) {
-      stepChildren(el.parentNode, memo.steps);
-      known = memo.steps.get(el);
+      stepChildren(el.parentNode, memo.siblings);
+      known = memo.siblings.get(el);
     }
     return known;
   }
 
-  function pathOf(el, memo = newPaths()) {
-    const known = memo.paths.get(el);
-    if (known) return known;
+  // The element's index in the table of paths, added with the elements its path passes
+  // through if it is not there yet.
+  function nodeOf(el, memo) {
+    const known = memo.index.get(el);
+    if (known !== undefined) return known;
     const parent = el.parentNode;
-    let prefix = "";
+    let from = -1;
+    let into = "";
     if (parent.nodeType === 9) {
       const frame = parent.defaultView && parent.defaultView.frameElement;
-      if (frame && frame.ownerDocument !== parent) prefix = pathOf(frame, memo) + FRAME;
+      if (frame && frame.ownerDocument !== parent) {
+        from = nodeOf(frame, memo);
+        into = "#document/";
+      }
     } else if (parent.nodeType === 11 && parent.host) {
-      prefix = pathOf(parent.host, memo) + SHADOW;
+      from = nodeOf(parent.host, memo);
+      into = "#shadow-root/";
     } else {
-      prefix = pathOf(parent, memo);
+      from = nodeOf(parent, memo);
     }
-    const path = `${prefix}/${step(el, memo)}`;
-    memo.paths.set(el, path);
+    const n = memo.parents.length;
+    memo.parents.push(from);
+    memo.steps.push(into + step(el, memo));
+    memo.index.set(el, n);
+    return n;
+  }
+
+  function pathOf(el, memo = newPaths()) {
+    let path = "";
+    for (let n = nodeOf(el, memo); n >= 0; n = memo.parents[n]) path = `/${memo.steps[n]}${path}`;
     return path;
   }
 
@@ -196,15 +217,18 @@
     return refs;
   }
 
-  function refOf(el, refs = registry()) {
+  // The element's ref number (its ref is "e" and the number).
+  function refNumber(el, refs = registry()) {
     let n = refs.numbers.get(el);
     if (!n) {
       n = refs.next++;
       refs.numbers.set(el, n);
       refs.elements.set(n, new WeakRef(el));
     }
-    return `e${n}`;
+    return n;
   }
+
+  const refOf = (el, refs) => `e${refNumber(el, refs)}`;
 
   function resolveRef(ref) {
     const refs = registry();
