@@ -198,7 +198,7 @@ fn answer(result: &ActionResult, reply_to: Option<String>, replayed: bool) -> En
 mod tests {
     use super::*;
     use chrono::Utc;
-    use tether_protocol::result::ActionHeader;
+    use tether_protocol::result::{ActionHeader, Output};
 
     fn result(action_id: &str) -> ActionResult {
         let header = ActionHeader {
@@ -207,7 +207,12 @@ mod tests {
             session_id: "s".into(),
             client_id: "c".into(),
         };
-        ActionResult::new(header, Utc::now(), Utc::now(), Ok(serde_json::json!({})))
+        ActionResult::new(
+            header,
+            Utc::now(),
+            Utc::now(),
+            Ok(Output::of(&serde_json::json!({}))),
+        )
     }
 
     fn drain(rx: &mut mpsc::UnboundedReceiver<Envelope>) -> Vec<Option<String>> {

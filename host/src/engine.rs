@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use chrono::Utc;
 use serde_json::Value;
-use tether_protocol::actions::{DialogAnswer, TabId};
+use tether_protocol::actions::{Dialog, DialogAnswer, TabId};
 use tether_protocol::native::{ActionLine, SessionTabs};
-use tether_protocol::result::ActionHeader;
+use tether_protocol::result::{ActionHeader, Output};
 use tether_protocol::{ActionCall, ActionError, ActionOutcome, ActionResult, ErrorCode};
 
 use crate::actions::{self, Context, Session};
@@ -165,10 +165,7 @@ impl Engine {
         };
         let shown = state.dialogs.take();
         match outcome {
-            Ok(Value::Object(mut result)) if !shown.is_empty() => {
-                result.insert("dialogs".into(), actions::encode(shown)?);
-                Ok(Value::Object(result))
-            }
+            Ok(output) if !shown.is_empty() => Ok(with_dialogs(output, shown)),
             other => other,
         }
     }
@@ -295,6 +292,19 @@ impl Drop for Answering {
     fn drop(&mut self) {
         self.0.dialogs.answer_with(None);
     }
+}
+
+/// An output with the dialogs the tab showed during the action added (a rare case: the
+/// output is read back for it).
+fn with_dialogs(output: Output, shown: Vec<Dialog>) -> Output {
+    let mut value = output.value();
+    if let Value::Object(result) = &mut value {
+        result.insert(
+            "dialogs".into(),
+            serde_json::to_value(shown).unwrap_or(Value::Null),
+        );
+    }
+    Output::of(&value)
 }
 
 fn not_in_session(tab: TabId, session_id: &str) -> ActionError {

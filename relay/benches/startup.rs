@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use serde_json::json;
-use tether_protocol::result::ActionHeader;
+use tether_protocol::result::{ActionHeader, Output};
 use tether_protocol::ActionResult;
 use tether_relay::artifacts::Limits;
 use tether_relay::config::{Settings, Tokens};
@@ -55,7 +55,7 @@ fn write_history(dir: &std::path::Path) {
             };
             let output = json!({ "tabId": 1, "clicked": { "tag": "button", "name": "Add to cart", "xpath": "/html/body/main/section[2]/div[3]/button[1]" },
                                  "navigated": false, "url": "https://shop.example/items/42?ref=list", "title": "Item 42 - Shop" });
-            let result = ActionResult::new(header, Utc::now(), Utc::now(), Ok(output));
+            let result = ActionResult::new(header, Utc::now(), Utc::now(), Ok(Output::of(&output)));
             let raw = serde_json::value::to_raw_value(&result).unwrap();
             journal.append(&Record::Finished {
                 session_id: session_id.as_str().into(),

@@ -32,10 +32,9 @@ pub mod session_stop;
 
 use std::sync::Arc;
 
-use serde::Serialize;
-use serde_json::Value;
 use tether_protocol::actions::{Element, TabId};
-use tether_protocol::{ActionCall, ActionError};
+use tether_protocol::result::Output;
+use tether_protocol::{ActionCall, ActionError, ActionOutcome};
 
 use crate::artifacts::ArtifactStore;
 use crate::cdp::Transport;
@@ -113,10 +112,10 @@ impl Session<'_> {
 
 macro_rules! define_dispatch {
     ($($variant:ident $module:ident),+ $(,)?) => {
-        /// Runs one parsed action; its typed output becomes the result's JSON.
-        pub async fn dispatch(cx: &Context<'_>, call: ActionCall) -> Result<Value, ActionError> {
+        /// Runs one parsed action; its typed output becomes the result's JSON text.
+        pub async fn dispatch(cx: &Context<'_>, call: ActionCall) -> ActionOutcome {
             match call {
-                $(ActionCall::$variant(params) => encode($module::run(cx, params).await?),)+
+                $(ActionCall::$variant(params) => Ok(Output::of(&$module::run(cx, params).await?)),)+
             }
         }
     };
@@ -138,9 +137,4 @@ pub(crate) fn required_element<'p>(
     r#ref: &'p Option<String>,
 ) -> Result<Element<'p>, ActionError> {
     Element::required(xpath, r#ref).map_err(ActionError::invalid_params)
-}
-
-/// A typed output (or any typed part of a result) as the result's JSON.
-pub(crate) fn encode(output: impl Serialize) -> Result<Value, ActionError> {
-    serde_json::to_value(output).map_err(|e| ActionError::internal(format!("cannot encode a result: {e}")))
 }

@@ -2,7 +2,7 @@
 
 use chrono::Utc;
 use serde_json::json;
-use tether_protocol::result::ActionHeader;
+use tether_protocol::result::{ActionHeader, Output};
 use tether_protocol::{ActionError, ActionResult, ErrorCode};
 use tokio::sync::oneshot;
 
@@ -38,7 +38,7 @@ fn result(action_id: &str, action_name: &str, error: Option<ErrorCode>) -> Actio
         client_id: "c".into(),
     };
     let outcome = match error {
-        None => Ok(json!({})),
+        None => Ok(Output::of(&json!({}))),
         Some(code) => Err(ActionError::new(code, "it failed")),
     };
     ActionResult::new(header, Utc::now(), Utc::now(), outcome)

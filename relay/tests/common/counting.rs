@@ -10,7 +10,7 @@ use serde_json::json;
 use tether_host::relay_link::{self, Executor, LinkOptions};
 use tether_host::twin_report::{TwinChange, TwinSource};
 use tether_protocol::messages::ActionRequest;
-use tether_protocol::result::ActionHeader;
+use tether_protocol::result::{ActionHeader, Output};
 use tether_protocol::twin::FullState;
 use tether_protocol::ActionResult;
 use tokio::sync::{broadcast, Notify};
@@ -70,7 +70,7 @@ impl Executor for CountingBrowser {
                 session_id: request.session_id,
                 client_id: request.client_id.unwrap_or_default(),
             };
-            ActionResult::new(header, started, chrono::Utc::now(), Ok(json!({})))
+            ActionResult::new(header, started, chrono::Utc::now(), Ok(Output::of(&json!({}))))
         })
     }
 }
