@@ -236,24 +236,24 @@ impl<'de> Deserialize<'de> for Scanned {
 }
 
 /// The scan's reply as the page writes it (`js/scan.js`): a row per element, and the table of
-/// the paths they are at (`js/core.js`, `nodeOf`): a path is its parent's (-1: none), "/", and
-/// its step. Half the bytes of the elements themselves, which is what the browser's time to
-/// move the reply goes by.
+/// the paths they are at (`js/core.js`, `nodeOf`): a path is that of the entry `back` entries
+/// before it (0: none), "/", and its step; the steps come as one string, split at spaces.
+/// Half the bytes of the elements themselves, which is what the browser's time to move the
+/// reply goes by.
 #[derive(Deserialize)]
 struct ScanRows<'a> {
-    parents: Vec<i64>,
+    back: Vec<usize>,
     #[serde(borrow)]
-    steps: Vec<Cow<'a, str>>,
+    steps: Cow<'a, str>,
     elements: Vec<ScanRow>,
 }
 
-/// `[path, ref number, tag, text, x, y, w, h, role, name, attributes, occluded]`, with "" for
-/// no text, role or name.
+/// `[path, ref number, text, x, y, w, h, role, name, attributes, occluded]`, with "" for no
+/// text, role or name.
 #[derive(Deserialize)]
 struct ScanRow(
     usize,
     u64,
-    String,
     String,
     f64,
     f64,
@@ -270,49 +270,39 @@ impl TryFrom<ScanRows<'_>> for Scanned {
 
     fn try_from(rows: ScanRows<'_>) -> Result<Self, String> {
         let ScanRows {
-            parents,
+            back,
             steps,
             elements,
         } = rows;
-        if parents.len() != steps.len() {
-            return Err("the table of paths has parents and steps of different lengths".into());
-        }
-        // Every path continues one before it, so following parents always ends.
-        if let Some(n) = (0..parents.len()).find(|&n| parents[n] >= n as i64) {
+        // (An empty string has no steps, not one empty step.)
+        let steps: Vec<&str> = steps.split_terminator(' ').collect();
+        if back.len() != steps.len() {
             return Err(format!(
-                "path {n} continues path {}, not one before it",
-                parents[n]
+                "the table of paths has {} entries and {} steps",
+                back.len(),
+                steps.len()
             ));
         }
-        // Each element's path is written once, into a string of its length: joining every
-        // path of the table first, and copying an element's, took twice as long.
-        let mut chain = Vec::new();
-        let path_of = |node: usize, chain: &mut Vec<usize>| {
-            chain.clear();
-            let mut n = node as i64;
-            while n >= 0 {
-                chain.push(n as usize);
-                n = parents[n as usize];
-            }
-            let mut path = String::with_capacity(chain.iter().map(|&n| steps[n].len() + 1).sum());
-            for &n in chain.iter().rev() {
-                path.push('/');
-                path.push_str(&steps[n]);
-            }
-            path
-        };
+        // Every path continues one before it, so going back always ends.
+        if let Some(n) = (0..back.len()).find(|&n| back[n] > n) {
+            return Err(format!(
+                "path {n} continues one {} back, before the first",
+                back[n]
+            ));
+        }
         let some = |s: String| (!s.is_empty()).then_some(s);
+        let mut chain = Vec::new();
         let elements = elements
             .into_iter()
             .map(
-                |ScanRow(node, number, tag, text, x, y, w, h, role, name, attributes, occluded)| {
-                    if node >= steps.len() {
+                |ScanRow(node, number, text, x, y, w, h, role, name, attributes, occluded)| {
+                    let Some(step) = steps.get(node) else {
                         return Err(format!("an element is at path {node}, past the table's end"));
-                    }
+                    };
                     Ok(browser_xpath_scan::ScannedElement {
-                        xpath: path_of(node, &mut chain),
+                        xpath: path(node, &back, &steps, &mut chain),
                         r#ref: format!("e{number}"),
-                        tag,
+                        tag: tag_of(step).to_owned(),
                         text: some(text),
                         bbox: Some(BBox { x, y, w, h }),
                         role: some(role),
@@ -324,6 +314,36 @@ impl TryFrom<ScanRows<'_>> for Scanned {
             )
             .collect::<Result<_, String>>()?;
         Ok(Self(browser_xpath_scan::Output { elements }))
+    }
+}
+
+/// The whole path of entry `node`, written once into a string of its length (joining every
+/// entry's path first, and copying an element's, took twice as long). `chain` is scratch.
+fn path(node: usize, back: &[usize], steps: &[&str], chain: &mut Vec<usize>) -> String {
+    chain.clear();
+    let mut n = node;
+    loop {
+        chain.push(n);
+        match back[n] {
+            0 => break,
+            b => n -= b,
+        }
+    }
+    let mut path = String::with_capacity(chain.iter().map(|&n| steps[n].len() + 1).sum());
+    for &n in chain.iter().rev() {
+        path.push('/');
+        path.push_str(steps[n]);
+    }
+    path
+}
+
+/// The element's tag, from its step: `name`, `name[i]`, or `*[local-name()='name']`, after
+/// the `#shadow-root/` or `#document/` a step into a root begins with.
+fn tag_of(step: &str) -> &str {
+    let step = step.rsplit('/').next().unwrap_or(step);
+    match step.strip_prefix("*[local-name()='") {
+        Some(rest) => rest.split('\'').next().unwrap_or(rest),
+        None => step.split('[').next().unwrap_or(step),
     }
 }
 
@@ -403,11 +423,12 @@ mod tests {
     #[test]
     fn a_scans_rows_become_elements_with_whole_paths() {
         let reply = serde_json::json!({
-            "parents": [-1, 0, 1, 2, 3, 3],
-            "steps": ["html", "body", "my-widget", "#shadow-root/div", "button[1]", "button[2]"],
+            "back": [0, 1, 1, 1, 1, 2, 3],
+            "steps": "html body my-widget #shadow-root/div button[1] button[2] *[local-name()='svg']",
             "elements": [
-                [5, 7, "button", "Go", 1, 2, 3, 4, "button", "", null, 0],
-                [1, 8, "body", "", 0, 0, 10, 10, "", "Page", { "id": "b" }, 1],
+                [5, 7, "Go", 1, 2, 3, 4, "button", "", null, 0],
+                [1, 8, "", 0, 0, 10, 10, "", "Page", { "id": "b" }, 1],
+                [6, 9, "", 0, 0, 10, 10, "", "", null, 0],
             ],
         });
         let elements = scanned(reply).unwrap().0.elements;
@@ -415,39 +436,44 @@ mod tests {
             elements[0].xpath,
             "/html/body/my-widget/#shadow-root/div/button[2]"
         );
-        assert_eq!(elements[0].r#ref, "e7");
+        assert_eq!(
+            (elements[0].r#ref.as_str(), elements[0].tag.as_str()),
+            ("e7", "button")
+        );
         assert_eq!(elements[0].text.as_deref(), Some("Go"));
         assert_eq!(elements[0].name, None);
         assert_eq!(elements[0].occluded, None);
-        assert_eq!(elements[1].xpath, "/html/body");
+        assert_eq!(
+            (elements[1].xpath.as_str(), elements[1].tag.as_str()),
+            ("/html/body", "body")
+        );
         assert_eq!(
             (elements[1].text.as_deref(), elements[1].name.as_deref()),
             (None, Some("Page"))
         );
         assert_eq!(elements[1].occluded, Some(true));
+        assert_eq!(
+            elements[2].xpath,
+            "/html/body/my-widget/#shadow-root/div/*[local-name()='svg']"
+        );
+        assert_eq!(elements[2].tag, "svg");
+    }
+
+    #[test]
+    fn a_page_with_nothing_to_interact_with_scans_to_no_elements() {
+        let reply = serde_json::json!({ "back": [], "steps": "", "elements": [] });
+        assert!(scanned(reply).unwrap().0.elements.is_empty());
     }
 
     #[test]
     fn a_malformed_table_of_paths_is_an_error_not_a_panic() {
-        let row = serde_json::json!([1, 1, "a", "", 0, 0, 1, 1, "", "", null, 0]);
-        for (parents, steps, why) in [
-            (
-                serde_json::json!([-1, 1]),
-                serde_json::json!(["html", "a"]),
-                "continues path 1",
-            ),
-            (
-                serde_json::json!([-1, 0]),
-                serde_json::json!(["html"]),
-                "different lengths",
-            ),
-            (
-                serde_json::json!([-1]),
-                serde_json::json!(["html"]),
-                "past the table's end",
-            ),
+        let row = serde_json::json!([1, 1, "", 0, 0, 1, 1, "", "", null, 0]);
+        for (back, steps, why) in [
+            (serde_json::json!([0, 2]), "html a", "continues one 2 back"),
+            (serde_json::json!([0, 1]), "html", "2 entries and 1 steps"),
+            (serde_json::json!([0]), "html", "past the table's end"),
         ] {
-            let reply = serde_json::json!({ "parents": parents, "steps": steps, "elements": [row] });
+            let reply = serde_json::json!({ "back": back, "steps": steps, "elements": [row] });
             let error = scanned(reply).unwrap_err();
             assert!(error.contains(why), "{error}");
         }

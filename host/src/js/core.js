@@ -40,19 +40,20 @@
   }
 
   // ---- XPath: element -> path -------------------------------------------------------------
-  // Paths are memoised per call as a table of the elements they pass through, each once: the
-  // index of the element its path continues (-1: none) and its own step. A path is its
-  // parent's, "/", and the step; where it goes into a shadow root or a frame's document the
-  // step begins with "#shadow-root/" or "#document/". A scan sends the table and the host
-  // joins the paths (host/src/library.rs, ScanRows): a 20,000-element page's whole paths were
-  // a quarter of its 1 MB reply and half of the time JSON.stringify took on it.
+  // Paths are memoised per call as a table of the elements they pass through, each once, in
+  // the order they were first asked for: how far back the element its path continues is (0:
+  // none), and its own step. A path is its parent's, "/", and the step; where it goes into a
+  // shadow root or a frame's document the step begins with "#shadow-root/" or "#document/".
+  // A scan sends the table and the host joins the paths (host/src/library.rs, ScanRows): a
+  // 20,000-element page's whole paths were a quarter of its 1 MB reply and half of the time
+  // JSON.stringify took on it.
   //
   // A parent's children get their steps all at once, the first time one of them is asked for
   // (counting siblings per element is quadratic on a long list: 2,000 table rows made a scan
   // take seconds); an only child needs no counting. Walking the children by
   // nextElementSibling and keeping one map of steps took a 20,000-element page's paths from
   // 17.4 to 7.8 ms against a map of positions and one of counts per parent.
-  const newPaths = () => ({ index: new Map(), parents: [], steps: [], siblings: new Map() });
+  const newPaths = () => ({ index: new Map(), back: [], steps: [], siblings: new Map() });
   const siblingKey = (el) => (el.namespaceURI === XHTML ? el.localName : `${el.namespaceURI} ${el.localName}`);
   const nameTest = (el) => (el.namespaceURI === XHTML ? el.localName : `*[local-name()='${el.localName}']`);
 
@@ -113,8 +114,8 @@
     } else {
       from = nodeOf(parent, memo);
     }
-    const n = memo.parents.length;
-    memo.parents.push(from);
+    const n = memo.back.length;
+    memo.back.push(from < 0 ? 0 : n - from);
     memo.steps.push(into + step(el, memo));
     memo.index.set(el, n);
     return n;
@@ -122,8 +123,10 @@
 
   function pathOf(el, memo = newPaths()) {
     let path = "";
-    for (let n = nodeOf(el, memo); n >= 0; n = memo.parents[n]) path = `/${memo.steps[n]}${path}`;
-    return path;
+    for (let n = nodeOf(el, memo); ; n -= memo.back[n]) {
+      path = `/${memo.steps[n]}${path}`;
+      if (memo.back[n] === 0) return path;
+    }
   }
 
   // ---- XPath: path -> element -------------------------------------------------------------

@@ -1,13 +1,14 @@
 // Tether's in-page library, part 3 of 6: `scan`, what a person could interact with, as a
 // list (browser_xpath_scan).
 
-  // The list goes to the host as rows, not objects, and with the table of paths instead of
-  // each element's path; the host makes the elements the wire names of them
-  // (host/src/library.rs, ScanRows). A row is:
-  //   [path's index in the table, ref number, tag, text, x, y, w, h, role, name, attributes, occluded]
-  // with "" for no text, role or name, null for no attributes, and occluded 1 or 0. Objects
-  // with keys made a 20,000-element page's reply 1 MB, rows and the table about half that,
-  // and moving the reply over CDP costs the browser ~24 ms a megabyte.
+  // The list goes to the host as rows, not objects, with the table of paths instead of each
+  // element's path (js/core.js, nodeOf), its steps as one string (no step has a space); the
+  // host makes the elements the wire names of them (host/src/library.rs, ScanRows). A row is:
+  //   [path's index in the table, ref number, text, x, y, w, h, role, name, attributes, occluded]
+  // with "" for no text, role or name, null for no attributes, and occluded 1 or 0; the tag is
+  // the path's last step's name. Objects with keys made a 20,000-element page's reply 1 MB,
+  // this about half that; moving a reply over CDP costs the browser ~30 ms a megabyte, and
+  // each quote in it is escaped on the way.
   function scan({ scope, refFloor }) {
     const paths = newPaths();
     const refs = refsFrom(refFloor);
@@ -24,9 +25,9 @@
         const attributes = attributesOf(el);
         const name = nameOf(el, attributes, context.labels);
         const occluded = isCovered(el, box, context) ? 1 : 0;
-        rows.push([node, ref, el.localName, text, box.x, box.y, box.w, box.h, role, name && name !== text ? name : "", attributes || null, occluded]);
+        rows.push([node, ref, text, box.x, box.y, box.w, box.h, role, name && name !== text ? name : "", attributes || null, occluded]);
         return true;
       },
     });
-    return { reply: { parents: paths.parents, steps: paths.steps, elements: rows }, nextRef: refs.next };
+    return { reply: { back: paths.back, steps: paths.steps.join(" "), elements: rows }, nextRef: refs.next };
   }
