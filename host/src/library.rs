@@ -317,8 +317,8 @@ impl TryFrom<ScanRows<'_>> for Scanned {
     }
 }
 
-/// The whole path of entry `node`, written once into a string of its length (joining every
-/// entry's path first, and copying an element's, took twice as long). `chain` is scratch.
+/// The whole path of entry `node`, written once into a string of its length: no path is
+/// joined for the entries only on the way to elements. `chain` is scratch.
 fn path(node: usize, back: &[usize], steps: &[&str], chain: &mut Vec<usize>) -> String {
     chain.clear();
     let mut n = node;
