@@ -92,6 +92,10 @@ fn scan_lists_rendered_interactive_elements_in_document_order() {
         assert_eq!(element(&scan, "covered")["occluded"], true);
         assert!(element(&scan, "visible-link").get("occluded").is_none());
         assert_eq!(element(&scan, "agree")["attributes"]["checked"], "true");
+        assert!(
+            element(&scan, "agree").get("text").is_none(),
+            "a checkbox's form value (\"on\") is not its text"
+        );
         assert_eq!(element(&scan, "agree")["name"], "I agree");
         assert_eq!(element(&scan, "choice")["text"], "Two");
         assert!(

@@ -93,9 +93,13 @@
     return ROLES[el.localName];
   }
 
+  // A checkbox's or radio's value is what its form sends ("on" unless set), not text a
+  // person sees: as text it read like its state. Its state is in attributes.checked.
+  const VALUE_UNSEEN = new Set(["password", "checkbox", "radio"]);
+
   function textOf(el) {
     let text;
-    if (el.localName === "input" || el.localName === "textarea") text = el.type === "password" ? "" : el.value;
+    if (el.localName === "input" || el.localName === "textarea") text = VALUE_UNSEEN.has(el.type) ? "" : el.value;
     else if (el.localName === "select") text = el.selectedOptions[0] ? el.selectedOptions[0].text : "";
     // innerText respects CSS (hidden children, line breaks) but costs; a leaf's textContent is
     // the same text, and on huge containers it is the good-enough answer.
