@@ -160,8 +160,9 @@
   function matchesInteractive(el) {
     const tag = el.localName;
     if (INTERACTIVE_TAGS.has(tag)) return true;
-    // `el.type` is "hidden" whatever the attribute's case, as the selector matches it.
-    if (tag === "input") return el.type !== "hidden";
+    // `el.type` is "hidden" whatever the attribute's case, as the selector matches it; a
+    // hidden input may still match by its attributes, as in the selector.
+    if (tag === "input" && el.type !== "hidden") return true;
     if (!el.hasAttributes()) return false;
     if (tag === "a" && el.hasAttribute("href")) return true;
     if (el.hasAttribute("onclick")) return true;
