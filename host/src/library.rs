@@ -342,7 +342,8 @@ fn path(node: usize, back: &[usize], steps: &[&str], chain: &mut Vec<usize>) -> 
 fn tag_of(step: &str) -> &str {
     let step = step.rsplit('/').next().unwrap_or(step);
     match step.strip_prefix("*[local-name()='") {
-        Some(rest) => rest.split('\'').next().unwrap_or(rest),
+        // The name ends at the last "']": the HTML parser lets a quote into an SVG tag's name.
+        Some(rest) => rest.rfind("']").map_or(rest, |end| &rest[..end]),
         None => step.split('[').next().unwrap_or(step),
     }
 }
@@ -457,6 +458,21 @@ mod tests {
             "/html/body/my-widget/#shadow-root/div/*[local-name()='svg']"
         );
         assert_eq!(elements[2].tag, "svg");
+    }
+
+    #[test]
+    fn a_tag_is_its_steps_name() {
+        for (step, tag) in [
+            ("a", "a"),
+            ("td[12]", "td"),
+            ("#shadow-root/button[2]", "button"),
+            ("#document/html", "html"),
+            ("*[local-name()='svg']", "svg"),
+            ("*[local-name()='a'][3]", "a"),
+            ("*[local-name()='x'y'][2]", "x'y"),
+        ] {
+            assert_eq!(tag_of(step), tag, "{step}");
+        }
     }
 
     #[test]
