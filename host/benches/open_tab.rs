@@ -122,7 +122,13 @@ fn main() {
         ];
         let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
         for run in 0..WARMUP + RUNS {
-            let sw_calls = service_worker.eval(EXTENSION_CALLS).await;
+            // A service worker that stops answering must not hang the bench (one run stalled here).
+            let sw_calls =
+                tokio::time::timeout(Duration::from_secs(30), service_worker.eval(EXTENSION_CALLS))
+                    .await
+                    .expect(
+                        "the extension's service worker answered the timing of its tab calls within 30 s",
+                    );
             let ms = |i: usize| Duration::from_secs_f64(sw_calls[i].as_f64().unwrap() / 1e3);
             let row = [
                 open_loaded_tab(&cdp, &page).await,
