@@ -1,9 +1,9 @@
 //! Where the time of opening a session's tab on a loaded page goes, in a Chromium with the
 //! extension loaded (issue 14's `session_start` target). Alternating, on one browser:
 //! raw CDP as the baseline; raw CDP doing the host's preparation (hooks, lifecycle events,
-//! focus emulation) before it navigates, as the host does; raw CDP creating the tab on its URL
-//! paused on start, prepared, then resumed (the candidate way); Tether's worker and extension
-//! mode; and the extension's own tab calls, timed in its service worker.
+//! focus emulation) on the blank tab before it navigates, as the host does (the floor of
+//! any client that needs its hooks in the first page); Tether's worker and extension mode; and
+//! the extension's own tab calls, timed in its service worker.
 //!
 //!     cargo bench -p tether-host --bench open_tab
 //!
@@ -39,51 +39,6 @@ async fn prepared_then_navigated(cdp: &CdpConnection, url: &str) -> Duration {
     took
 }
 
-/// Raw CDP, the candidate way: the tab created on its URL, held before its first document
-/// runs (auto-attach waiting for the debugger), prepared, resumed; until the load event.
-async fn created_paused_on_url(cdp: &CdpConnection, url: &str) -> Duration {
-    let start = Instant::now();
-    let mut events = cdp.subscribe();
-    let pause = json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true });
-    cdp.call(None, "Target.setAutoAttach", pause).await.unwrap();
-    let created = cdp
-        .call(
-            None,
-            "Target.createTarget",
-            json!({ "url": url, "background": true, "newWindow": true }),
-        )
-        .await
-        .unwrap();
-    let target = created["targetId"].clone();
-    let session = loop {
-        let e = events.recv().await.unwrap();
-        if e.method == "Target.attachedToTarget" && e.params["targetInfo"]["targetId"] == target {
-            break e.params["sessionId"].as_str().unwrap().to_owned();
-        }
-    };
-    let raw = RawSession { cdp, session };
-    let prepared = preparation().map(|(method, params)| raw.call(method, params));
-    futures::future::join_all(prepared).await;
-    raw.call("Runtime.runIfWaitingForDebugger", json!({})).await;
-    while let Ok(e) = events.recv().await {
-        if e.session_id.as_deref() == Some(&raw.session) && e.method == "Page.loadEventFired" {
-            break;
-        }
-    }
-    let took = start.elapsed();
-    let hooked = raw
-        .eval("Boolean(globalThis[Symbol.for('tether.listeners')]) && location.href")
-        .await;
-    assert!(
-        hooked.as_str().is_some_and(|href| href == url),
-        "not hooked: {hooked}"
-    );
-    close(cdp, target).await;
-    let no_pause = json!({ "autoAttach": false, "waitForDebuggerOnStart": false, "flatten": true });
-    cdp.call(None, "Target.setAutoAttach", no_pause).await.unwrap();
-    took
-}
-
 async fn close(cdp: &CdpConnection, target: Value) {
     cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
         .await
@@ -114,7 +69,6 @@ fn main() {
         let names = [
             "raw CDP: new window, navigate, load",
             "raw CDP, preparing first (the host's way)",
-            "raw CDP, created on its URL, paused, prepared",
             "Tether, worker mode (via the relay)",
             "Tether, extension mode (via the relay)",
             "extension: chrome.windows.create",
@@ -133,7 +87,6 @@ fn main() {
             let row = [
                 open_loaded_tab(&cdp, &page).await,
                 prepared_then_navigated(&cdp, &page).await,
-                created_paused_on_url(&cdp, &page).await,
                 tether("wrk-open", "bench-worker".into()).await,
                 tether("ext-open", b.client_id.clone()).await,
                 ms(0),
