@@ -101,12 +101,21 @@ fn an_unknown_tab_is_not_found() {
 fn session_stop_closes_the_sessions_tabs() {
     run_worker(|h| async move {
         let tab = h.start("stop-close", "/fixtures/article.html").await;
+        let mut events = h.worker().transport.events();
         let stopped = h.ok("stop-close", "session_stop", json!({})).await;
         assert_eq!(stopped, json!({ "stopped": true }));
         assert!(
             h.worker().transport.tab(tab).await.unwrap().is_none(),
             "the tab should be closed"
         );
+        // ... and said to be (the twin, and the tab's watcher, hear of it from this).
+        loop {
+            match events.try_recv() {
+                Ok(BrowserEvent::TabRemoved { tab: removed }) if removed == tab => break,
+                Ok(_) => {}
+                Err(e) => panic!("no TabRemoved for the closed tab {tab}: {e}"),
+            }
+        }
         assert!(h.worker().engine.session_tabs("stop-close").is_empty());
         h.fails_with(
             ErrorCode::TabNotFound,

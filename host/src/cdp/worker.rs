@@ -67,13 +67,16 @@ impl Targets {
         Some(tab)
     }
 
-    fn remove(&mut self, tab: TabId) {
-        if let Some(t) = self.tabs.remove(&tab) {
-            self.by_target.remove(&t.target_id);
-            if let Some(s) = t.session_id {
-                self.by_session.remove(&s);
-            }
+    /// Forgets a tab; whether it was known.
+    fn remove(&mut self, tab: TabId) -> bool {
+        let Some(t) = self.tabs.remove(&tab) else {
+            return false;
+        };
+        self.by_target.remove(&t.target_id);
+        if let Some(s) = t.session_id {
+            self.by_session.remove(&s);
         }
+        true
     }
 
     fn info(&self, tab: TabId) -> Option<TabInfo> {
@@ -195,7 +198,11 @@ impl Transport for WorkerTransport {
         self.cdp
             .call(None, "Target.closeTarget", json!({ "targetId": target_id }))
             .await?;
-        self.lock().remove(tab);
+        // Said here: the browser's own `targetDestroyed` will find the tab gone from the table
+        // (and the twin, and the tab's watcher, would never hear of it).
+        if self.lock().remove(tab) {
+            let _ = self.events.send(BrowserEvent::TabRemoved { tab });
+        }
         Ok(())
     }
 
@@ -236,6 +243,7 @@ impl Transport for WorkerTransport {
             .collect();
         for tab in gone {
             targets.remove(tab);
+            let _ = self.events.send(BrowserEvent::TabRemoved { tab });
         }
         Ok(live.iter().filter_map(|t| targets.info(*t)).collect())
     }
