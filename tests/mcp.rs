@@ -156,9 +156,36 @@ fn an_agent_drives_a_browser_through_the_relays_mcp() {
             .call("browser_snapshot", json!({ "sessionId": session, "tabId": tab }))
             .await;
         assert_eq!(theirs["ok"]["isError"], false, "{theirs}");
+
+        // Ending the MCP session ends its own Tether session; its tab stays for the person to
+        // see.
+        agent.end().await;
+        wait_completed(&relay, &session).await;
+        wait_twin_lists(&relay, tab, true).await;
         other.close().await;
-        agent.close().await;
     });
+}
+
+/// Waits until the twin of `mcp-worker` lists `tab` (`listed`), or does not.
+async fn wait_twin_lists(relay: &TestRelay, tab: i64, listed: bool) {
+    let filter = json!({ "clientId": "mcp-worker" });
+    relay
+        .wait_until(filter, JOIN_WITHIN, || async {
+            let twin = relay.get("/api/twin/mcp-worker").await;
+            let tabs = twin["tabs"].as_array().cloned().unwrap_or_default();
+            (tabs.iter().any(|t| t["tabId"] == tab) == listed).then_some(())
+        })
+        .await
+}
+
+/// Waits until the relay's session `session` completed (ended by `session_stop`).
+async fn wait_completed(relay: &TestRelay, session: &str) {
+    let path = format!("/api/sessions/{session}");
+    relay
+        .wait_until(json!({ "sessionId": session }), JOIN_WITHIN, || async {
+            (relay.get(&path).await["status"] == "completed").then_some(())
+        })
+        .await
 }
 
 #[test]
@@ -318,6 +345,9 @@ fn tether_host_mcp_serves_through_a_relay() {
             "{shot}"
         );
         agent.close().await;
+        // Its own session was ended before the process exited.
+        let ended = relay.get(&format!("/api/sessions/{session}")).await;
+        assert_eq!(ended["status"], "completed", "{ended}");
 
         // A wrong token: the call is an error saying so, not a hang.
         let mut refused = McpClient::stdio(&host, &["mcp", "--relay", &ws, "--token", HOST])

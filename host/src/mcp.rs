@@ -84,14 +84,21 @@ async fn run(args: McpArgs) -> Result<()> {
 }
 
 /// Serves one MCP session on stdin/stdout until the client closes stdin.
+/// Its own Tether session is ended before the process exits (with `--relay`, its tabs stay
+/// in the person's browser, let go by the debugger).
 async fn serve(browser: Arc<dyn Browser>) -> Result<()> {
-    let running = McpSessions::new(browser)
-        .session()
-        .serve(rmcp::transport::stdio())
-        .await
-        .context("no MCP session started (stdin closed before initialize?)")?;
-    running.waiting().await.context("the MCP session failed")?;
-    Ok(())
+    let sessions = McpSessions::new(browser);
+    let served = async {
+        let running = sessions
+            .session()
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("no MCP session started (stdin closed before initialize?)")?;
+        running.waiting().await.context("the MCP session failed")
+    }
+    .await;
+    sessions.ended().await;
+    served.map(drop)
 }
 
 /// The tools run here, on this process's engine.

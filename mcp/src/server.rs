@@ -1,10 +1,14 @@
 //! The MCP server handler: `tools/list` from the catalog, `tools/call` as one action in the
 //! agent's session. [`McpSessions`] is what a transport keeps (the browser, the tools, each
 //! session's current tab); it makes a [`TetherMcp`] per MCP session, each with a Tether
-//! session of its own (`mcp-<random>`).
+//! session of its own (`mcp-<random>`), which ends with it: when the MCP session ends (the
+//! client's DELETE, its idle time running out, stdio closing), `session_stop` with `closeTab:
+//! false` lets go of its tabs (the debugger leaves them; they stay for the person to see) and
+//! completes the session. A session named by a `sessionId` argument is shared and outlives the
+//! MCP session.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -18,6 +22,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 use tether_protocol::actions::ArtifactRef;
 use tether_protocol::{ActionError, ActionName, ActionResult};
+use tokio_util::task::TaskTracker;
 
 use crate::call::Call;
 use crate::{reply, tools};
@@ -46,6 +51,10 @@ pub struct McpSessions {
     tools: Arc<[Tool]>,
     /// Each Tether session's current tab, as this server's calls moved it.
     current_tabs: Arc<Mutex<HashMap<String, i64>>>,
+    /// The own sessions of MCP sessions that have called an action, to end with them.
+    used: Arc<Mutex<HashSet<String>>>,
+    /// The `session_stop`s of ended MCP sessions still running.
+    ending: TaskTracker,
 }
 
 impl McpSessions {
@@ -54,6 +63,33 @@ impl McpSessions {
             browser,
             tools: tools::tools().into(),
             current_tabs: Arc::default(),
+            used: Arc::default(),
+            ending: TaskTracker::new(),
+        }
+    }
+
+    /// Waits for the `session_stop`s of the MCP sessions that ended (before a process exits).
+    pub async fn ended(&self) {
+        self.ending.close();
+        self.ending.wait().await;
+    }
+
+    /// Ends an MCP session's own Tether session, if it ran anything; its tabs stay open.
+    async fn end(&self, own_session: &str) {
+        let used = lock(&self.used).remove(own_session);
+        self.tabs().remove(own_session);
+        if used {
+            let stopped = self
+                .browser
+                .act(own_session, ActionName::SessionStop, json!({ "closeTab": false }))
+                .await;
+            if let Some(error) = stopped.error {
+                tracing::warn!(
+                    session = own_session,
+                    "ending the MCP session's own session: {}",
+                    error.message
+                );
+            }
         }
     }
 
@@ -81,10 +117,12 @@ impl McpSessions {
     }
 
     fn tabs(&self) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
-        self.current_tabs
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.current_tabs)
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// One MCP session's server.
@@ -115,11 +153,12 @@ impl TetherMcp {
             }
         }
         let params = Value::Object(call.params);
-        let result = shared
-            .browser
-            .act(&call.session_id, call.action, params.clone())
-            .await;
+        let result = self.act(&call.session_id, call.action, params.clone()).await;
         shared.follow(&call.session_id, &params, &result);
+        if call.action == ActionName::SessionStop && result.error.is_none() {
+            // Ended by the agent itself: nothing left to end with the MCP session.
+            lock(&shared.used).remove(&call.session_id);
+        }
         // The tab it acted on: the one it was given, else the one it started.
         // (The output is read only for an action not given a tab: it can be a scan's megabyte.)
         let tab = params
@@ -129,18 +168,35 @@ impl TetherMcp {
         reply::render(shared.browser.as_ref(), call.action, result, tab).await
     }
 
+    /// Runs one action in a session, noting that the MCP session's own session was used.
+    async fn act(&self, session_id: &str, action: ActionName, params: Value) -> ActionResult {
+        if session_id == self.own_session {
+            lock(&self.shared.used).insert(self.own_session.clone());
+        }
+        self.shared.browser.act(session_id, action, params).await
+    }
+
     /// `session_start` for a session that has no tab yet; its tab, or the error as a result.
     async fn open_tab(&self, call: &Call) -> Result<i64, CallToolResult> {
         let shared = &self.shared;
         let params = json!({});
-        let started = shared
-            .browser
+        let started = self
             .act(&call.session_id, ActionName::SessionStart, params.clone())
             .await;
         shared.follow(&call.session_id, &params, &started);
         match started.current_tab_after(&params, None) {
             Some(tab) => Ok(tab),
             _ => Err(reply::render(shared.browser.as_ref(), ActionName::SessionStart, started, None).await),
+        }
+    }
+}
+
+impl Drop for TetherMcp {
+    /// The MCP session ended: so does its own Tether session.
+    fn drop(&mut self) {
+        let (shared, own) = (self.shared.clone(), std::mem::take(&mut self.own_session));
+        if tokio::runtime::Handle::try_current().is_ok() {
+            self.shared.ending.spawn(async move { shared.end(&own).await });
         }
     }
 }

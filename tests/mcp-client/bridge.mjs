@@ -6,7 +6,8 @@
 //   node bridge.mjs http <url> [token]      streamable HTTP, Authorization: Bearer <token>
 //   node bridge.mjs stdio <command> [args]  a server the SDK starts and talks to on stdio
 //
-// Requests: {"op":"tools"} | {"op":"call","name":...,"arguments":{...}} | {"op":"close"}.
+// Requests: {"op":"tools"} | {"op":"call","name":...,"arguments":{...}} | {"op":"close"}
+//   | {"op":"end"} (over HTTP: ends the MCP session with a DELETE, then closes).
 // Answers: {"connected":{...}} first, then {"ok":...} or {"error":{"code","message"}} per request.
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -55,6 +56,11 @@ for await (const line of createInterface({ input: process.stdin })) {
       say({ ok: await client.listTools() });
     } else if (request.op === "call") {
       say({ ok: await client.callTool({ name: request.name, arguments: request.arguments ?? {} }) });
+    } else if (request.op === "end") {
+      await transport.terminateSession();
+      await client.close();
+      say({ ok: {} });
+      process.exit(0);
     } else if (request.op === "close") {
       await client.close();
       say({ ok: ended ? await ended : {} });

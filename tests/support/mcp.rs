@@ -123,6 +123,13 @@ impl McpClient {
             .to_owned()
     }
 
+    /// Ends the MCP session over HTTP (the SDK's DELETE), then closes the client.
+    pub async fn end(mut self) {
+        let answer = self.ask(json!({ "op": "end" })).await;
+        assert!(answer.get("ok").is_some(), "ending the MCP session: {answer}");
+        let _ = tokio::time::timeout(ANSWER_WITHIN, self.child.wait()).await;
+    }
+
     /// Closes the session (on stdio, the SDK ends the server's stdin); on stdio, how the
     /// server's process ended: `{code, signal}`.
     pub async fn close(mut self) -> Value {
