@@ -8,7 +8,8 @@
 //! MCP session.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -51,8 +52,6 @@ pub struct McpSessions {
     tools: Arc<[Tool]>,
     /// Each Tether session's current tab, as this server's calls moved it.
     current_tabs: Arc<Mutex<HashMap<String, i64>>>,
-    /// The own sessions of MCP sessions that have called an action, to end with them.
-    used: Arc<Mutex<HashSet<String>>>,
     /// The `session_stop`s of ended MCP sessions still running.
     ending: TaskTracker,
 }
@@ -63,7 +62,6 @@ impl McpSessions {
             browser,
             tools: tools::tools().into(),
             current_tabs: Arc::default(),
-            used: Arc::default(),
             ending: TaskTracker::new(),
         }
     }
@@ -74,22 +72,18 @@ impl McpSessions {
         self.ending.wait().await;
     }
 
-    /// Ends an MCP session's own Tether session, if it ran anything; its tabs stay open.
+    /// Ends an MCP session's own Tether session; its tabs stay open.
     async fn end(&self, own_session: &str) {
-        let used = lock(&self.used).remove(own_session);
-        self.tabs().remove(own_session);
-        if used {
-            let stopped = self
-                .browser
-                .act(own_session, ActionName::SessionStop, json!({ "closeTab": false }))
-                .await;
-            if let Some(error) = stopped.error {
-                tracing::warn!(
-                    session = own_session,
-                    "ending the MCP session's own session: {}",
-                    error.message
-                );
-            }
+        let stopped = self
+            .browser
+            .act(own_session, ActionName::SessionStop, json!({ "closeTab": false }))
+            .await;
+        if let Some(error) = stopped.error {
+            tracing::warn!(
+                session = own_session,
+                "ending the MCP session's own session: {}",
+                error.message
+            );
         }
     }
 
@@ -100,6 +94,7 @@ impl McpSessions {
         TetherMcp {
             shared: self.clone(),
             own_session: format!("mcp-{}", hex::encode(bytes)),
+            own_session_open: AtomicBool::new(false),
         }
     }
 
@@ -117,18 +112,18 @@ impl McpSessions {
     }
 
     fn tabs(&self) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
-        lock(&self.current_tabs)
+        self.current_tabs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// One MCP session's server.
 pub struct TetherMcp {
     shared: McpSessions,
     own_session: String,
+    /// Whether its own session ran an action and was not stopped since: one to end with it.
+    own_session_open: AtomicBool,
 }
 
 impl TetherMcp {
@@ -155,9 +150,12 @@ impl TetherMcp {
         let params = Value::Object(call.params);
         let result = self.act(&call.session_id, call.action, params.clone()).await;
         shared.follow(&call.session_id, &params, &result);
-        if call.action == ActionName::SessionStop && result.error.is_none() {
+        if call.action == ActionName::SessionStop
+            && result.error.is_none()
+            && call.session_id == self.own_session
+        {
             // Ended by the agent itself: nothing left to end with the MCP session.
-            lock(&shared.used).remove(&call.session_id);
+            self.own_session_open.store(false, Ordering::Relaxed);
         }
         // The tab it acted on: the one it was given, else the one it started.
         // (The output is read only for an action not given a tab: it can be a scan's megabyte.)
@@ -171,7 +169,7 @@ impl TetherMcp {
     /// Runs one action in a session, noting that the MCP session's own session was used.
     async fn act(&self, session_id: &str, action: ActionName, params: Value) -> ActionResult {
         if session_id == self.own_session {
-            lock(&self.shared.used).insert(self.own_session.clone());
+            self.own_session_open.store(true, Ordering::Relaxed);
         }
         self.shared.browser.act(session_id, action, params).await
     }
@@ -194,8 +192,10 @@ impl TetherMcp {
 impl Drop for TetherMcp {
     /// The MCP session ended: so does its own Tether session.
     fn drop(&mut self) {
-        let (shared, own) = (self.shared.clone(), std::mem::take(&mut self.own_session));
-        if tokio::runtime::Handle::try_current().is_ok() {
+        self.shared.tabs().remove(&self.own_session);
+        let open = self.own_session_open.load(Ordering::Relaxed);
+        if open && tokio::runtime::Handle::try_current().is_ok() {
+            let (shared, own) = (self.shared.clone(), std::mem::take(&mut self.own_session));
             self.shared.ending.spawn(async move { shared.end(&own).await });
         }
     }
