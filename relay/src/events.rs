@@ -17,7 +17,7 @@ use tether_protocol::envelope::Payload;
 use tether_protocol::messages::Message;
 use tokio::sync::broadcast;
 
-use crate::session_log::{Direction, Entry, Line, SessionLog};
+use crate::session_log::{Direction, Entry, Line, SessionLog, Write};
 
 /// The types a subscriber receives; the log holds more (requests, acks).
 pub const EVENT_KINDS: &[&str] = &[
@@ -136,10 +136,20 @@ impl Events {
         let _ = self.live.send(Arc::new(event));
     }
 
-    /// Logs a message of a session that is not an event (a request, an ack).
+    /// Logs a message of a session that is not an event (a binding, a late result).
     pub fn record(&self, session: &str, direction: Direction, message: Message) {
+        self.record_when(session, direction, message, Write::Now);
+    }
+
+    /// Logs a message of an action that has not ended (its request, its ack): the line is
+    /// written with the action's end (see `session_log`).
+    pub fn record_held(&self, session: &str, direction: Direction, message: Message) {
+        self.record_when(session, direction, message, Write::Held);
+    }
+
+    fn record_when(&self, session: &str, direction: Direction, message: Message, write: Write) {
         let (kind, payload) = message.split();
-        if let Err(e) = self.log.append(session, direction, kind, &payload) {
+        if let Err(e) = self.log.append(session, direction, kind, &payload, write) {
             tracing::error!(session, kind, "cannot write the session log: {e}");
         }
     }
@@ -151,7 +161,13 @@ impl Events {
 
     /// Logs a session's events in one write and hands them to its subscribers, in order.
     pub fn session_all(&self, session: &str, events: Vec<Logged>) {
-        self.publish_session(session, events, false);
+        self.publish_session(session, events, Write::Now, false);
+    }
+
+    /// Hands a session's events to its subscribers, in order; their lines in the log are
+    /// written with the end of the action they belong to.
+    pub fn session_all_held(&self, session: &str, events: Vec<Logged>) {
+        self.publish_session(session, events, Write::Held, false);
     }
 
     /// Hands a session event to its subscribers without logging it: it says how things stand
@@ -178,7 +194,7 @@ impl Events {
                 kind,
                 payload: payload.clone(),
             };
-            self.publish_session(session, vec![copy], true);
+            self.publish_session(session, vec![copy], Write::Now, true);
         }
         let _ = self.live.send(Arc::new(Event {
             scope: Scope::Client(client.to_owned()),
@@ -190,7 +206,7 @@ impl Events {
         }));
     }
 
-    fn publish_session(&self, session: &str, events: Vec<Logged>, copy: bool) {
+    fn publish_session(&self, session: &str, events: Vec<Logged>, write: Write, copy: bool) {
         let timestamp_ms = Utc::now().timestamp_millis();
         let event = |logged: &Logged, index| {
             Arc::new(Event {
@@ -204,7 +220,7 @@ impl Events {
         };
         let lines: Vec<Line> = events.iter().map(Logged::line).collect();
         // Published under the log's lock, so subscribers see a session's events in index order.
-        let written = self.log.append_then(session, &lines, |first| {
+        let written = self.log.append_then(session, &lines, write, |first| {
             for (logged, index) in events.iter().zip(first..) {
                 let event = event(logged, Some(index));
                 if let Some(deployment) = self.deployment.get() {

@@ -30,7 +30,7 @@ pub fn submit(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply
         Err((request, error)) => (request, Some(error)),
     };
     let session_id = request.session_id.clone();
-    relay.events.record(
+    relay.events.record_held(
         &session_id,
         Direction::In,
         Message::BrowserAction(request.logged()),

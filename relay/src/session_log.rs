@@ -1,12 +1,18 @@
 //! Every session's log (PROTOCOL.md §7): each envelope the relay receives or sends for a
 //! session, one JSON object a line in `<data-dir>/logs/<sessionId>.jsonl`, numbered by
-//! `eventIndex`. The lines of one step (an action's result and the session's new state) are
-//! one `write` to a file opened for appending, so a crash loses nothing written, and a line it
-//! cuts short is skipped when read. The same log is what a reconnecting event stream replays from.
+//! `eventIndex`. The same log is what a reconnecting event stream replays from.
+//!
+//! An action's lines are written with its end: the request, its start and the host's ack are
+//! numbered, timed and formatted as they happen but held, and go to the file in one `write`
+//! with the result (under load the four writes of an action to one of 1000 files were a fifth
+//! of the relay's CPU, docs/performance.md). Every other line, and anything held before it, is
+//! written at once. A reader of the log gets the held lines too, so a replay misses nothing;
+//! a relay killed in the middle of an action loses that action's held lines (its journal still
+//! knows it started), and a line a crash cuts short is skipped when read.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -62,6 +68,17 @@ pub struct Line<'a> {
 struct Open {
     file: File,
     next_index: u64,
+    /// Lines numbered and formatted but not yet written: the current action's so far.
+    held: Vec<u8>,
+}
+
+/// When lines reach the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    /// Now, after whatever was held.
+    Now,
+    /// With the session's next `Now`: the lines of an action that has not ended.
+    Held,
 }
 
 pub struct SessionLog {
@@ -86,23 +103,24 @@ impl SessionLog {
         direction: Direction,
         kind: &str,
         payload: &RawValue,
+        write: Write,
     ) -> std::io::Result<u64> {
         let line = Line {
             direction,
             kind,
             payload,
         };
-        self.append_then(session_id, &[line], |index| index)
+        self.append_then(session_id, &[line], write, |index| index)
     }
 
-    /// Appends entries in one `write` (the lines one step of an action logs: under load a
-    /// `write` per line was a quarter of the relay's time), then runs `then` with the first
-    /// one's index before the next entry of the session can be written: whatever `then`
-    /// publishes goes out in index order.
+    /// Appends entries (with `Write::Now`, in one `write` together with what was held), then
+    /// runs `then` with the first one's index before the next entry of the session can be
+    /// appended: whatever `then` publishes goes out in index order.
     pub fn append_then<R>(
         &self,
         session_id: &str,
         lines: &[Line],
+        write: Write,
         then: impl FnOnce(u64) -> R,
     ) -> std::io::Result<R> {
         let log = self.session(session_id)?;
@@ -111,7 +129,8 @@ impl SessionLog {
         let timestamp = rfc3339_ms(Utc::now());
         // Room for the entries' own fields besides their payloads, so the text grows once.
         let room: usize = lines.iter().map(|l| l.payload.get().len() + 160).sum();
-        let mut text = Vec::with_capacity(room);
+        let mut text = std::mem::take(&mut log.held);
+        text.reserve(room);
         for (line, index) in lines.iter().zip(first..) {
             let entry = EntryRef {
                 session_id,
@@ -124,13 +143,40 @@ impl SessionLog {
             serde_json::to_writer(&mut text, &entry)?;
             text.push(b'\n');
         }
-        log.file.write_all(&text)?;
         log.next_index += lines.len() as u64;
+        match write {
+            Write::Held => log.held = text,
+            Write::Now => log.file.write_all(&text)?,
+        }
         Ok(then(first))
+    }
+
+    /// Writes what a session holds, so that the file has every line numbered so far.
+    fn write_held(&self, session_id: &str) -> std::io::Result<()> {
+        let log = self
+            .open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(session_id)
+            .cloned();
+        let Some(log) = log else {
+            return Ok(());
+        };
+        let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
+        if !log.held.is_empty() {
+            let held = std::mem::take(&mut log.held);
+            log.file.write_all(&held)?;
+        }
+        Ok(())
     }
 
     /// The entries of a session after `after` (all of them for `None`), in order.
     pub fn read_after(&self, session_id: &str, after: Option<u64>) -> std::io::Result<Vec<Entry>> {
+        self.write_held(session_id)?;
+        self.read_file(session_id, after)
+    }
+
+    fn read_file(&self, session_id: &str, after: Option<u64>) -> std::io::Result<Vec<Entry>> {
         let file = match File::open(self.path(session_id)) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -156,7 +202,7 @@ impl SessionLog {
         }
         // After a restart the log goes on from where it ended.
         let next_index = self
-            .read_after(session_id, None)?
+            .read_file(session_id, None)?
             .last()
             .map_or(0, |e| e.event_index + 1);
         let mut file = OpenOptions::new()
@@ -168,7 +214,11 @@ impl SessionLog {
         if ends_mid_line(&mut file)? {
             file.write_all(b"\n")?;
         }
-        let log = Arc::new(Mutex::new(Open { file, next_index }));
+        let log = Arc::new(Mutex::new(Open {
+            file,
+            next_index,
+            held: Vec::new(),
+        }));
         open.insert(session_id.to_owned(), log.clone());
         Ok(log)
     }
@@ -219,15 +269,23 @@ mod tests {
                 Direction::In,
                 "browser_action",
                 &payload(&json!({ "actionName": "browser_click" })),
+                Write::Now,
             )
             .unwrap();
-        log.append("s1", Direction::Out, "browser_action.ack", &payload(&json!({})))
-            .unwrap();
+        log.append(
+            "s1",
+            Direction::Out,
+            "browser_action.ack",
+            &payload(&json!({})),
+            Write::Now,
+        )
+        .unwrap();
         log.append(
             "other",
             Direction::Internal,
             "session.state",
             &payload(&json!({})),
+            Write::Now,
         )
         .unwrap();
         assert_eq!(first, 0);
@@ -251,8 +309,14 @@ mod tests {
     fn the_lines_of_one_step_are_numbered_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let log = SessionLog::new(dir.path()).unwrap();
-        log.append("s", Direction::In, "browser_action", &payload(&json!({})))
-            .unwrap();
+        log.append(
+            "s",
+            Direction::In,
+            "browser_action",
+            &payload(&json!({})),
+            Write::Now,
+        )
+        .unwrap();
         let (result, state) = (payload(&json!({ "status": "success" })), payload(&json!({})));
         let lines = [
             Line {
@@ -266,12 +330,19 @@ mod tests {
                 payload: &state,
             },
         ];
-        assert_eq!(log.append_then("s", &lines, |first| first).unwrap(), 1);
+        assert_eq!(
+            log.append_then("s", &lines, Write::Now, |first| first).unwrap(),
+            1
+        );
         let entries = log.read_after("s", Some(0)).unwrap();
         let read: Vec<_> = entries.iter().map(|e| (e.event_index, e.kind.as_str())).collect();
         assert_eq!(read, [(1, "browser_action.result"), (2, "session.state")]);
         assert_eq!(entries[0].payload.get(), r#"{"status":"success"}"#);
-        assert_eq!(log.append("s", Direction::In, "next", &state).unwrap(), 3);
+        assert_eq!(
+            log.append("s", Direction::In, "next", &state, Write::Now)
+                .unwrap(),
+            3
+        );
     }
 
     #[test]
@@ -279,8 +350,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let log = SessionLog::new(dir.path()).unwrap();
-            log.append("s", Direction::In, "a", &payload(&json!(1))).unwrap();
-            log.append("s", Direction::In, "b", &payload(&json!(2))).unwrap();
+            log.append("s", Direction::In, "a", &payload(&json!(1)), Write::Now)
+                .unwrap();
+            log.append("s", Direction::In, "b", &payload(&json!(2)), Write::Now)
+                .unwrap();
         }
         let path = SessionLog::new(dir.path()).unwrap().path("s");
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
@@ -288,7 +361,8 @@ mod tests {
         drop(file);
         let log = SessionLog::new(dir.path()).unwrap();
         assert_eq!(
-            log.append("s", Direction::Out, "c", &payload(&json!(3))).unwrap(),
+            log.append("s", Direction::Out, "c", &payload(&json!(3)), Write::Now)
+                .unwrap(),
             2
         );
         // The entry after the torn line is whole, and read back.
@@ -311,7 +385,7 @@ mod tests {
         ] {
             let path = log.path(id);
             assert_eq!(path.parent().unwrap(), dir.path().join("logs"), "{id:?}");
-            log.append(id, Direction::In, "t", &payload(&json!(null)))
+            log.append(id, Direction::In, "t", &payload(&json!(null)), Write::Now)
                 .unwrap();
             assert_eq!(log.read_after(id, None).unwrap()[0].session_id, id);
         }
@@ -319,5 +393,53 @@ mod tests {
             log.path("task-42_a.b"),
             dir.path().join("logs").join("task-42_a.b.jsonl")
         );
+    }
+
+    #[test]
+    fn held_lines_are_written_with_the_next_line_and_read_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = SessionLog::new(dir.path()).unwrap();
+        let on_disk = || std::fs::read_to_string(log.path("s")).unwrap().lines().count();
+        let (request, ack) = (payload(&json!({ "actionId": "a1" })), payload(&json!({})));
+        log.append("s", Direction::In, "bind", &ack, Write::Now).unwrap();
+        assert_eq!(
+            log.append("s", Direction::In, "browser_action", &request, Write::Held)
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            log.append("s", Direction::In, "browser_action.ack", &ack, Write::Held)
+                .unwrap(),
+            2
+        );
+        assert_eq!(on_disk(), 1, "held lines are not written yet");
+
+        // A reader sees them: the file gets them first.
+        let read: Vec<_> = log
+            .read_after("s", Some(0))
+            .unwrap()
+            .into_iter()
+            .map(|e| e.event_index)
+            .collect();
+        assert_eq!(read, [1, 2]);
+        assert_eq!(on_disk(), 3);
+
+        log.append("s", Direction::In, "browser_action", &request, Write::Held)
+            .unwrap();
+        assert_eq!(
+            log.append("s", Direction::Out, "browser_action.result", &ack, Write::Now)
+                .unwrap(),
+            4
+        );
+        let text = std::fs::read_to_string(log.path("s")).unwrap();
+        let indexes: Vec<u64> = text
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["eventIndex"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(indexes, [0, 1, 2, 3, 4], "one file, in index order");
     }
 }

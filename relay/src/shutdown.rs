@@ -4,7 +4,8 @@
 //! 2. `Aborting`: the ones still running end with an error result;
 //! 3. `Closed`: every result has gone out; sockets close after what is queued on them.
 //!
-//! The session log needs no flushing: each line is written when it happens.
+//! The session log needs no flushing: the lines it holds for an action are written with the
+//! action's end, and every action has ended before `Closed`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
