@@ -176,10 +176,10 @@ fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Ut
         client_id: client_id.to_owned(),
         started_at: tether_protocol::result::rfc3339_ms(started),
     };
-    // The new state, then the start, in one write.
+    // The new state, then the start; logged with the action's end.
     let mut events = crate::state::state_events(changed);
     events.push(Logged::of(Direction::Internal, &Message::ActionStarted(event)));
-    relay.events.session_all(&request.session_id, events);
+    relay.events.session_all_held(&request.session_id, events);
 }
 
 /// Sends the action to the host and waits: for its ack within the ack timeout, for its result
@@ -214,7 +214,12 @@ async fn exchange(
     let ack_deadline = (Instant::now() + relay.settings.ack_timeout).min(deadline);
     let waiting_for = waits_for(&request.action_name).filter(|_| !request.peek);
     let sent = Instant::now();
-    let mut ticks = tokio::time::interval_at(sent + PROGRESS_EVERY, PROGRESS_EVERY);
+    let mut ticks = waiting_for.map(|_| tokio::time::interval_at(sent + PROGRESS_EVERY, PROGRESS_EVERY));
+    // Made once for the whole wait, not again on each turn of the loop (the ack is one).
+    let ack_late = tokio::time::sleep_until(ack_deadline);
+    let too_late = tokio::time::sleep_until(deadline);
+    let aborting = relay.shutdown.reached(Phase::Aborting);
+    tokio::pin!(ack_late, too_late, aborting);
     let mut acked = false;
     let mut on_ack = Some(on_ack);
     let outcome = loop {
@@ -229,12 +234,12 @@ async fn exchange(
                     on_ack();
                     if !request.peek {
                         let ack = Ack { action_id: request.action_id.clone() };
-                        relay.events.record(&request.session_id, Direction::In, Message::BrowserActionAck(ack));
+                        relay.events.record_held(&request.session_id, Direction::In, Message::BrowserActionAck(ack));
                     }
                 }
             }
             result = &mut waiting.result => break result.map_err(|_| offline()),
-            _ = ticks.tick(), if waiting_for.is_some() => {
+            _ = tick(&mut ticks), if ticks.is_some() => {
                 let what = waiting_for.unwrap_or_default();
                 let waited = sent.elapsed().as_secs_f64();
                 let progress = Progress {
@@ -245,7 +250,7 @@ async fn exchange(
                 };
                 relay.events.session_passing(&request.session_id, Message::Progress(progress));
             }
-            _ = tokio::time::sleep_until(ack_deadline), if !acked && ack_deadline < deadline => {
+            _ = &mut ack_late, if !acked && ack_deadline < deadline => {
                 break Err(ActionError::new(
                     ErrorCode::AckTimeout,
                     format!(
@@ -255,7 +260,7 @@ async fn exchange(
                     ),
                 ));
             }
-            _ = relay.shutdown.reached(Phase::Aborting) => {
+            _ = &mut aborting => {
                 break Err(ActionError::new(
                     ErrorCode::Internal,
                     format!(
@@ -264,7 +269,7 @@ async fn exchange(
                     ),
                 ));
             }
-            _ = tokio::time::sleep_until(deadline) => {
+            _ = &mut too_late => {
                 // A host held by a relay that died, and not back where it was sent to: the link
                 // was lost, whatever kept the result from coming (§14).
                 if sent_to.is_some() && relayed_connection(relay, client_id, link) != sent_to {
@@ -282,6 +287,16 @@ async fn exchange(
         link.forget(&envelope_id);
     }
     outcome
+}
+
+/// The next progress tick, for an action that waits (never, for one that does not).
+async fn tick(ticks: &mut Option<tokio::time::Interval>) {
+    match ticks {
+        Some(ticks) => {
+            ticks.tick().await;
+        }
+        None => std::future::pending().await,
+    }
 }
 
 /// The connection of the host at the other end of a link through another relay of the
