@@ -65,4 +65,14 @@ impl Envelope {
         self.reply_to = id;
         self
     }
+
+    /// The envelope as the text of one frame, written into a buffer that fits it (growing one
+    /// from empty copied a result over and again).
+    pub fn to_text(&self) -> serde_json::Result<String> {
+        let ids = self.id.as_ref().map_or(0, String::len) + self.reply_to.as_ref().map_or(0, String::len);
+        let mut text = Vec::with_capacity(self.payload.get().len() + self.kind.len() + ids + 64);
+        serde_json::to_writer(&mut text, self)?;
+        // serde_json writes UTF-8 only.
+        String::from_utf8(text).map_err(|e| serde::ser::Error::custom(e.to_string()))
+    }
 }

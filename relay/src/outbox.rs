@@ -21,8 +21,10 @@ pub const ACTIONS_IN_FLIGHT: usize = CAPACITY / 2;
 
 #[derive(Debug)]
 pub enum Outgoing {
-    /// A frame, and the action slot it gives back once it is on the socket.
-    Frame(Envelope, Option<OwnedSemaphorePermit>),
+    /// A frame's text, and the action slot it gives back once it is on the socket. Written by
+    /// the sender: a queued text is a fifth the size of a queued envelope, and every
+    /// connection's queue starts with room for 32 (4 KiB less per connection).
+    Frame(String, Option<OwnedSemaphorePermit>),
     Close,
 }
 
@@ -76,7 +78,10 @@ impl Outbox {
 
     /// Queues a frame that gives an action slot back once written: an action's result.
     pub fn send_releasing(&self, envelope: Envelope, slot: Option<OwnedSemaphorePermit>) -> bool {
-        match self.queue.try_send(Outgoing::Frame(envelope, slot)) {
+        let Some(text) = encoded(&envelope) else {
+            return false;
+        };
+        match self.queue.try_send(Outgoing::Frame(text, slot)) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
                 tracing::warn!("a peer is {CAPACITY} frames behind; disconnecting it");
@@ -90,7 +95,10 @@ impl Outbox {
     /// Queues a frame, waiting for room: for senders that can fall behind and catch up (event
     /// subscriptions). False once the connection is gone.
     pub async fn send_when_room(&self, envelope: Envelope) -> bool {
-        self.queue.send(Outgoing::Frame(envelope, None)).await.is_ok()
+        let Some(text) = encoded(&envelope) else {
+            return false;
+        };
+        self.queue.send(Outgoing::Frame(text, None)).await.is_ok()
     }
 
     /// Queues a message as the reply to the request `reply_to`.
@@ -113,4 +121,13 @@ impl Outbox {
     pub fn is_closed(&self) -> bool {
         self.queue.is_closed()
     }
+}
+
+/// An envelope's text; none (and an error in the log) if it cannot be written, which plain
+/// strings and JSON payloads never make happen.
+fn encoded(envelope: &Envelope) -> Option<String> {
+    envelope
+        .to_text()
+        .map_err(|e| tracing::error!("cannot encode an envelope: {e}"))
+        .ok()
 }

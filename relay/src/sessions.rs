@@ -515,6 +515,11 @@ impl Sessions {
     /// order: sessions, then the registry (nothing takes them the other way round).
     pub fn update<R>(&self, session_id: &str, transition: impl FnOnce(&mut Session) -> R) -> R {
         let mut table = self.lock();
+        // Found by the borrowed id: the id is copied only for a new session, not on each of
+        // the half dozen updates an action makes.
+        if let Some(session) = table.get_mut(session_id) {
+            return transition(session);
+        }
         let session = table
             .entry(session_id.to_owned())
             .or_insert_with(|| Session::new(session_id));

@@ -43,11 +43,13 @@ pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<Str
 
     let _counted = state.shutdown.socket();
     let mut peer: Option<Peer> = None;
+    let closed = state.shutdown.reached(Phase::Closed);
+    tokio::pin!(closed);
     loop {
         let message = tokio::select! {
             message = stream.next() => message,
             // Every result has been queued on this socket: close after them.
-            _ = state.shutdown.reached(Phase::Closed) => {
+            _ = &mut closed => {
                 outbox.close();
                 break;
             }
@@ -110,10 +112,13 @@ pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<Str
 
 /// Drains the outbox onto the socket until the connection ends.
 async fn write(mut sink: SplitSink<WebSocket, Message>, mut inbox: Inbox) {
+    // Waited on for the whole connection, not registered anew for every frame.
+    let overflow = inbox.overflow.notified();
+    tokio::pin!(overflow);
     loop {
         let out = tokio::select! {
             out = inbox.queue.recv() => out,
-            _ = inbox.overflow.notified() => {
+            _ = &mut overflow => {
                 let frame = CloseFrame { code: close_code::POLICY, reason: "too far behind: read faster".into() };
                 let _ = sink.send(Message::Close(Some(frame))).await;
                 return;
@@ -121,13 +126,7 @@ async fn write(mut sink: SplitSink<WebSocket, Message>, mut inbox: Inbox) {
         };
         // An action's slot is given back only once its result is on the socket.
         let (frame, _slot) = match out {
-            Some(Outgoing::Frame(envelope, slot)) => match serde_json::to_string(&envelope) {
-                Ok(text) => (Message::Text(text.into()), slot),
-                Err(e) => {
-                    tracing::error!("cannot encode an envelope: {e}");
-                    continue;
-                }
-            },
+            Some(Outgoing::Frame(text, slot)) => (Message::Text(text.into()), slot),
             Some(Outgoing::Close) | None => {
                 let _ = sink.send(Message::Close(None)).await;
                 return;
