@@ -96,7 +96,7 @@ impl Engine {
     ) -> ActionResult {
         let started = Utc::now();
         let run = async {
-            let call = ActionCall::parse(action_name, params)?;
+            let call = ActionCall::parse(action_name, &params)?;
             let session = Session {
                 peek,
                 ..self.session(session_id)

@@ -68,7 +68,7 @@ impl Call {
         if self.lacks_tab() {
             params.insert("tabId".into(), 0.into());
         }
-        ActionCall::parse(self.action.as_str(), Value::Object(params))
+        ActionCall::parse(self.action.as_str(), &Value::Object(params))
             .map(|_| ())
             .map_err(|e| ErrorData::invalid_params(e.message, None))
     }

@@ -290,7 +290,7 @@ mod tests {
                     )
                 })
                 .collect();
-            let parsed = ActionCall::parse(&d.name, Value::Object(all.clone()));
+            let parsed = ActionCall::parse(&d.name, &Value::Object(all.clone()));
             if let Err(e) = &parsed {
                 assert!(!mismatch(&e.message), "{}: {}", d.name, e.message);
             }
@@ -298,7 +298,7 @@ mod tests {
             for (name, f) in &d.params {
                 let mut without = all.clone();
                 without.remove(name);
-                let missing = ActionCall::parse(&d.name, Value::Object(without))
+                let missing = ActionCall::parse(&d.name, &Value::Object(without))
                     .err()
                     .is_some_and(|e| e.message.contains(&format!("missing field `{name}`")));
                 assert_eq!(

@@ -120,7 +120,7 @@ mod tests {
     fn every_example_is_a_call_the_host_accepts() {
         for action in tether_protocol::actions::catalog() {
             let body: Value = serde_json::from_str(&example(action)).unwrap();
-            let parsed = ActionCall::parse(&action.name, body["params"].clone());
+            let parsed = ActionCall::parse(&action.name, &body["params"]);
             assert!(parsed.is_ok(), "{}: {:?}", action.name, parsed.err());
         }
     }

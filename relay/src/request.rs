@@ -53,7 +53,7 @@ impl Request {
         };
         // The relay checks params with the host's own types, so a bad call fails fast and the
         // same way whichever browser would have run it.
-        match ActionCall::parse(&request.action_name, request.params.clone()) {
+        match ActionCall::parse(&request.action_name, &request.params) {
             Ok(_) => Ok(Ok(request)),
             Err(error) => Ok(Err((request, error))),
         }

@@ -500,21 +500,51 @@ fn no_client(online: usize) -> ActionError {
     ActionError::new(ErrorCode::NoClientSelected, message)
 }
 
+/// How many parts the table of sessions is cut into, each behind a lock of its own: an action
+/// takes a session's lock about six times, and with one lock for all sessions the runtime's
+/// threads queued on it under load.
+const SHARDS: usize = 16;
+
+type Shard = HashMap<String, Session>;
+
 /// Every session, by id.
-#[derive(Default)]
 pub struct Sessions {
-    table: Mutex<HashMap<String, Session>>,
+    shards: [Mutex<Shard>; SHARDS],
+}
+
+impl Default for Sessions {
+    fn default() -> Self {
+        Self {
+            shards: std::array::from_fn(|_| Mutex::default()),
+        }
+    }
+}
+
+fn lock(shard: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
+    shard.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Sessions {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
-        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    /// The part of the table that holds `session_id` (FNV-1a of its bytes: session ids are
+    /// the orchestrators', but at worst they all land in one part, which is one lock as before).
+    fn shard(&self, session_id: &str) -> MutexGuard<'_, Shard> {
+        let hash = session_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        lock(&self.shards[(hash % SHARDS as u64) as usize])
     }
 
-    /// Runs a transition on a session (created on first use) under the table's lock. Lock
-    /// order: sessions, then the registry (nothing takes them the other way round).
+    /// Every part in turn, each locked while `visit` runs.
+    fn each(&self, mut visit: impl FnMut(&mut Shard)) {
+        for shard in &self.shards {
+            visit(&mut lock(shard));
+        }
+    }
+
+    /// Runs a transition on a session (created on first use) under its lock. Lock order: a
+    /// session, then the registry (nothing takes them the other way round).
     pub fn update<R>(&self, session_id: &str, transition: impl FnOnce(&mut Session) -> R) -> R {
-        let mut table = self.lock();
+        let mut table = self.shard(session_id);
         // Found by the borrowed id: the id is copied only for a new session, not on each of
         // the half dozen updates an action makes.
         if let Some(session) = table.get_mut(session_id) {
@@ -541,23 +571,28 @@ impl Sessions {
             session.replay(record);
         }
         session.woken();
-        self.lock().insert(session_id.to_owned(), session);
+        self.shard(session_id).insert(session_id.to_owned(), session);
     }
 
     /// Ends the replay: nothing is running in a relay that has just started.
     pub fn woken(&self) {
-        self.lock().values_mut().for_each(Session::woken);
+        self.each(|shard| shard.values_mut().for_each(Session::woken));
     }
 
-    /// Hands every session's journal record to `write`, under the table's lock.
+    /// Hands every session's journal record to `write`, with the whole table locked.
     pub fn snapshots<R>(&self, write: impl FnOnce(&mut dyn Iterator<Item = Snapshot<'_>>) -> R) -> R {
-        let table = self.lock();
-        write(&mut table.values().map(Session::snapshot))
+        let shards: Vec<_> = self.shards.iter().map(lock).collect();
+        write(
+            &mut shards
+                .iter()
+                .flat_map(|shard| shard.values())
+                .map(Session::snapshot),
+        )
     }
 
     /// The `session.state` payload of a session (a session no one has named yet is `created`).
     pub fn state(&self, session_id: &str) -> SessionState {
-        match self.lock().get(session_id) {
+        match self.shard(session_id).get(session_id) {
             Some(session) => session.state(),
             None => Session::new(session_id).state(),
         }
@@ -565,53 +600,65 @@ impl Sessions {
 
     /// Every session's `session.state`, by id (what a console shows when it opens).
     pub fn all(&self) -> Vec<SessionState> {
-        let mut states: Vec<SessionState> = self.lock().values().map(Session::state).collect();
+        let mut states = Vec::new();
+        self.each(|shard| states.extend(shard.values().map(Session::state)));
         states.sort_by(|a, b| a.session_id.cmp(&b.session_id));
         states
     }
 
     /// The sessions bound to a browser, sorted.
     pub fn bound_to(&self, client_id: &str) -> Vec<String> {
-        let mut ids: Vec<String> = self
-            .lock()
-            .iter()
-            .filter(|(_, s)| s.client_id() == Some(client_id))
-            .map(|(id, _)| id.clone())
-            .collect();
+        let mut ids = Vec::new();
+        self.each(|shard| {
+            ids.extend(
+                shard
+                    .iter()
+                    .filter(|(_, s)| s.client_id() == Some(client_id))
+                    .map(|(id, _)| id.clone()),
+            )
+        });
         ids.sort();
         ids
     }
 
     pub fn client_of(&self, session_id: &str) -> Option<String> {
-        self.lock().get(session_id).and_then(|s| s.client_id.clone())
+        self.shard(session_id)
+            .get(session_id)
+            .and_then(|s| s.client_id.clone())
     }
 
     /// Whether the session is bound to the browser `client_id`.
     pub fn is_bound_to(&self, session_id: &str, client_id: &str) -> bool {
-        self.lock()
+        self.shard(session_id)
             .get(session_id)
             .is_some_and(|s| s.client_id.as_deref() == Some(client_id))
     }
 
     /// A session's browser and current tab, if it has them.
     pub fn screen_of(&self, session_id: &str) -> (Option<String>, Option<TabId>) {
-        self.lock()
+        self.shard(session_id)
             .get(session_id)
             .map_or((None, None), |s| (s.client_id.clone(), s.current_tab))
     }
 
     pub fn count(&self) -> usize {
-        self.lock().len()
+        let mut count = 0;
+        self.each(|shard| count += shard.len());
+        count
     }
 
     /// Sessions with a runner (an action running, or a runner about to end).
     pub fn running(&self) -> usize {
-        self.lock().values().filter(|s| s.has_runner()).count()
+        let mut running = 0;
+        self.each(|shard| running += shard.values().filter(|s| s.has_runner()).count());
+        running
     }
 
     /// Actions waiting behind a running one, over all sessions.
     pub fn queued(&self) -> usize {
-        self.lock().values().map(Session::queued).sum()
+        let mut queued = 0;
+        self.each(|shard| queued += shard.values().map(Session::queued).sum::<usize>());
+        queued
     }
 }
 

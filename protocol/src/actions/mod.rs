@@ -153,9 +153,10 @@ macro_rules! define_catalog {
         impl ActionCall {
             /// Parses `actionName` + `params` from a `browser_action` payload. `null` params
             /// mean `{}`.
-            pub fn parse(action_name: &str, params: Value) -> Result<Self, ActionError> {
+            pub fn parse(action_name: &str, params: &Value) -> Result<Self, ActionError> {
                 let name: ActionName = action_name.parse()?;
-                let params = if params.is_null() { Value::Object(Default::default()) } else { params };
+                let empty = Value::Object(Default::default());
+                let params = if params.is_null() { &empty } else { params };
                 let call = match name {
                     $(ActionName::$variant => Self::$variant(from_params(name, params)?)),+
                 };
@@ -249,7 +250,9 @@ impl std::fmt::Display for ActionName {
     }
 }
 
-fn from_params<T: DeserializeOwned>(name: ActionName, params: Value) -> Result<T, ActionError> {
+/// Read from the caller's tree, not a copy of it: the relay checks every action's params and
+/// then sends on the tree it has.
+fn from_params<T: DeserializeOwned>(name: ActionName, params: &Value) -> Result<T, ActionError> {
     serde_path_to_error::deserialize(params).map_err(|e| ActionError::invalid_params(format!("{name}: {e}")))
 }
 
@@ -259,7 +262,7 @@ mod tests {
     use serde_json::json;
 
     fn err(name: &str, params: Value) -> ActionError {
-        ActionCall::parse(name, params).unwrap_err()
+        ActionCall::parse(name, &params).unwrap_err()
     }
 
     #[test]
@@ -332,40 +335,40 @@ mod tests {
             assert!(e.message.contains("such as \"e12\""), "{bad}: {}", e.message);
         }
         let ActionCall::BrowserHover(p) =
-            ActionCall::parse("browser_hover", json!({"tabId": 1, "ref": "e7"})).unwrap()
+            ActionCall::parse("browser_hover", &json!({"tabId": 1, "ref": "e7"})).unwrap()
         else {
             panic!()
         };
         assert_eq!(Element::required(&p.xpath, &p.r#ref), Ok(Element::Ref("e7")));
         // Optional elements may be left out, but not half given.
-        assert!(ActionCall::parse("browser_scroll", json!({"tabId": 1})).is_ok());
+        assert!(ActionCall::parse("browser_scroll", &json!({"tabId": 1})).is_ok());
         let e = err("browser_scroll", json!({"tabId": 1, "intoView": true}));
         assert!(e.message.contains("xpath or ref"), "{}", e.message);
         let e = err("browser_wait_for", json!({"tabId": 1, "ref": "e2", "text": "x"}));
         assert!(e.message.contains("exactly one"), "{}", e.message);
         assert!(ActionCall::parse(
             "browser_wait_for",
-            json!({"tabId": 1, "ref": "e2", "state": "detached"})
+            &json!({"tabId": 1, "ref": "e2", "state": "detached"})
         )
         .is_ok());
     }
 
     #[test]
     fn defaults_follow_the_spec() {
-        let ActionCall::SessionStop(p) = ActionCall::parse("session_stop", Value::Null).unwrap() else {
+        let ActionCall::SessionStop(p) = ActionCall::parse("session_stop", &Value::Null).unwrap() else {
             panic!()
         };
         assert!(p.close_tab);
         let ActionCall::BrowserType(p) = ActionCall::parse(
             "browser_type",
-            json!({"tabId": 3, "xpath": "//input", "text": "hi"}),
+            &json!({"tabId": 3, "xpath": "//input", "text": "hi"}),
         )
         .unwrap() else {
             panic!()
         };
         assert!(p.clear && !p.submit);
         let ActionCall::BrowserScreenshot(p) =
-            ActionCall::parse("browser_screenshot", json!({"tabId": 3})).unwrap()
+            ActionCall::parse("browser_screenshot", &json!({"tabId": 3})).unwrap()
         else {
             panic!()
         };
@@ -387,12 +390,12 @@ mod tests {
                 "{name}"
             );
         }
-        let call = ActionCall::parse("browser_get_html", json!({"tabId": 7})).unwrap();
+        let call = ActionCall::parse("browser_get_html", &json!({"tabId": 7})).unwrap();
         assert_eq!(call.tab_id(), Some(7));
         // Closing a tab checks it is the session's, like any tab action.
-        let close = ActionCall::parse("browser_tabs", json!({"action": "close", "tabId": 7})).unwrap();
+        let close = ActionCall::parse("browser_tabs", &json!({"action": "close", "tabId": 7})).unwrap();
         assert_eq!(close.tab_id(), Some(7));
-        let list = ActionCall::parse("browser_tabs", json!({})).unwrap();
+        let list = ActionCall::parse("browser_tabs", &json!({})).unwrap();
         assert_eq!(list.tab_id(), None);
     }
 }
