@@ -11,6 +11,7 @@
 pub mod agent_docs;
 pub mod artifacts;
 pub mod auth;
+pub mod by_session;
 pub mod catalog_md;
 pub mod cluster;
 pub mod config;

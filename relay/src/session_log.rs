@@ -10,7 +10,6 @@
 //! a relay killed in the middle of an action loses that action's held lines (its journal still
 //! knows it started), and a line a crash cuts short is skipped when read.
 
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -22,6 +21,8 @@ use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 use tether_protocol::envelope::Payload;
 use tether_protocol::result::rfc3339_ms;
+
+use crate::by_session::BySession;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -83,7 +84,7 @@ pub enum Write {
 
 pub struct SessionLog {
     dir: PathBuf,
-    open: Mutex<HashMap<String, Arc<Mutex<Open>>>>,
+    open: BySession<Arc<Mutex<Open>>>,
 }
 
 impl SessionLog {
@@ -92,7 +93,7 @@ impl SessionLog {
         std::fs::create_dir_all(&dir)?;
         Ok(Self {
             dir,
-            open: Mutex::default(),
+            open: BySession::default(),
         })
     }
 
@@ -153,12 +154,7 @@ impl SessionLog {
 
     /// Writes what a session holds, so that the file has every line numbered so far.
     fn write_held(&self, session_id: &str) -> std::io::Result<()> {
-        let log = self
-            .open
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(session_id)
-            .cloned();
+        let log = self.open.part(session_id).get(session_id).cloned();
         let Some(log) = log else {
             return Ok(());
         };
@@ -196,7 +192,7 @@ impl SessionLog {
     }
 
     fn session(&self, session_id: &str) -> std::io::Result<Arc<Mutex<Open>>> {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut open = self.open.part(session_id);
         if let Some(log) = open.get(session_id) {
             return Ok(log.clone());
         }

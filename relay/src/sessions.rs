@@ -11,7 +11,7 @@
 //! action is repeated.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -19,6 +19,7 @@ use tether_protocol::actions::TabId;
 use tether_protocol::messages::{SessionState, SessionStatus};
 use tether_protocol::{ActionError, ActionName, ActionResult, ErrorCode};
 
+use crate::by_session::BySession;
 use crate::config::ConfirmMode;
 use crate::journal::{Record, Snapshot, Unsettled};
 use crate::reply::Reply;
@@ -500,51 +501,17 @@ fn no_client(online: usize) -> ActionError {
     ActionError::new(ErrorCode::NoClientSelected, message)
 }
 
-/// How many parts the table of sessions is cut into, each behind a lock of its own: an action
-/// takes a session's lock about six times, and with one lock for all sessions the runtime's
-/// threads queued on it under load.
-const SHARDS: usize = 16;
-
-type Shard = HashMap<String, Session>;
-
 /// Every session, by id.
+#[derive(Default)]
 pub struct Sessions {
-    shards: [Mutex<Shard>; SHARDS],
-}
-
-impl Default for Sessions {
-    fn default() -> Self {
-        Self {
-            shards: std::array::from_fn(|_| Mutex::default()),
-        }
-    }
-}
-
-fn lock(shard: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
-    shard.lock().unwrap_or_else(|p| p.into_inner())
+    table: BySession<Session>,
 }
 
 impl Sessions {
-    /// The part of the table that holds `session_id` (FNV-1a of its bytes: session ids are
-    /// the orchestrators', but at worst they all land in one part, which is one lock as before).
-    fn shard(&self, session_id: &str) -> MutexGuard<'_, Shard> {
-        let hash = session_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-        lock(&self.shards[(hash % SHARDS as u64) as usize])
-    }
-
-    /// Every part in turn, each locked while `visit` runs.
-    fn each(&self, mut visit: impl FnMut(&mut Shard)) {
-        for shard in &self.shards {
-            visit(&mut lock(shard));
-        }
-    }
-
     /// Runs a transition on a session (created on first use) under its lock. Lock order: a
     /// session, then the registry (nothing takes them the other way round).
     pub fn update<R>(&self, session_id: &str, transition: impl FnOnce(&mut Session) -> R) -> R {
-        let mut table = self.shard(session_id);
+        let mut table = self.table.part(session_id);
         // Found by the borrowed id: the id is copied only for a new session, not on each of
         // the half dozen updates an action makes.
         if let Some(session) = table.get_mut(session_id) {
@@ -571,28 +538,23 @@ impl Sessions {
             session.replay(record);
         }
         session.woken();
-        self.shard(session_id).insert(session_id.to_owned(), session);
+        self.table.part(session_id).insert(session_id.to_owned(), session);
     }
 
     /// Ends the replay: nothing is running in a relay that has just started.
     pub fn woken(&self) {
-        self.each(|shard| shard.values_mut().for_each(Session::woken));
+        self.table.each(|part| part.values_mut().for_each(Session::woken));
     }
 
     /// Hands every session's journal record to `write`, with the whole table locked.
     pub fn snapshots<R>(&self, write: impl FnOnce(&mut dyn Iterator<Item = Snapshot<'_>>) -> R) -> R {
-        let shards: Vec<_> = self.shards.iter().map(lock).collect();
-        write(
-            &mut shards
-                .iter()
-                .flat_map(|shard| shard.values())
-                .map(Session::snapshot),
-        )
+        let parts = self.table.all();
+        write(&mut parts.iter().flat_map(|part| part.values()).map(Session::snapshot))
     }
 
     /// The `session.state` payload of a session (a session no one has named yet is `created`).
     pub fn state(&self, session_id: &str) -> SessionState {
-        match self.shard(session_id).get(session_id) {
+        match self.table.part(session_id).get(session_id) {
             Some(session) => session.state(),
             None => Session::new(session_id).state(),
         }
@@ -601,7 +563,8 @@ impl Sessions {
     /// Every session's `session.state`, by id (what a console shows when it opens).
     pub fn all(&self) -> Vec<SessionState> {
         let mut states = Vec::new();
-        self.each(|shard| states.extend(shard.values().map(Session::state)));
+        self.table
+            .each(|part| states.extend(part.values().map(Session::state)));
         states.sort_by(|a, b| a.session_id.cmp(&b.session_id));
         states
     }
@@ -609,10 +572,9 @@ impl Sessions {
     /// The sessions bound to a browser, sorted.
     pub fn bound_to(&self, client_id: &str) -> Vec<String> {
         let mut ids = Vec::new();
-        self.each(|shard| {
+        self.table.each(|part| {
             ids.extend(
-                shard
-                    .iter()
+                part.iter()
                     .filter(|(_, s)| s.client_id() == Some(client_id))
                     .map(|(id, _)| id.clone()),
             )
@@ -622,42 +584,47 @@ impl Sessions {
     }
 
     pub fn client_of(&self, session_id: &str) -> Option<String> {
-        self.shard(session_id)
+        self.table
+            .part(session_id)
             .get(session_id)
             .and_then(|s| s.client_id.clone())
     }
 
     /// Whether the session is bound to the browser `client_id`.
     pub fn is_bound_to(&self, session_id: &str, client_id: &str) -> bool {
-        self.shard(session_id)
+        self.table
+            .part(session_id)
             .get(session_id)
             .is_some_and(|s| s.client_id.as_deref() == Some(client_id))
     }
 
     /// A session's browser and current tab, if it has them.
     pub fn screen_of(&self, session_id: &str) -> (Option<String>, Option<TabId>) {
-        self.shard(session_id)
+        self.table
+            .part(session_id)
             .get(session_id)
             .map_or((None, None), |s| (s.client_id.clone(), s.current_tab))
     }
 
     pub fn count(&self) -> usize {
         let mut count = 0;
-        self.each(|shard| count += shard.len());
+        self.table.each(|part| count += part.len());
         count
     }
 
     /// Sessions with a runner (an action running, or a runner about to end).
     pub fn running(&self) -> usize {
         let mut running = 0;
-        self.each(|shard| running += shard.values().filter(|s| s.has_runner()).count());
+        self.table
+            .each(|part| running += part.values().filter(|s| s.has_runner()).count());
         running
     }
 
     /// Actions waiting behind a running one, over all sessions.
     pub fn queued(&self) -> usize {
         let mut queued = 0;
-        self.each(|shard| queued += shard.values().map(Session::queued).sum::<usize>());
+        self.table
+            .each(|part| queued += part.values().map(Session::queued).sum::<usize>());
         queued
     }
 }
