@@ -3,6 +3,8 @@
 //! read is INVALID_MESSAGE and changes nothing; a result it cannot read still ends its action
 //! (INTERNAL), so the orchestrator is not left waiting for a timeout.
 
+use std::time::{Duration, Instant};
+
 use tether_protocol::cluster::ConfirmAnswer;
 use tether_protocol::messages::{Empty, Message, Role, Unreadable, RESULT_KIND};
 use tether_protocol::twin::TwinReport;
@@ -16,6 +18,9 @@ use crate::state::AppState;
 /// A frame's `id` and `replyTo`.
 pub type Ids = (Option<String>, Option<String>);
 
+/// How often a host's frames update when the registry last saw it.
+const TOUCH_EVERY: Duration = Duration::from_secs(1);
+
 pub fn handle(
     state: &AppState,
     outbox: &Outbox,
@@ -23,15 +28,22 @@ pub fn handle(
     (id, reply_to): Ids,
     read: Result<Message, Unreadable>,
 ) {
-    let (Some(client_id), Some(link)) = (peer.client_id.clone(), peer.link.clone()) else {
+    // Any frame says the host is alive; the registry hears it once a second at most (under
+    // load its lock, taken for every ack and result, was one the runtime's threads queued on).
+    if peer.touched.is_none_or(|at| at.elapsed() >= TOUCH_EVERY) {
+        if let Some(client_id) = &peer.client_id {
+            state.registry.touch(client_id);
+        }
+        peer.touched = Some(Instant::now());
+    }
+    let (Some(client_id), Some(link)) = (peer.client_id.as_deref(), peer.link.as_ref()) else {
         return;
     };
-    state.registry.touch(&client_id);
     let report = match read {
         Ok(Message::BrowserActionAck(ack)) => {
             if let Some(envelope_id) = answering(outbox, id, reply_to, "browser_action.ack") {
                 if !link.acked(&envelope_id) {
-                    pass_on(state, &client_id, envelope_id, Message::BrowserActionAck(ack));
+                    pass_on(state, client_id, envelope_id, Message::BrowserActionAck(ack));
                 }
             }
             return;
@@ -44,8 +56,8 @@ pub fn handle(
             // sent, or one the host kept (§13).
             if let Some(Ok(result)) = link.answered(&envelope_id, Ok(result)) {
                 let passed = Message::BrowserActionResult(result.clone());
-                if !pass_on(state, &client_id, envelope_id, passed) {
-                    crate::scheduler::kept(state, &client_id, result);
+                if !pass_on(state, client_id, envelope_id, passed) {
+                    crate::scheduler::kept(state, client_id, result);
                 }
             }
             return;
@@ -72,8 +84,8 @@ pub fn handle(
         Ok(Message::ClientSettings(settings)) => {
             state
                 .registry
-                .set_confirm_every_action(&client_id, settings.confirm_every_action);
-            crate::cluster::Cluster::host_settings(state, &client_id, settings.confirm_every_action);
+                .set_confirm_every_action(client_id, settings.confirm_every_action);
+            crate::cluster::Cluster::host_settings(state, client_id, settings.confirm_every_action);
             if id.is_some() {
                 outbox.reply(id, Message::ClientSettings(settings));
             }
@@ -81,7 +93,7 @@ pub fn handle(
         }
         // The browser's owner talks to the agents of the sessions bound to it (§12).
         Ok(Message::UserMessage(words)) => {
-            let said = if state.sessions.is_bound_to(&words.session_id, &client_id) {
+            let said = if state.sessions.is_bound_to(&words.session_id, client_id) {
                 crate::talk::say(state, Message::UserMessage(words))
             } else {
                 Err(ActionError::new(
@@ -101,7 +113,7 @@ pub fn handle(
                 request_id: confirmation.request_id.clone(),
                 approved: confirmation.approved,
                 only_session: None,
-                only_client: Some(client_id.clone()),
+                only_client: Some(client_id.to_owned()),
                 refused: "a browser may only answer confirmations of the sessions bound to it".into(),
             };
             let (state, outbox) = (state.clone(), outbox.clone());
@@ -133,8 +145,8 @@ pub fn handle(
             return;
         }
     };
-    let twin = state.twins.update(&client_id, report);
-    state.client_event(&client_id, Message::TwinStateSync(twin));
+    let twin = state.twins.update(client_id, report);
+    state.client_event(client_id, Message::TwinStateSync(twin));
 }
 
 /// The envelope id of the action an ack or result answers (its `replyTo`), which it must name.

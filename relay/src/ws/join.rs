@@ -58,6 +58,7 @@ pub fn join(
         session_id,
         link: None,
         subscriptions: Vec::new(),
+        touched: None,
     };
     if join.role == Role::Host {
         join_host(state, outbox, join, &mut peer)?;

@@ -32,6 +32,8 @@ pub struct Peer {
     pub link: Option<Link>,
     /// Event subscriptions feeding this peer's outbox; they end with the connection.
     pub subscriptions: Vec<JoinHandle<()>>,
+    /// When a host's frame last told the registry it is alive.
+    pub touched: Option<std::time::Instant>,
 }
 
 /// Serves one connection until it closes. `upgrade_token` is a token given on the upgrade
