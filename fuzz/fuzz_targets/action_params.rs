@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     for name in ActionName::ALL {
-        if let Err(error) = ActionCall::parse(name.as_str(), params.clone()) {
+        if let Err(error) = ActionCall::parse(name.as_str(), &params) {
             assert_eq!(
                 error.code,
                 ErrorCode::InvalidParams,
@@ -21,6 +21,6 @@ fuzz_target!(|data: &[u8]| {
             assert!(!error.message.is_empty());
         }
     }
-    let unknown = ActionCall::parse("no_such_action", params).unwrap_err();
+    let unknown = ActionCall::parse("no_such_action", &params).unwrap_err();
     assert_eq!(unknown.code, ErrorCode::UnknownAction);
 });
