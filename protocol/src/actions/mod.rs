@@ -251,9 +251,13 @@ impl std::fmt::Display for ActionName {
 }
 
 /// Read from the caller's tree, not a copy of it: the relay checks every action's params and
-/// then sends on the tree it has.
+/// then sends on the tree it has. Read plainly first; the path that names a wrong field is
+/// tracked only when that fails (tracking copies every key).
 fn from_params<T: DeserializeOwned>(name: ActionName, params: &Value) -> Result<T, ActionError> {
-    serde_path_to_error::deserialize(params).map_err(|e| ActionError::invalid_params(format!("{name}: {e}")))
+    T::deserialize(params).or_else(|_| {
+        serde_path_to_error::deserialize(params)
+            .map_err(|e| ActionError::invalid_params(format!("{name}: {e}")))
+    })
 }
 
 #[cfg(test)]
