@@ -11,14 +11,14 @@ use tether_protocol::{ActionName, ActionResult};
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Outcome {
-    action: String,
+    action: &'static str,
     /// `success`, or the error code.
-    outcome: String,
+    outcome: &'static str,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Action {
-    action: String,
+    action: &'static str,
 }
 
 type Latency = Family<Action, Histogram, fn() -> Histogram>;
@@ -72,21 +72,17 @@ impl Default for Metrics {
 
 impl Metrics {
     pub fn finished(&self, result: &ActionResult) {
-        // Names come from outside: an unknown one must not grow the label set.
+        // Names come from outside: an unknown one must not grow the label set. The labels are
+        // the catalog's own names, not copies of them.
         let action = match result.action_name.parse::<ActionName>() {
-            Ok(name) => name.as_str().to_owned(),
-            Err(_) => "unknown".to_owned(),
+            Ok(name) => name.as_str(),
+            Err(_) => "unknown",
         };
         let outcome = match &result.error {
-            None => "success".to_owned(),
-            Some(e) => e.code.as_str().to_owned(),
+            None => "success",
+            Some(e) => e.code.as_str(),
         };
-        self.actions
-            .get_or_create(&Outcome {
-                action: action.clone(),
-                outcome,
-            })
-            .inc();
+        self.actions.get_or_create(&Outcome { action, outcome }).inc();
         self.latency
             .get_or_create(&Action { action })
             .observe(result.duration_ms as f64 / 1000.0);
