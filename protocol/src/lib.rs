@@ -11,6 +11,7 @@ pub mod error;
 pub mod framing;
 pub mod messages;
 pub mod native;
+pub mod read;
 pub mod result;
 pub mod twin;
 

@@ -375,16 +375,6 @@ impl Envelope {
 /// text it stored rather than writing the result out again).
 pub const RESULT_KIND: &str = "browser_action.result";
 
-/// Reads a payload from its JSON text, saying which field is wrong. Read plainly first: the
-/// path is tracked only to explain a failure, since tracking it copies every key of every
-/// frame (issue 14: a relay reads three payloads an action).
-fn payload_of<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_json::from_str(text).or_else(|_| {
-        let mut json = serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(&mut json).map_err(|e| e.to_string())
-    })
-}
-
 macro_rules! messages {
     ($($(#[$doc:meta])* $wire:literal => $variant:ident($payload:ty) from [$($role:ident),*];)+) => {
         /// A relay-protocol message: its type and its payload.
@@ -412,7 +402,7 @@ macro_rules! messages {
 
             fn read(kind: &str, payload: &str) -> Option<Result<Self, String>> {
                 match kind {
-                    $($wire => Some(payload_of(payload).map(Self::$variant)),)+
+                    $($wire => Some(crate::read::from_text(payload).map(Self::$variant)),)+
                     _ => None,
                 }
             }

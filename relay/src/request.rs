@@ -7,7 +7,6 @@ use std::num::NonZeroU64;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
 use serde_json::Value;
 use tether_protocol::messages::ActionRequest;
 use tether_protocol::result::ActionHeader;
@@ -34,13 +33,9 @@ pub type Refused = (Request, ActionError);
 pub type Read = Result<Result<Request, Refused>, ActionError>;
 
 impl Request {
-    /// Reads a `browser_action` payload (plainly; the path that names a wrong field is tracked
-    /// only when that fails).
+    /// Reads a `browser_action` payload.
     pub fn read(payload: &Value) -> Read {
-        if let Ok(wire) = ActionRequest::deserialize(payload) {
-            return Self::accept(wire);
-        }
-        match serde_path_to_error::deserialize::<_, ActionRequest>(payload) {
+        match tether_protocol::read::from_value::<ActionRequest>(payload) {
             Ok(wire) => Self::accept(wire),
             Err(e) => Self::malformed(payload, format!("browser_action: {e}")),
         }

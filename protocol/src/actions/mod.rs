@@ -251,13 +251,9 @@ impl std::fmt::Display for ActionName {
 }
 
 /// Read from the caller's tree, not a copy of it: the relay checks every action's params and
-/// then sends on the tree it has. Read plainly first; the path that names a wrong field is
-/// tracked only when that fails (tracking copies every key).
+/// then sends on the tree it has.
 fn from_params<T: DeserializeOwned>(name: ActionName, params: &Value) -> Result<T, ActionError> {
-    T::deserialize(params).or_else(|_| {
-        serde_path_to_error::deserialize(params)
-            .map_err(|e| ActionError::invalid_params(format!("{name}: {e}")))
-    })
+    crate::read::from_value(params).map_err(|e| ActionError::invalid_params(format!("{name}: {e}")))
 }
 
 #[cfg(test)]

@@ -28,17 +28,15 @@ pub fn handle(
     (id, reply_to): Ids,
     read: Result<Message, Unreadable>,
 ) {
-    // Any frame says the host is alive; the registry hears it once a second at most (under
-    // load its lock, taken for every ack and result, was one the runtime's threads queued on).
-    if peer.touched.is_none_or(|at| at.elapsed() >= TOUCH_EVERY) {
-        if let Some(client_id) = &peer.client_id {
-            state.registry.touch(client_id);
-        }
-        peer.touched = Some(Instant::now());
-    }
     let (Some(client_id), Some(link)) = (peer.client_id.as_deref(), peer.link.as_ref()) else {
         return;
     };
+    // Any frame says the host is alive; the registry hears it once a second at most (under
+    // load its lock, taken for every ack and result, was one the runtime's threads queued on).
+    if peer.touched.is_none_or(|at| at.elapsed() >= TOUCH_EVERY) {
+        state.registry.touch(client_id);
+        peer.touched = Some(Instant::now());
+    }
     let report = match read {
         Ok(Message::BrowserActionAck(ack)) => {
             if let Some(envelope_id) = answering(outbox, id, reply_to, "browser_action.ack") {
