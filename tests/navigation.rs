@@ -388,3 +388,70 @@ fn an_action_answers_its_own_dialogs_as_asked() {
         .await;
     });
 }
+
+#[test]
+fn javascript_urls_run_nothing_and_local_files_are_refused() {
+    run(|h| async move {
+        let s = "nav-no-script";
+        let tab = h.start(s, "/fixtures/form.html").await;
+        // A prompt-injected agent, with browser_evaluate off, tries script by URL.
+        for url in [
+            "javascript:window.__pwned = document.cookie || 'ran'",
+            " \u{1}JavaScript:window.__pwned = 'ran'",
+            "java\tscript:window.__pwned = 'ran'",
+        ] {
+            let e = h
+                .fails_with(
+                    ErrorCode::ForbiddenTarget,
+                    s,
+                    "browser_navigate",
+                    json!({ "tabId": tab, "url": url }),
+                )
+                .await;
+            assert!(e.message.contains("browser_evaluate"), "{}", e.message);
+        }
+        for (action, params) in [
+            (
+                "session_start",
+                json!({ "url": "javascript:window.__pwned = 'ran'" }),
+            ),
+            (
+                "browser_tabs",
+                json!({ "action": "open", "url": "javascript:window.__pwned = 'ran'" }),
+            ),
+        ] {
+            h.fails_with(ErrorCode::ForbiddenTarget, s, action, params).await;
+        }
+        assert_eq!(h.eval(tab, "String(window.__pwned)").await, "undefined");
+
+        // And it tries to read the machine's files.
+        for url in [
+            "file:///etc/passwd",
+            "FILE:///etc/hostname",
+            "filesystem:http://127.0.0.1/temporary/a",
+        ] {
+            let e = h
+                .fails_with(
+                    ErrorCode::ForbiddenTarget,
+                    s,
+                    "browser_navigate",
+                    json!({ "tabId": tab, "url": url }),
+                )
+                .await;
+            assert!(e.message.contains("--allow-file-urls"), "{}", e.message);
+        }
+        h.fails_with(
+            ErrorCode::ForbiddenTarget,
+            "nav-no-file",
+            "session_start",
+            json!({ "url": "file:///etc/passwd" }),
+        )
+        .await;
+        assert!(h
+            .eval(tab, "location.href")
+            .await
+            .as_str()
+            .unwrap()
+            .ends_with("/fixtures/form.html"));
+    });
+}

@@ -198,6 +198,7 @@ fn a_worker_with_a_wrong_token_stops_and_says_why() {
                 forbid_urls: Vec::new(),
                 ca_file: None,
                 allow_evaluate: false,
+                allow_file_urls: false,
             };
             let outcome = tokio::time::timeout(JOIN_WITHIN, worker.serve())
                 .await

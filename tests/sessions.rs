@@ -6,7 +6,8 @@ use tether_host::cdp::{BrowserEvent, Transport};
 use tether_protocol::ErrorCode;
 
 use tether_tests::cdp::RawSession;
-use tether_tests::{run, run_extension, run_worker, CONTROL_UI_PATH};
+use tether_tests::relay::{RelayApi, TestRelay};
+use tether_tests::{run, run_extension, run_worker, Mode, CONTROL_UI_PATH};
 
 #[test]
 fn session_start_opens_a_background_tab_and_returns_once_committed() {
@@ -232,6 +233,16 @@ fn the_control_ui_is_a_forbidden_target_even_when_the_page_walks_into_it() {
                 .await;
             assert!(e.message.contains("control UI"), "{}", e.message);
         }
+        // The session can still lead the tab away, and act there again.
+        let article = h.url("/fixtures/article.html");
+        h.ok(
+            "control-ui",
+            "browser_navigate",
+            json!({ "tabId": tab, "url": article }),
+        )
+        .await;
+        h.ok("control-ui", "browser_xpath_scan", json!({ "tabId": tab }))
+            .await;
     });
 }
 
@@ -404,5 +415,77 @@ fn browser_tabs_refuses_what_it_cannot_do() {
         let listed = h.ok(s, "browser_tabs", json!({ "action": "list" })).await;
         assert_eq!(listed["tabs"].as_array().unwrap().len(), 1);
         assert_eq!(listed["tabs"][0]["tabId"], tab);
+    });
+}
+
+#[test]
+fn the_relay_is_no_target_under_any_loopback_spelling() {
+    run(|h| async move {
+        // Worker mode: a relay of its own and a worker wired as the command wires it; extension
+        // mode: the relay the extension's host serves.
+        let data = tempfile::tempdir().unwrap();
+        let own: TestRelay;
+        let relay: &RelayApi = match h.mode {
+            Mode::Worker => {
+                own = TestRelay::start(data.path(), None);
+                own.start_worker(h, "spelling-worker");
+                own.wait_online("spelling-worker", std::time::Duration::from_secs(20))
+                    .await;
+                &own
+            }
+            Mode::Extension => &h.extension().relay,
+        };
+        let s = "relay-spellings";
+        let port = relay.addr.port();
+        let started = relay
+            .ok(s, "session_start", json!({ "url": h.url("/fixtures/form.html") }))
+            .await;
+        let tab = started["tabId"].clone();
+        for host in [
+            "localhost",
+            "LocalHost.",
+            "0.0.0.0",
+            "127.1",
+            "0x7f.0.0.1",
+            "2130706433",
+            "127.8.9.10",
+            "[::1]",
+            "[::ffff:127.0.0.1]",
+            "[::]",
+        ] {
+            let url = format!("http://{host}:{port}/");
+            let refused = relay
+                .act(s, "browser_navigate", json!({ "tabId": tab, "url": url }))
+                .await;
+            assert_eq!(refused["error"]["code"], "FORBIDDEN_TARGET", "{url}: {refused}");
+        }
+        let console = format!("http://localhost:{port}/");
+        let refused = relay
+            .act(s, "browser_tabs", json!({ "action": "open", "url": console }))
+            .await;
+        assert_eq!(refused["error"]["code"], "FORBIDDEN_TARGET", "{refused}");
+
+        // A page sends its own tab to the relay's console: the session can read nothing there,
+        // and can still lead the tab away.
+        let bounce = h.url(&format!("/redirect?to=http://localhost:{port}/"));
+        relay
+            .act(s, "browser_navigate", json!({ "tabId": tab, "url": bounce }))
+            .await;
+        let refused = relay.act(s, "browser_snapshot", json!({ "tabId": tab })).await;
+        assert_eq!(refused["error"]["code"], "FORBIDDEN_TARGET", "{refused}");
+        assert!(
+            !refused.to_string().contains("token"),
+            "nothing of the console is read: {refused}"
+        );
+        relay
+            .ok(
+                s,
+                "browser_navigate",
+                json!({ "tabId": tab, "url": h.url("/fixtures/article.html") }),
+            )
+            .await;
+        let snapshot = relay.ok(s, "browser_snapshot", json!({ "tabId": tab })).await;
+        assert!(snapshot["markdown"].as_str().unwrap().contains("Harbour"));
+        relay.ok(s, "session_stop", json!({})).await;
     });
 }

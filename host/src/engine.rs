@@ -149,7 +149,7 @@ impl Engine {
         let Some(tab) = call.tab_id() else {
             return actions::dispatch(&cx, call).await;
         };
-        self.session_tab(session_id, tab).await?;
+        self.session_tab(session_id, tab, leaves_its_page(&call)).await?;
         let state = self.tabs.prepare(tab).await?;
         let answering = Answering::start(&state, call.dialog().cloned());
         let outcome = actions::dispatch(&cx, call).await;
@@ -171,8 +171,15 @@ impl Engine {
     }
 
     /// Checks that `tab` exists, belongs to the session (or was opened by one of its tabs, in
-    /// which case it joins), and is not a page Tether refuses to touch.
-    pub(crate) async fn session_tab(&self, session_id: &str, tab: TabId) -> Result<TabInfo, ActionError> {
+    /// which case it joins), and is not a page Tether refuses to touch, unless the action only
+    /// takes the tab away from it (PROTOCOL.md §15: a page that sent its tab somewhere refused
+    /// must not leave the session stuck there).
+    pub(crate) async fn session_tab(
+        &self,
+        session_id: &str,
+        tab: TabId,
+        leaving: bool,
+    ) -> Result<TabInfo, ActionError> {
         let info = self.live_tab(tab).await?;
         let owner = self.tabs.owners().owner_of(tab).map(str::to_owned);
         match owner.as_deref() {
@@ -185,10 +192,13 @@ impl Engine {
                 self.tabs.owners().join(session_id, tab);
             }
         }
-        if let Some(why) = self.policy.refusal(&info.url) {
-            return Err(ActionError::new(ErrorCode::ForbiddenTarget, why));
+        match self.policy.refusal(&info.url) {
+            Some(why) if !leaving => Err(ActionError::new(
+                ErrorCode::ForbiddenTarget,
+                format!("{why}; the session may only lead the tab away (browser_navigate elsewhere, browser_go_back, browser_tabs close, session_stop)"),
+            )),
+            _ => Ok(info),
         }
-        Ok(info)
     }
 
     async fn live_tab(&self, tab: TabId) -> Result<TabInfo, ActionError> {
@@ -311,5 +321,17 @@ fn not_in_session(tab: TabId, session_id: &str) -> ActionError {
     ActionError::new(
         ErrorCode::TabNotInSession,
         format!("tab {tab} is not a tab of session {session_id:?}; act on the tab session_start returned, or on tabs it opened"),
+    )
+}
+
+/// Whether an action only takes its tab to another page (which its own checks judge), and so
+/// may run on a tab that sits on a refused page.
+fn leaves_its_page(call: &ActionCall) -> bool {
+    matches!(
+        call,
+        ActionCall::BrowserNavigate(_)
+            | ActionCall::BrowserGoBack(_)
+            | ActionCall::BrowserGoForward(_)
+            | ActionCall::BrowserTabs(_)
     )
 }

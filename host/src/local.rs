@@ -26,11 +26,16 @@ pub struct LocalBrowserArgs {
     /// Let actions run their own JavaScript in pages (browser_evaluate); refused without it.
     #[arg(long)]
     pub allow_evaluate: bool,
+    /// Let actions open file: URLs, which read this machine's disk; refused without it.
+    #[arg(long)]
+    pub allow_file_urls: bool,
 }
 
 impl LocalBrowserArgs {
     pub fn policy(&self) -> Result<Policy> {
-        let policy = Policy::new(&self.forbid_urls).map_err(anyhow::Error::msg)?;
+        let policy = Policy::new(&self.forbid_urls)
+            .map_err(anyhow::Error::msg)?
+            .allow_file_urls(self.allow_file_urls);
         policy.set_allow_evaluate(self.allow_evaluate);
         Ok(policy)
     }

@@ -3,11 +3,15 @@
 //! `*://*.example.com/*`), like an extension's `externally_connectable.matches`), and whether
 //! an agent's own JavaScript may run (`browser_evaluate`, off unless the browser's owner
 //! allows it; docs/security.md says why). The browser's owner may also block sites of their
-//! own (match patterns set in the extension, PROTOCOL.md §12), refused the same way.
+//! own (match patterns set in the extension, PROTOCOL.md §12), refused the same way. The
+//! rules no configuration lifts (`javascript:`, local files, the relay's own origin under any
+//! spelling: PROTOCOL.md §15) are `tether_protocol::targets`'; this policy holds what they need
+//! (whether file URLs are allowed, the relay's origins).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
+use tether_protocol::targets::{self, RelayOrigins};
 use url::Url;
 
 /// Schemes of the browser's internal pages, refused whatever the configuration says.
@@ -29,6 +33,10 @@ pub struct Policy {
     evaluate: Arc<AtomicBool>,
     /// The owner's blocked sites, shared the same way.
     blocked: Arc<RwLock<Vec<MatchPattern>>>,
+    /// Whether `file:` and `filesystem:` URLs may be opened (`--allow-file-urls`).
+    file_urls: bool,
+    /// Where the relay is: the URLs the host dials, and those the relay says it is known by.
+    relay: Arc<RwLock<RelayOrigins>>,
 }
 
 impl Policy {
@@ -42,6 +50,19 @@ impl Policy {
             patterns,
             ..Self::default()
         })
+    }
+
+    /// Lets agents open `file:` and `filesystem:` URLs (worker, exec and mcp's
+    /// `--allow-file-urls`; never in extension mode).
+    pub fn allow_file_urls(mut self, allowed: bool) -> Self {
+        self.file_urls = allowed;
+        self
+    }
+
+    /// Refuses the relay at `url` (as dialed, or as the relay says it is known) under every
+    /// spelling that reaches it.
+    pub fn add_relay_origin(&self, url: &str) {
+        self.relay.write().unwrap_or_else(|p| p.into_inner()).add(url);
     }
 
     /// Sets the browser owner's blocked sites; the patterns that are not match patterns are
@@ -88,6 +109,11 @@ impl Policy {
                 "{url} is a browser-internal page; Tether never acts on those"
             ));
         }
+        let relay = self.relay.read().unwrap_or_else(|p| p.into_inner());
+        if let Some(refused) = targets::refusal(url, self.file_urls, &relay) {
+            return Some(refused.message(url));
+        }
+        drop(relay);
         let parsed = Url::parse(url).ok()?;
         if let Some(p) = self.patterns.iter().find(|p| p.matches(&parsed)) {
             return Some(format!(
@@ -217,14 +243,24 @@ mod tests {
         ] {
             assert!(policy.refusal(url).is_some(), "{url}");
         }
-        for url in [
-            "https://example.com/",
-            "about:blank",
-            "data:text/html,hi",
-            "file:///tmp/a.html",
-        ] {
+        for url in ["https://example.com/", "about:blank", "data:text/html,hi"] {
             assert!(policy.refusal(url).is_none(), "{url}");
         }
+    }
+
+    #[test]
+    fn script_local_files_and_the_relay_are_refused_whatever_the_patterns() {
+        let policy = Policy::default();
+        policy.add_relay_origin("ws://127.0.0.1:17800");
+        let why = policy.refusal("JavaScript:alert(document.cookie)").unwrap();
+        assert!(why.contains("browser_evaluate"), "{why}");
+        let why = policy.refusal("file:///etc/passwd").unwrap();
+        assert!(why.contains("--allow-file-urls"), "{why}");
+        let why = policy.refusal("http://localhost:17800/").unwrap();
+        assert!(why.contains("relay"), "{why}");
+        let files = Policy::default().allow_file_urls(true);
+        assert!(files.refusal("file:///tmp/page.html").is_none());
+        assert!(files.refusal("javascript:1").is_some());
     }
 
     #[test]

@@ -20,6 +20,7 @@ use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use crate::deliveries::{Begin, Deliveries};
 use crate::engine::Engine;
+use crate::policy::Policy;
 use crate::twin_report::{TwinChange, TwinSource};
 
 /// What runs the relay's actions: the host's [`Engine`]; in tests, a browser that only counts.
@@ -72,6 +73,9 @@ pub struct LinkOptions {
     pub tls: Arc<rustls::ClientConfig>,
     /// The browser's owner, in extension mode.
     pub owner: Option<Owner>,
+    /// Learns from each `relay.joined` the origins the relay is reached at, so that the host
+    /// never acts on the relay's pages however a URL spells them (PROTOCOL.md §15).
+    pub policy: Policy,
 }
 
 /// The browser's owner (extension mode, PROTOCOL.md §12): what they ask of the relay, what they
@@ -198,7 +202,11 @@ async fn serve_once(options: &LinkOptions, ws_url: &str, host: &Host) -> Ended {
         return Ended::BeforeJoin(e.to_string());
     }
     match next_envelope(&mut stream).await.map(Envelope::message) {
-        Some(Ok(Message::Joined(_))) => {}
+        Some(Ok(Message::Joined(joined))) => {
+            for origin in &joined.relay_origins {
+                options.policy.add_relay_origin(origin);
+            }
+        }
         Some(Ok(Message::Error(error))) => {
             return Ended::Refused(LinkError::Refused {
                 code: error.code,

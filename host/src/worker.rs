@@ -56,6 +56,9 @@ pub struct WorkerArgs {
     /// Let agents run their own JavaScript in pages (browser_evaluate); refused without it.
     #[arg(long)]
     pub allow_evaluate: bool,
+    /// Let agents open file: URLs, which read this machine's disk; refused without it.
+    #[arg(long)]
+    pub allow_file_urls: bool,
 }
 
 fn parse_size(text: &str) -> Result<(u32, u32), String> {
@@ -109,6 +112,7 @@ async fn run(args: WorkerArgs) -> Result<()> {
         forbid_urls: args.forbid_urls,
         ca_file: args.ca_file,
         allow_evaluate: args.allow_evaluate,
+        allow_file_urls: args.allow_file_urls,
     };
     // A worker without its browser can serve nothing: it stops, so whatever supervises it can
     // start it again (the relay has already failed its running actions).
@@ -160,6 +164,8 @@ pub struct Worker {
     pub ca_file: Option<PathBuf>,
     /// Whether `browser_evaluate` may run (`--allow-evaluate`).
     pub allow_evaluate: bool,
+    /// Whether `file:` URLs may be opened (`--allow-file-urls`).
+    pub allow_file_urls: bool,
 }
 
 impl Worker {
@@ -169,9 +175,12 @@ impl Worker {
         let Some((_, http_base)) = relays.first().cloned() else {
             anyhow::bail!("--relay names no relay");
         };
-        let mut patterns = self.forbid_urls;
-        patterns.extend(relays.iter().map(|(_, http)| format!("{http}/*")));
-        let policy = Policy::new(&patterns).map_err(anyhow::Error::msg)?;
+        let policy = Policy::new(&self.forbid_urls)
+            .map_err(anyhow::Error::msg)?
+            .allow_file_urls(self.allow_file_urls);
+        for (_, http) in &relays {
+            policy.add_relay_origin(http);
+        }
         policy.set_allow_evaluate(self.allow_evaluate);
         let transport = WorkerTransport::connect(&self.browser_ws)
             .await
@@ -189,7 +198,7 @@ impl Worker {
         let engine = Arc::new(Engine::new(
             transport,
             Arc::new(store),
-            policy,
+            policy.clone(),
             self.client_id.clone(),
         ));
         let ws_urls: Vec<String> = relays.into_iter().map(|(ws, _)| ws).collect();
@@ -203,6 +212,7 @@ impl Worker {
             on_link: None,
             tls,
             owner: None,
+            policy,
         };
         Err(relay_link::run(options, engine).await.into())
     }

@@ -73,6 +73,7 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
         forbid_urls: Vec::new(),
         ca_file: None,
         allow_evaluate: false,
+        allow_file_urls: false,
     };
     let untrusting = tokio::spawn(untrusting.serve());
 
@@ -84,6 +85,7 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
         forbid_urls: Vec::new(),
         ca_file: Some(ca_file),
         allow_evaluate: false,
+        allow_file_urls: false,
     };
     let serving = tokio::spawn(worker.serve());
     relay.wait_online("over-tls", JOIN_WITHIN).await;

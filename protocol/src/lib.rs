@@ -13,6 +13,7 @@ pub mod messages;
 pub mod native;
 pub mod read;
 pub mod result;
+pub mod targets;
 pub mod twin;
 
 pub use actions::{ActionCall, ActionName};

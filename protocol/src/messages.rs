@@ -79,6 +79,10 @@ pub struct Joined {
     pub client_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// To a host: the origins the relay is reached at (its listener, its public URLs), which
+    /// the host refuses as targets under every spelling (§15).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relay_origins: Vec<String>,
 }
 
 /// `browser_action`, from an orchestrator and as the relay forwards it to the host (with the

@@ -79,6 +79,14 @@ pub struct RelayArgs {
     /// e.g. nats://127.0.0.1:4222. Without it, the relay stands alone (PROTOCOL.md §14).
     #[arg(long, value_name = "URL")]
     pub nats: Option<String>,
+    /// A URL this relay is reached at besides its listener, e.g. https://relay.example (behind
+    /// a TLS proxy); repeatable. Hosts refuse it as a target, and `/ws` admits its pages.
+    #[arg(long = "public-url", value_name = "URL")]
+    pub public_urls: Vec<String>,
+    /// A web origin whose pages may open `/ws` besides the relay's own, e.g.
+    /// https://console.example; repeatable. Other pages get 403.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
 }
 
 /// What `tether-relay` does instead of serving.
@@ -111,6 +119,10 @@ pub struct Settings {
     pub max_message_bytes: usize,
     /// Hosts `/mcp` accepts in `Host` and `Origin` besides loopback ones.
     pub mcp_allowed_hosts: Vec<String>,
+    /// URLs the relay is reached at besides its listener (`--public-url`).
+    pub public_urls: Vec<String>,
+    /// Web origins whose pages may open `/ws` besides the relay's own (`--allowed-origin`).
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for Settings {
@@ -123,6 +135,8 @@ impl Default for Settings {
             heartbeat: Duration::from_secs(15),
             max_message_bytes: tether_protocol::envelope::MAX_ENVELOPE_BYTES,
             mcp_allowed_hosts: Vec::new(),
+            public_urls: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -136,6 +150,8 @@ impl RelayArgs {
             queue_limit: self.queue_limit,
             max_message_bytes: self.max_message_bytes,
             mcp_allowed_hosts: self.mcp_allowed_hosts.clone(),
+            public_urls: self.public_urls.clone(),
+            allowed_origins: self.allowed_origins.clone(),
             ..Settings::default()
         }
     }

@@ -22,6 +22,7 @@ pub mod host_link;
 pub mod ids;
 pub mod journal;
 pub mod metrics;
+pub mod origins;
 pub mod outbox;
 pub mod registry;
 pub mod reply;

@@ -26,6 +26,9 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     use axum::serve::ListenerExt;
+    if let Ok(addr) = listener.local_addr() {
+        state.origins.listening_on(addr);
+    }
     // Frames are small and answered at once: Nagle's algorithm would hold each one back for
     // the peer's delayed ack (~40 ms a round trip).
     let listener = listener.tap_io(|tcp| {
@@ -115,6 +118,17 @@ async fn websocket(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
+    let origin = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok());
+    if !state.origins.admits(origin) {
+        let error = ActionError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "pages of {} may not open the relay's socket; the relay's own console may, and the origins given with --allowed-origin",
+                origin.unwrap_or_default()
+            ),
+        );
+        return (StatusCode::FORBIDDEN, Json(error)).into_response();
+    }
     let token = token_from(&headers, query.as_deref());
     if let Some(token) = &token {
         if state.tokens.role_of(token).is_none() {

@@ -18,6 +18,7 @@ use crate::events::{Events, Logged};
 use crate::host_link::Link;
 use crate::journal::{self, Journal, Record};
 use crate::metrics::Metrics;
+use crate::origins::Origins;
 use crate::registry::Registry;
 use crate::session_log::{Direction, SessionLog};
 use crate::sessions::{Changed, Sessions};
@@ -38,6 +39,8 @@ pub struct Relay {
     pub artifacts: ArtifactStore,
     pub metrics: Metrics,
     pub shutdown: Shutdown,
+    /// Where the relay is, and which pages may talk to its socket (PROTOCOL.md §15).
+    pub origins: Origins,
     /// The other relays of the deployment, with `--nats` (PROTOCOL.md §14).
     pub cluster: Option<crate::cluster::Cluster>,
 }
@@ -50,6 +53,7 @@ impl Relay {
         log: SessionLog,
         (sessions, journal): (Sessions, Journal),
     ) -> Self {
+        let origins = Origins::new(settings.public_urls.clone(), settings.allowed_origins.clone());
         Self {
             settings,
             tokens,
@@ -63,6 +67,7 @@ impl Relay {
             artifacts,
             metrics: Metrics::default(),
             shutdown: Shutdown::default(),
+            origins,
             cluster: None,
         }
     }

@@ -38,7 +38,8 @@ impl Server {
             )
             .route("/never-loads", get(never_loads_page))
             .route("/counter/{key}", get(count))
-            .route("/stall", get(stall));
+            .route("/stall", get(stall))
+            .route("/redirect", get(redirect));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind fixture server");
@@ -92,6 +93,15 @@ async fn status(Path(code): Path<String>) -> Response {
         )),
     )
         .into_response()
+}
+
+/// `/redirect?to=URL`: a 302 to wherever the page wants its tab to go (a hostile page sending
+/// its tab to a refused URL, PROTOCOL.md §15).
+async fn redirect(axum::extract::Query(to): axum::extract::Query<HashMap<String, String>>) -> Response {
+    match to.get("to") {
+        Some(url) => axum::response::Redirect::to(url).into_response(),
+        None => (StatusCode::BAD_REQUEST, "say where: /redirect?to=URL").into_response(),
+    }
 }
 
 /// How many times each counter was hit, and the holds armed on some (see [`hold`]).

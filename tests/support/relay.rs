@@ -131,6 +131,7 @@ impl RelayApi {
             forbid_urls: Vec::new(),
             ca_file: None,
             allow_evaluate: false,
+            allow_file_urls: false,
         };
         tokio::spawn(async move {
             let outcome = worker.serve().await;

@@ -112,16 +112,15 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
         None => config::stored_client_id()?,
     };
     let (ws_url, http_base) = relay_link::relay_urls(&config.relay);
-    let mut patterns = config.forbid_urls.clone();
-    patterns.push(format!("{http_base}/*"));
-    let policy = Policy::new(&patterns).map_err(anyhow::Error::msg)?;
+    let policy = Policy::new(&config.forbid_urls).map_err(anyhow::Error::msg)?;
+    policy.add_relay_origin(&http_base);
     let tls = crate::tls::client_config(config.ca_file.as_deref())?;
     let store = RelayStore::new(&http_base, &config.token, &tls)
         .context("cannot make a folder for files to upload")?;
     let engine = Arc::new(Engine::new(
         transport.clone(),
         Arc::new(store),
-        policy,
+        policy.clone(),
         client_id.clone(),
     ));
 
@@ -167,6 +166,7 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
         on_link: Some(on_link),
         tls,
         owner: Some(owner),
+        policy,
     };
     let link = tokio::spawn(relay_link::run(options, engine.clone()));
     let pulse = tokio::spawn(status.clone().every(STATUS_EVERY));

@@ -75,9 +75,11 @@ pub(crate) fn default_true() -> bool {
 }
 
 pub(crate) fn check_url(url: &str) -> Result<(), String> {
-    // The scheme check is deliberately light: the browser is the judge of what loads.
-    match url.split_once(':') {
-        Some((scheme, _))
+    // The scheme check is deliberately light: the browser is the judge of what loads. The
+    // scheme is read as the browser reads it, so that `targets` judges a disguised
+    // `javascript:` rather than this check.
+    match crate::targets::scheme(url) {
+        Some(scheme)
             if !scheme.is_empty()
                 && scheme
                     .chars()

@@ -70,6 +70,10 @@ pub fn join(
         connection_id: peer.connection_id.clone(),
         client_id: peer.client_id.clone(),
         session_id: peer.session_id.clone(),
+        relay_origins: match peer.role {
+            Role::Host => state.origins.for_hosts(),
+            _ => Vec::new(),
+        },
     };
     outbox.reply(id, Message::Joined(joined));
     // In a deployment, the directory says so first (`Cluster::host_joined`).

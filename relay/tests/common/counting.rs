@@ -100,6 +100,7 @@ pub fn host(addrs: &[&str], client_id: &str, browser: Arc<CountingBrowser>) {
         on_link: None,
         tls: tether_host::tls::client_config(None).unwrap(),
         owner: None,
+        policy: Default::default(),
     };
     tokio::spawn(async move { panic!("the host stopped: {}", relay_link::run(options, browser).await) });
 }
