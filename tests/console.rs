@@ -193,3 +193,57 @@ fn a_person_follows_and_approves_actions_in_the_console() {
         .unwrap();
     });
 }
+
+#[test]
+fn an_html_artifact_opened_in_the_consoles_tab_cannot_read_its_token() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker(h, "artifact-worker");
+        relay.wait_online("artifact-worker", JOIN_WITHIN).await;
+        // An agent saves a hostile page's HTML: an artifact on the relay's own origin.
+        let s = "hostile-html";
+        let started = relay
+            .ok(
+                s,
+                "session_start",
+                json!({ "url": h.url("/fixtures/hostile.html") }),
+            )
+            .await;
+        let html = relay
+            .ok(s, "browser_get_html", json!({ "tabId": started["tabId"] }))
+            .await;
+        let link = html["url"].as_str().unwrap().to_owned();
+
+        // A person signed in to the console opens that link in the same tab.
+        let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
+        let target = cdp
+            .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
+            .await
+            .unwrap();
+        let page = RawSession::attach(&cdp, &target["targetId"]).await;
+        page.call("Page.enable", json!({})).await;
+        page.call("Page.navigate", json!({ "url": relay.http("/") }))
+            .await;
+        page.eval_checked(&shown("body[data-ready]")).await;
+        type_into(&page, "#token", OBSERVER).await;
+        click(&page, "#token-form button").await;
+        page.eval_checked(&shown("#board")).await;
+        page.call("Page.navigate", json!({ "url": link })).await;
+        // Whatever the tab now shows has loaded: a script in it has run.
+        page.eval("new Promise(r => document.readyState === 'complete' ? r() : addEventListener('load', r))")
+            .await;
+        assert_eq!(
+            tether_tests::fixtures::hits("artifact-leak"),
+            0,
+            "the page's script ran on the relay's origin and sent the console's storage away"
+        );
+        cdp.call(
+            None,
+            "Target.closeTarget",
+            json!({ "targetId": target["targetId"] }),
+        )
+        .await
+        .unwrap();
+    });
+}

@@ -46,25 +46,43 @@ impl Tokens {
     }
 }
 
-/// The token of a request, from its Authorization header or its `token` query parameter.
-pub fn token_of(parts: &Parts) -> Option<String> {
-    token_from(&parts.headers, parts.uri.query())
+/// The token of a request, from its Authorization header. A `?token=` is taken only where a
+/// browser cannot set headers (`/ws` and the events stream, [`token_from`]); anywhere else a
+/// request that carries one is refused, so that tokens stay out of URLs, logs and histories.
+pub fn token_of(parts: &Parts) -> Result<Option<String>, Refusal> {
+    match bearer(&parts.headers) {
+        Some(token) => Ok(Some(token)),
+        None if query_token(parts.uri.query()).is_some() => Err(Refusal(
+            StatusCode::UNAUTHORIZED,
+            ActionError::new(
+                ErrorCode::Unauthorized,
+                "?token= is accepted only by /ws and /api/sessions/{id}/events (where a browser cannot set headers); send Authorization: Bearer <token>",
+            ),
+        )),
+        None => Ok(None),
+    }
 }
 
-/// The same, from the header map and the raw query.
+/// The token of a request that a browser's WebSocket or EventSource makes: its Authorization
+/// header, else its `token` query parameter.
 pub fn token_from(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
-    let bearer = headers
+    bearer(headers).or_else(|| query_token(query))
+}
+
+fn bearer(headers: &HeaderMap) -> Option<String> {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .map(|t| t.trim().to_owned());
-    bearer.or_else(|| {
-        query?
-            .split('&')
-            .filter_map(|pair| pair.split_once('='))
-            .find(|(key, _)| *key == "token")
-            .map(|(_, value)| value.to_owned())
-    })
+        .map(|t| t.trim().to_owned())
+}
+
+fn query_token(query: Option<&str>) -> Option<String> {
+    query?
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(key, _)| *key == "token")
+        .map(|(_, value)| value.to_owned())
 }
 
 /// Why a request was turned away: 401 without a valid token, 403 with another role's.
@@ -79,7 +97,7 @@ impl IntoResponse for Refusal {
 
 /// Checks that a request carries a token of `role`.
 pub fn require(parts: &Parts, tokens: &Tokens, role: Role) -> Result<(), Refusal> {
-    require_one_of(token_of(parts), tokens, &[role]).map(|_| ())
+    require_one_of(token_of(parts)?, tokens, &[role]).map(|_| ())
 }
 
 /// Checks that a request carries a token of one of `roles`; the role it has.
@@ -154,11 +172,53 @@ where
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
         require_one_of(
-            token_of(parts),
+            token_of(parts)?,
             &Tokens::from_ref(state),
             &[Role::Orchestrator, Role::Observer],
         )
         .map(Reader)
+    }
+}
+
+/// [`Reader`] for the events stream, which a browser's EventSource opens: the token may come as
+/// `?token=` there.
+pub struct StreamReader(pub Role);
+
+impl<S> FromRequestParts<S> for StreamReader
+where
+    Tokens: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = Refusal;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
+        require_one_of(
+            token_from(&parts.headers, parts.uri.query()),
+            &Tokens::from_ref(state),
+            &[Role::Orchestrator, Role::Observer],
+        )
+        .map(StreamReader)
+    }
+}
+
+/// Extractor for uploads (`PUT /artifacts`): hosts, and orchestrators handing a page files. It
+/// runs before the body is read, so a caller without a token costs the relay its headers only.
+pub struct Uploader(pub Role);
+
+impl<S> FromRequestParts<S> for Uploader
+where
+    Tokens: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = Refusal;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
+        require_one_of(
+            token_of(parts)?,
+            &Tokens::from_ref(state),
+            &[Role::Host, Role::Orchestrator],
+        )
+        .map(Uploader)
     }
 }
 

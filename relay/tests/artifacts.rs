@@ -141,10 +141,10 @@ async fn hosts_upload_and_orchestrators_upload_named_files() {
     assert_eq!(response.status().as_u16(), 200);
     let stored: Value = response.json().await.unwrap();
     let response = reqwest::get(stored["url"].as_str().unwrap()).await.unwrap();
-    assert_eq!(response.headers()["content-type"], "text/csv");
+    assert_eq!(response.headers()["content-type"], "text/csv; charset=utf-8");
     assert_eq!(
         response.headers()["content-disposition"],
-        "attachment; filename*=UTF-8''order%20list.csv"
+        "attachment; filename=\"order list.csv\"; filename*=UTF-8''order%20list.csv"
     );
     assert_eq!(response.text().await.unwrap(), "id,qty\n1,2\n");
     for bad in ["../etc/passwd", "a/b", "", ".."] {
@@ -167,4 +167,86 @@ async fn artifacts_over_the_cap_are_payload_too_large() {
         (413, Some("PAYLOAD_TOO_LARGE")),
         "{error}"
     );
+}
+
+/// PROTOCOL.md §15: what a page or an uploader put in an artifact never runs on the relay's
+/// origin, where the console keeps its token.
+#[tokio::test]
+async fn artifacts_are_served_sandboxed_with_fixed_types() {
+    let base = relay(Limits::default()).await;
+    for (given, served, disposition) in [
+        (
+            "text/html; charset=utf-8",
+            "text/html; charset=utf-8",
+            "attachment",
+        ),
+        ("image/svg+xml", "application/octet-stream", "attachment"),
+        ("text/javascript", "application/octet-stream", "attachment"),
+        ("application/xhtml+xml", "application/octet-stream", "attachment"),
+        ("image/png", "image/png", "inline"),
+        ("image/jpeg", "image/jpeg", "inline"),
+        ("text/plain", "text/plain; charset=utf-8", "inline"),
+        ("application/json", "application/json", "inline"),
+        ("application/pdf", "application/pdf", "inline"),
+        ("text/markdown", "text/markdown; charset=utf-8", "attachment"),
+    ] {
+        let response = reqwest::Client::new()
+            .put(format!("{base}/artifacts"))
+            .bearer_auth(HOST)
+            .header("content-type", given)
+            .body("<script>parent.stolen = sessionStorage</script>")
+            .send()
+            .await
+            .unwrap();
+        let stored: Value = response.json().await.unwrap();
+        let response = reqwest::get(stored["url"].as_str().unwrap()).await.unwrap();
+        let headers = response.headers();
+        assert_eq!(headers["content-type"], served, "{given}");
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{given}");
+        assert_eq!(
+            headers["content-security-policy"], "sandbox; default-src 'none'",
+            "{given}"
+        );
+        let shown = headers["content-disposition"].to_str().unwrap();
+        assert!(
+            shown.starts_with(&format!("{disposition}; filename=")),
+            "{given}: {shown}"
+        );
+    }
+}
+
+/// PROTOCOL.md §15: tokens go in headers; `?token=` only where a browser cannot set one.
+#[tokio::test]
+async fn a_token_in_the_url_is_refused_where_a_header_can_be_sent() {
+    let base = relay(Limits::default()).await;
+    let (_, stored) = upload(&base, Some(HOST), vec![1, 2, 3]).await;
+    let id = stored["artifactId"].as_str().unwrap();
+    for url in [
+        format!("{base}/artifacts/{id}?token={ORCHESTRATOR}"),
+        format!("{base}/api/sessions?token={ORCHESTRATOR}"),
+        format!("{base}/api/extension/extension-list?token={ORCHESTRATOR}"),
+    ] {
+        let response = reqwest::get(&url).await.unwrap();
+        assert_eq!(response.status().as_u16(), 401, "{url}");
+        let error: Value = response.json().await.unwrap();
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("Authorization: Bearer"),
+            "{error}"
+        );
+    }
+    let response = reqwest::Client::new()
+        .put(format!("{base}/artifacts?token={HOST}"))
+        .body("x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 401);
+    // The events stream, which a browser's EventSource opens, takes it.
+    let response = reqwest::get(format!("{base}/api/sessions/s1/events?token={ORCHESTRATOR}"))
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
 }

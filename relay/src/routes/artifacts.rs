@@ -1,11 +1,17 @@
 //! `PUT /artifacts` (hosts upload; orchestrators upload named files, `?name=`) and
 //! `GET /artifacts/{id}` (orchestrators, hosts fetching files to upload, or anyone holding a
 //! presigned URL). A bad or expired signature is 403; an unknown or expired id is 404; an
-//! artifact over the cap is 413 `PAYLOAD_TOO_LARGE`.
+//! artifact over the cap is 413 `PAYLOAD_TOO_LARGE`. The token is checked before the body is
+//! read.
+//!
+//! An artifact is whatever a page or an uploader made of it, served from the relay's own
+//! origin, where the console keeps its token: it never runs there (PROTOCOL.md §15). Its type
+//! is one of a fixed list, and it is served sandboxed, unsniffed, and as a download unless it
+//! is a type a browser only shows.
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, RawQuery, Request, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -14,7 +20,7 @@ use tether_protocol::actions::{is_plain_file_name, ArtifactRef, MAX_FILE_NAME_BY
 use tether_protocol::{ActionError, ErrorCode};
 
 use crate::artifacts::{is_id, StoreError};
-use crate::auth::{self, Role};
+use crate::auth::{self, Role, Uploader};
 use crate::server::base_url;
 use crate::state::AppState;
 
@@ -29,17 +35,12 @@ pub struct Named {
 }
 
 pub async fn upload(
+    Uploader(role): Uploader,
     State(state): State<AppState>,
     headers: HeaderMap,
-    RawQuery(query): RawQuery,
     Query(named): Query<Named>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let token = auth::token_from(&headers, query.as_deref());
-    let role = match auth::require_one_of(token, &state.tokens, &[Role::Host, Role::Orchestrator]) {
-        Ok(role) => role,
-        Err(refusal) => return refusal.into_response(),
-    };
     if let Err(why) = check_name(role, named.name.as_deref()) {
         return error(StatusCode::BAD_REQUEST, ErrorCode::InvalidParams, why);
     }
@@ -60,10 +61,12 @@ pub async fn upload(
             )
         }
     };
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("application/octet-stream");
+    let content_type = stored_type(
+        headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default(),
+    );
     match state
         .artifacts
         .put_named(body.clone(), content_type, named.name.as_deref())
@@ -156,9 +159,10 @@ pub async fn download(
         _ => {
             // Hosts fetch the files an upload hands a page (browser_upload_file).
             let (parts, _) = request.into_parts();
-            let token = auth::token_of(&parts);
             let readers = [Role::Orchestrator, Role::Host, Role::Observer];
-            if let Err(refusal) = auth::require_one_of(token, &state.tokens, &readers) {
+            let checked =
+                auth::token_of(&parts).and_then(|token| auth::require_one_of(token, &state.tokens, &readers));
+            if let Err(refusal) = checked {
                 return refusal.into_response();
             }
         }
@@ -172,15 +176,7 @@ pub async fn download(
         None
     };
     match found {
-        Some((content_type, name, bytes)) => {
-            let mut response = ([(header::CONTENT_TYPE, content_type)], bytes).into_response();
-            if let Some(disposition) = name.and_then(|n| attachment(&n)) {
-                response
-                    .headers_mut()
-                    .insert(header::CONTENT_DISPOSITION, disposition);
-            }
-            response
-        }
+        Some((content_type, name, bytes)) => served(&id, &content_type, name.as_deref(), bytes),
         None => error(
             StatusCode::NOT_FOUND,
             ErrorCode::InvalidParams,
@@ -203,8 +199,100 @@ async fn from_deployment(state: &AppState, id: &str) -> Option<(String, Option<S
     crate::artifacts::ArtifactStore::described(&description, bytes)
 }
 
-/// `attachment; filename*=UTF-8''<name>` (RFC 6266), so a download keeps the file's name.
-fn attachment(name: &str) -> Option<header::HeaderValue> {
+/// The types an artifact may have; anything else is stored as `application/octet-stream`.
+const TYPES: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/webp",
+    "text/plain",
+    "application/json",
+    "application/pdf",
+    "text/html",
+    "text/csv",
+    "text/markdown",
+    "application/zip",
+    "application/octet-stream",
+];
+
+/// Of those, the ones a browser shows and never runs: served `inline`. The rest download.
+const SHOWN: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/webp",
+    "text/plain",
+    "application/json",
+    "application/pdf",
+];
+
+/// The type an upload is stored as: its media type (parameters dropped, case ignored) when it
+/// is one of [`TYPES`], else `application/octet-stream`.
+pub fn stored_type(given: &str) -> &'static str {
+    let essence = given.split(';').next().unwrap_or_default().trim();
+    TYPES
+        .iter()
+        .find(|t| t.eq_ignore_ascii_case(essence))
+        .copied()
+        .unwrap_or("application/octet-stream")
+}
+
+/// An artifact's response: a fixed type (text in UTF-8), never sniffed, sandboxed with nothing
+/// allowed to load, `inline` only for the types a browser just shows.
+fn served(id: &str, content_type: &str, name: Option<&str>, bytes: Vec<u8>) -> Response {
+    let kind = stored_type(content_type);
+    let type_header = if kind.starts_with("text/") {
+        format!("{kind}; charset=utf-8")
+    } else {
+        kind.to_owned()
+    };
+    let disposition = if SHOWN.contains(&kind) {
+        "inline"
+    } else {
+        "attachment"
+    };
+    let file_name = name.map_or_else(|| format!("{id}.{}", extension(kind)), str::to_owned);
+    let mut response = bytes.into_response();
+    let headers = response.headers_mut();
+    let mut set = |name: header::HeaderName, value: &str| {
+        if let Ok(value) = header::HeaderValue::from_str(value) {
+            headers.insert(name, value);
+        }
+    };
+    set(header::CONTENT_TYPE, &type_header);
+    set(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(header::CONTENT_SECURITY_POLICY, "sandbox; default-src 'none'");
+    set(
+        header::CONTENT_DISPOSITION,
+        &content_disposition(disposition, &file_name),
+    );
+    response
+}
+
+fn extension(kind: &str) -> &'static str {
+    match kind {
+        "image/png" => "png",
+        "image/jpeg" => "jpg",
+        "image/webp" => "webp",
+        "text/plain" => "txt",
+        "application/json" => "json",
+        "application/pdf" => "pdf",
+        "text/html" => "html",
+        "text/csv" => "csv",
+        "text/markdown" => "md",
+        "application/zip" => "zip",
+        _ => "bin",
+    }
+}
+
+/// `<disposition>; filename="<ASCII name>"; filename*=UTF-8''<name>` (RFC 6266): a download
+/// keeps the file's name, and no character of it can break out of the header.
+fn content_disposition(disposition: &str, name: &str) -> String {
+    let plain: String = name
+        .chars()
+        .map(|c| match c {
+            ' '..='~' if c != '"' && c != '\\' => c,
+            _ => '_',
+        })
+        .collect();
     let encoded: String = name
         .bytes()
         .map(|b| match b {
@@ -212,5 +300,28 @@ fn attachment(name: &str) -> Option<header::HeaderValue> {
             other => format!("%{other:02X}"),
         })
         .collect();
-    header::HeaderValue::from_str(&format!("attachment; filename*=UTF-8''{encoded}")).ok()
+    format!("{disposition}; filename=\"{plain}\"; filename*=UTF-8''{encoded}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_listed_types_are_kept() {
+        assert_eq!(stored_type("text/html; charset=utf-8"), "text/html");
+        assert_eq!(stored_type("IMAGE/PNG"), "image/png");
+        assert_eq!(stored_type("image/svg+xml"), "application/octet-stream");
+        assert_eq!(stored_type("text/javascript"), "application/octet-stream");
+        assert_eq!(stored_type(""), "application/octet-stream");
+    }
+
+    #[test]
+    fn names_cannot_break_the_header() {
+        let header = content_disposition("attachment", "a\"b\r\n.html");
+        assert_eq!(
+            header,
+            "attachment; filename=\"a_b__.html\"; filename*=UTF-8''a%22b%0D%0A.html"
+        );
+    }
 }

@@ -19,7 +19,7 @@ use tether_protocol::messages::{Binding, Message, SessionMessage};
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::time::{interval_at, Instant, MissedTickBehavior};
 
-use crate::auth::{Reader, Role};
+use crate::auth::{Reader, Role, StreamReader};
 use crate::events::{Event, Filter, Subscription};
 use crate::state::AppState;
 use crate::talk;
@@ -107,7 +107,7 @@ pub struct Resume {
 /// `GET /api/sessions/{id}/events`: `connection` first, then the session's events (after
 /// `Last-Event-ID` or `?from=`, when given), a `heartbeat` when idle, `stream_end` last.
 pub async fn events(
-    _: Reader,
+    _: StreamReader,
     State(state): State<AppState>,
     Path(session_id): Path<String>,
     Query(query): Query<Resume>,
