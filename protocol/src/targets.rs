@@ -60,11 +60,10 @@ impl RelayOrigins {
             return;
         };
         match parsed.host() {
-            Some(host) if is_loopback(&host) => {
-                if !self.loopback_ports.contains(&port) {
-                    self.loopback_ports.push(port);
-                }
+            Some(host) if is_loopback(&host) && !self.loopback_ports.contains(&port) => {
+                self.loopback_ports.push(port);
             }
+            Some(host) if is_loopback(&host) => {}
             Some(host) => {
                 let entry = (host.to_string().to_ascii_lowercase(), port);
                 if !self.remote.contains(&entry) {

@@ -87,6 +87,10 @@ pub struct RelayArgs {
     /// https://console.example; repeatable. Other pages get 403.
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     pub allowed_origins: Vec<String>,
+    /// The most connections served at once (fewer when the open-file limit leaves room for
+    /// fewer); past it, only /healthz is answered.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_connections: usize,
 }
 
 /// What `tether-relay` does instead of serving.
@@ -123,6 +127,8 @@ pub struct Settings {
     pub public_urls: Vec<String>,
     /// Web origins whose pages may open `/ws` besides the relay's own (`--allowed-origin`).
     pub allowed_origins: Vec<String>,
+    /// The most connections served at once (`--max-connections`).
+    pub max_connections: usize,
 }
 
 impl Default for Settings {
@@ -137,6 +143,7 @@ impl Default for Settings {
             mcp_allowed_hosts: Vec::new(),
             public_urls: Vec::new(),
             allowed_origins: Vec::new(),
+            max_connections: 10_000,
         }
     }
 }
@@ -152,6 +159,7 @@ impl RelayArgs {
             mcp_allowed_hosts: self.mcp_allowed_hosts.clone(),
             public_urls: self.public_urls.clone(),
             allowed_origins: self.allowed_origins.clone(),
+            max_connections: self.max_connections,
             ..Settings::default()
         }
     }

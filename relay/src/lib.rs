@@ -21,6 +21,7 @@ pub mod events;
 pub mod host_link;
 pub mod ids;
 pub mod journal;
+pub mod listener;
 pub mod metrics;
 pub mod origins;
 pub mod outbox;

@@ -70,6 +70,9 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
             args.listen
         );
     }
+    if let Some(limit) = tether_relay::listener::raise_open_file_limit() {
+        tracing::debug!("open-file limit: {limit}");
+    }
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     let mut relay = Relay::open(args.settings(), tokens, &args.data_dir, args.artifact_limits())?;
     if let Some(url) = &args.nats {

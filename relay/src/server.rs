@@ -6,12 +6,14 @@ use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde_json::json;
+use std::sync::Arc;
 use tether_protocol::messages::Catalog;
 use tether_protocol::{ActionError, ErrorCode};
 
 use crate::auth::{token_from, Orchestrator, Reader};
+use crate::listener::{self, Bounds, ReadBudget};
 use crate::routes::{actions, artifacts, console, mcp, screen, sessions, twin};
 use crate::state::AppState;
 use crate::ws;
@@ -25,20 +27,18 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
     if let Ok(addr) = listener.local_addr() {
         state.origins.listening_on(addr);
     }
-    // Frames are small and answered at once: Nagle's algorithm would hold each one back for
-    // the peer's delayed ack (~40 ms a round trip).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let bounds = Bounds {
+        max_connections: state.settings.max_connections,
+    };
+    listener::serve(listener, router(state), bounds, shutdown).await
+}
+
+/// `GET /healthz`: no token, and served even when every connection slot is taken.
+pub async fn healthz() -> Json<serde_json::Value> {
+    Json(json!({ "status": "ok" }))
 }
 
 pub fn router(state: AppState) -> Router {
@@ -49,7 +49,7 @@ pub fn router(state: AppState) -> Router {
         .route("/console.css", get(console::style))
         .route("/console.js", get(console::script))
         .route("/favicon.svg", get(console::icon))
-        .route("/healthz", get(|| async { Json(json!({ "status": "ok" })) }))
+        .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/api/actions", get(actions_json))
         .route("/api/actions.md", get(actions_md))
@@ -117,6 +117,7 @@ async fn websocket(
     State(state): State<AppState>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
+    budget: Option<Extension<Arc<ReadBudget>>>,
 ) -> Response {
     let origin = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok());
     if !state.origins.admits(origin) {
@@ -144,7 +145,12 @@ async fn websocket(
         .write_buffer_size(SOCKET_BUFFER)
         .max_message_size(cap)
         .max_frame_size(cap)
-        .on_upgrade(move |socket| ws::serve(socket, state, token))
+        .on_upgrade(move |socket| {
+            let budget = budget.map_or_else(ReadBudget::detached, |Extension(b)| b);
+            // What a peer may send before it has joined: its relay.join, and no flood.
+            budget.allow_only(ws::PRE_JOIN_BYTES);
+            ws::serve(socket, state, token, budget)
+        })
 }
 
 /// The relay's URL as the caller reached it, for links it hands back. Behind a TLS proxy

@@ -60,10 +60,10 @@ async fn orchestrator_routes_refuse_missing_wrong_and_cross_role_tokens() {
             continue;
         }
         assert_eq!(get(&url, Some(ORCHESTRATOR)).await.0, 200, "{route}");
-        // Where a header cannot be set, the token rides in the query.
+        // A token in the URL is for where a header cannot be set (/ws, the events stream).
         assert_eq!(
             get(&format!("{url}?token={ORCHESTRATOR}"), None).await.0,
-            200,
+            401,
             "{route}"
         );
     }

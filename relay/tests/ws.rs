@@ -278,3 +278,38 @@ async fn each_role_is_refused_the_other_roles_messages() {
     // Both connections are still usable afterwards.
     assert_eq!(list(&mut orch).await.len(), 1);
 }
+
+/// PROTOCOL.md §15: a web page in the person's browser cannot talk to the relay's socket; the
+/// relay's own console, and programs (which send no Origin), can.
+#[tokio::test]
+async fn pages_of_other_origins_cannot_open_the_socket() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let addr = relay().await;
+    let port = addr.rsplit_once(':').unwrap().1.to_owned();
+    let open = |origin: Option<String>| {
+        let mut request = format!("ws://{addr}/ws").into_client_request().unwrap();
+        if let Some(origin) = origin {
+            request.headers_mut().insert("origin", origin.parse().unwrap());
+        }
+        tokio_tungstenite::connect_async(request)
+    };
+    for refused in [
+        "https://evil.example".to_owned(),
+        format!("http://evil.example:{port}"),
+        "null".to_owned(),
+    ] {
+        match open(Some(refused.clone())).await {
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+                assert_eq!(response.status().as_u16(), 403, "{refused}")
+            }
+            other => panic!("{refused} was let in: {other:?}"),
+        }
+    }
+    for admitted in [
+        None,
+        Some(format!("http://127.0.0.1:{port}")),
+        Some(format!("http://localhost:{port}")),
+    ] {
+        assert!(open(admitted.clone()).await.is_ok(), "{admitted:?}");
+    }
+}

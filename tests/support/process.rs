@@ -19,6 +19,13 @@ pub struct RelayProcess {
     args: Vec<String>,
 }
 
+/// How the relay's process is started.
+#[derive(Clone, Copy, Default)]
+struct Limits {
+    /// Its open-file limit, soft and hard (as under `ulimit -n`).
+    open_files: Option<u64>,
+}
+
 /// A relay that was killed: its address and data dir, to start it again on.
 pub struct Stopped {
     pub addr: String,
@@ -30,7 +37,14 @@ impl Stopped {
     /// Starts the relay again on the same port and data dir, with the same flags.
     pub async fn restart(self) -> RelayProcess {
         let (ip, port) = self.addr.rsplit_once(':').expect("host:port");
-        RelayProcess::spawn(ip, port.parse().expect("a port"), self.data, self.args).await
+        RelayProcess::spawn(
+            ip,
+            port.parse().expect("a port"),
+            self.data,
+            self.args,
+            Limits::default(),
+        )
+        .await
     }
 }
 
@@ -45,12 +59,45 @@ impl RelayProcess {
         let port = free_port();
         let data = tempfile::tempdir().unwrap();
         let args = args.iter().map(|a| a.to_string()).collect();
-        Self::spawn(ip, port, data, args).await
+        Self::spawn(ip, port, data, args, Limits::default()).await
     }
 
-    async fn spawn(ip: &str, port: u16, data: tempfile::TempDir, args: Vec<String>) -> Self {
+    /// Starts the relay as under `ulimit -n <open_files>` (soft and hard).
+    pub async fn start_with_open_files(open_files: u64, args: &[&str]) -> Self {
+        let args = args.iter().map(|a| a.to_string()).collect();
+        let limits = Limits {
+            open_files: Some(open_files),
+        };
+        Self::spawn(
+            "127.0.0.1",
+            free_port(),
+            tempfile::tempdir().unwrap(),
+            args,
+            limits,
+        )
+        .await
+    }
+
+    async fn spawn(ip: &str, port: u16, data: tempfile::TempDir, args: Vec<String>, limits: Limits) -> Self {
         let addr = format!("127.0.0.1:{port}");
-        let mut child = Command::new(binary("tether-relay"))
+        let mut command = Command::new(binary("tether-relay"));
+        if let Some(open_files) = limits.open_files {
+            // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else.
+            unsafe {
+                command.pre_exec(move || {
+                    let limit = libc::rlimit {
+                        rlim_cur: open_files,
+                        rlim_max: open_files,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
+        }
+        let mut child = command
             .args(["--listen", &format!("{ip}:{port}")])
             .args([
                 "--orchestrator-token",

@@ -15,7 +15,11 @@ use tether_protocol::messages::{self, ClientRef, Role};
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::task::JoinHandle;
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use crate::host_link::Link;
+use crate::listener::ReadBudget;
 use crate::outbox::{Inbox, Outbox, Outgoing};
 use crate::shutdown::Phase;
 use crate::state::AppState;
@@ -36,9 +40,22 @@ pub struct Peer {
     pub touched: Option<std::time::Instant>,
 }
 
+/// What a peer may send before its `relay.join` is read (PROTOCOL.md §15: frames before the
+/// join are at most 64 KiB), with room for the frames' own headers.
+pub const PRE_JOIN_BYTES: u64 = 64 * 1024 + 1024;
+
+/// How long a peer has to join.
+pub const JOIN_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Serves one connection until it closes. `upgrade_token` is a token given on the upgrade
-/// request (already checked to be valid there).
-pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<String>) {
+/// request (already checked to be valid there); `budget` bounds what the connection reads
+/// until the peer has joined.
+pub async fn serve(
+    socket: WebSocket,
+    state: AppState,
+    upgrade_token: Option<String>,
+    budget: Arc<ReadBudget>,
+) {
     let (sink, mut stream) = socket.split();
     let (outbox, inbox) = Outbox::new();
     let writer = tokio::spawn(write(sink, inbox));
@@ -46,7 +63,8 @@ pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<Str
     let _counted = state.shutdown.socket();
     let mut peer: Option<Peer> = None;
     let closed = state.shutdown.reached(Phase::Closed);
-    tokio::pin!(closed);
+    let join_deadline = tokio::time::sleep(JOIN_TIMEOUT);
+    tokio::pin!(closed, join_deadline);
     loop {
         let message = tokio::select! {
             message = stream.next() => message,
@@ -55,9 +73,30 @@ pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<Str
                 outbox.close();
                 break;
             }
+            _ = &mut join_deadline, if peer.is_none() => {
+                let error = ActionError::new(
+                    ErrorCode::Unauthorized,
+                    format!("no relay.join within {} s; closing", JOIN_TIMEOUT.as_secs()),
+                );
+                outbox.error(None, error);
+                outbox.close();
+                break;
+            }
         };
         let message = match message {
             Some(Ok(message)) => message,
+            Some(Err(e)) if e.to_string().contains(ReadBudget::EXCEEDED) => {
+                let error = ActionError::new(
+                    ErrorCode::PayloadTooLarge,
+                    format!(
+                        "frames before relay.join are at most {} KiB; join first",
+                        (PRE_JOIN_BYTES - 1024) / 1024
+                    ),
+                );
+                outbox.error(None, error);
+                outbox.close();
+                break;
+            }
             Some(Err(e)) => {
                 // tungstenite refuses an oversize frame from its header, before reading it.
                 if e.to_string().contains("Space limit exceeded") {
@@ -86,7 +125,10 @@ pub async fn serve(socket: WebSocket, state: AppState, upgrade_token: Option<Str
         let (id, reply_to) = (envelope.id.clone(), envelope.reply_to.clone());
         match &mut peer {
             None => match join::join(&state, &outbox, envelope, upgrade_token.as_deref()) {
-                Ok(joined) => peer = Some(joined),
+                Ok(joined) => {
+                    budget.unbounded();
+                    peer = Some(joined);
+                }
                 Err(error) => {
                     outbox.error(id, error);
                     outbox.close();
