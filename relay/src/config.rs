@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::artifacts::Limits;
+use crate::at_rest;
 
 /// When the relay asks a person before an action runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -91,6 +92,10 @@ pub struct RelayArgs {
     /// fewer); past it, only /healthz is answered.
     #[arg(long, default_value_t = 10_000)]
     pub max_connections: usize,
+    /// Keep what browser_type and forms type in the session logs; by default a log says only
+    /// how many characters were typed (logs outlive passwords typed into pages).
+    #[arg(long)]
+    pub log_typed_text: bool,
 }
 
 /// What `tether-relay` does instead of serving.
@@ -129,6 +134,8 @@ pub struct Settings {
     pub allowed_origins: Vec<String>,
     /// The most connections served at once (`--max-connections`).
     pub max_connections: usize,
+    /// Whether session logs keep typed text (`--log-typed-text`).
+    pub log_typed_text: bool,
 }
 
 impl Default for Settings {
@@ -144,6 +151,7 @@ impl Default for Settings {
             public_urls: Vec::new(),
             allowed_origins: Vec::new(),
             max_connections: 10_000,
+            log_typed_text: false,
         }
     }
 }
@@ -160,6 +168,7 @@ impl RelayArgs {
             public_urls: self.public_urls.clone(),
             allowed_origins: self.allowed_origins.clone(),
             max_connections: self.max_connections,
+            log_typed_text: self.log_typed_text,
             ..Settings::default()
         }
     }
@@ -243,6 +252,15 @@ fn new_token() -> String {
 }
 
 fn read(path: &Path) -> Result<Option<Tokens>> {
+    match at_rest::loosened(path, 0o600) {
+        Ok(true) => tracing::warn!(
+            "{} was readable by other users; it is now 0600. Whoever read it may hold the tokens: consider new ones",
+            path.display()
+        ),
+        Ok(false) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => tracing::warn!("cannot check who may read {}: {e}", path.display()),
+    }
     match std::fs::read_to_string(path) {
         Ok(text) => {
             Ok(Some(serde_json::from_str(&text).with_context(|| {
@@ -256,29 +274,10 @@ fn read(path: &Path) -> Result<Option<Tokens>> {
 
 fn write(path: &Path, tokens: &Tokens) -> Result<()> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        at_rest::private_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let text = serde_json::to_string_pretty(tokens)?;
-    write_private(path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Writes a file only its owner can read: it holds secrets.
-#[cfg(unix)]
-pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    file.write_all(bytes)
-}
-
-#[cfg(not(unix))]
-pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, bytes)
+    at_rest::write_private(path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]

@@ -178,7 +178,12 @@ impl Journal {
         let path = data_dir.join(FILE);
         let fresh = path_with(&path, ".new");
         {
-            let mut out = std::io::BufWriter::new(File::create(&fresh)?);
+            let file = crate::at_rest::private_file()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&fresh)?;
+            let mut out = std::io::BufWriter::new(file);
             for snapshot in sessions {
                 serde_json::to_writer(&mut out, &Record::Session(snapshot))?;
                 out.write_all(b"\n")?;

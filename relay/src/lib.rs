@@ -10,6 +10,7 @@
 
 pub mod agent_docs;
 pub mod artifacts;
+pub mod at_rest;
 pub mod auth;
 pub mod by_session;
 pub mod catalog_md;

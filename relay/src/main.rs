@@ -57,6 +57,7 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
             }
         };
     }
+    tether_relay::at_rest::restrict_umask();
     let (tokens, kept) = Tokens::resolve(&args)?;
     if let Some(path) = kept {
         tracing::info!(

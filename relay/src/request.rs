@@ -124,9 +124,19 @@ impl Request {
         ActionResult::new(self.header(client_id), started, Utc::now(), Err(error))
     }
 
-    /// The request as the session log keeps it.
-    pub fn logged(&self) -> ActionRequest {
+    /// The request as it came in (for another relay of the deployment to run).
+    pub fn as_received(&self) -> ActionRequest {
         self.wire(self.client_id.clone(), self.timeout)
+    }
+
+    /// The request as the session log and the session's subscribers see it: what a person's
+    /// keyboard would type is `"<typed: N chars>"` unless `typed_text` (PROTOCOL.md §15).
+    pub fn logged(&self, typed_text: bool) -> ActionRequest {
+        let mut request = self.as_received();
+        if !typed_text {
+            hide_typed_text(&mut request.params);
+        }
+        request
     }
 
     /// The request as forwarded to the host: its browser, and the time left.
@@ -150,10 +160,55 @@ impl Request {
     }
 }
 
+/// Replaces typed text in an action's params with its length: `text` (browser_type), each
+/// field's `value` (browser_fill_form), and a dialog's `promptText`.
+fn hide_typed_text(params: &mut Value) {
+    let hide = |value: &mut Value| {
+        if let Value::String(text) = value {
+            *value = Value::String(format!("<typed: {} chars>", text.chars().count()));
+        }
+    };
+    if let Some(text) = params.get_mut("text") {
+        hide(text);
+    }
+    if let Some(Value::Array(fields)) = params.get_mut("fields") {
+        for field in fields {
+            if let Some(value) = field.get_mut("value") {
+                hide(value);
+            }
+        }
+    }
+    if let Some(answer) = params.pointer_mut("/dialog/promptText") {
+        hide(answer);
+    }
+}
+
 fn new_action_id() -> String {
     format!("act-{}", crate::ids::random_hex(8))
 }
 
 fn not_an_action(why: &str) -> ActionError {
     ActionError::new(ErrorCode::InvalidMessage, why)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::hide_typed_text;
+
+    #[test]
+    fn typed_text_is_logged_as_its_length() {
+        let mut params = json!({
+            "tabId": 1, "xpath": "//input", "text": "hunter2 ü",
+            "fields": [{ "ref": "e1", "value": "secret" }, { "ref": "e2", "value": true }],
+            "dialog": { "accept": true, "promptText": "yes" }
+        });
+        hide_typed_text(&mut params);
+        assert_eq!(params["text"], "<typed: 9 chars>");
+        assert_eq!(params["fields"][0]["value"], "<typed: 6 chars>");
+        assert_eq!(params["fields"][1]["value"], true);
+        assert_eq!(params["dialog"]["promptText"], "<typed: 3 chars>");
+        assert_eq!(params["xpath"], "//input");
+    }
 }

@@ -33,7 +33,7 @@ pub fn submit(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply
     relay.events.record_held(
         &session_id,
         Direction::In,
-        Message::BrowserAction(request.logged()),
+        Message::BrowserAction(request.logged(relay.settings.log_typed_text)),
     );
     let refused = refused.or_else(|| (relay.shutdown.phase() >= Phase::Draining).then(stopping));
     if let Some(error) = refused {

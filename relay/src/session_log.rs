@@ -11,7 +11,7 @@
 //! held lines (its journal still knows it started), and a line a crash cuts short is skipped
 //! when read.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -91,7 +91,7 @@ pub struct SessionLog {
 impl SessionLog {
     pub fn new(data_dir: &Path) -> std::io::Result<Self> {
         let dir = data_dir.join("logs");
-        std::fs::create_dir_all(&dir)?;
+        crate::at_rest::private_dir(&dir)?;
         Ok(Self {
             dir,
             open: BySession::default(),
@@ -202,7 +202,7 @@ impl SessionLog {
             .read_file(session_id, None)?
             .last()
             .map_or(0, |e| e.event_index + 1);
-        let mut file = OpenOptions::new()
+        let mut file = crate::at_rest::private_file()
             .create(true)
             .append(true)
             .read(true)
@@ -353,7 +353,7 @@ mod tests {
                 .unwrap();
         }
         let path = SessionLog::new(dir.path()).unwrap().path("s");
-        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(b"{\"sessionId\":\"s\",\"eventIn").unwrap(); // a crash mid-line
         drop(file);
         let log = SessionLog::new(dir.path()).unwrap();

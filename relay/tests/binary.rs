@@ -166,3 +166,57 @@ async fn agent_docs_are_injected_between_markers_and_nothing_else_changes() {
     let printed = String::from_utf8(printed.stdout).unwrap();
     assert!(printed.contains("http://127.0.0.1:17800/mcp") && !printed.contains("tether:start"));
 }
+
+/// PROTOCOL.md §15, at rest: the data dir and its files are the relay's user's alone, a tokens
+/// file others could read is made private with a warning, and what was typed into a page is
+/// logged as its length; the host still gets the text.
+#[tokio::test]
+async fn the_relays_files_are_its_own_and_typed_text_stays_out_of_logs() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let data = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(data.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tokens = data.path().join("tokens.json");
+    std::fs::write(
+        &tokens,
+        r#"{"orchestrator":"o-old","host":"h-old","observer":"w-old"}"#,
+    )
+    .unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let data_path = data.path().to_owned();
+    let relay = RelayProcess::start_in(data, &[]).await;
+    assert!(
+        relay
+            .startup_log
+            .iter()
+            .any(|l| l.contains("readable by other users")),
+        "{:#?}",
+        relay.startup_log
+    );
+    assert_eq!(mode(&tokens), 0o600);
+    assert_eq!(mode(&data_path), 0o700);
+    for dir in ["logs", "artifacts"] {
+        assert_eq!(mode(&data_path.join(dir)), 0o700, "{dir}");
+    }
+
+    let mut host = TestHost::join(&relay.addr, "typing-browser").await;
+    let mut orch = orchestrator(&relay.addr).await;
+    let typed = json!({ "sessionId": "typing", "actionName": "browser_type",
+        "params": { "tabId": 1, "xpath": "//input", "text": "correct horse battery" } });
+    send(&mut orch, envelope("browser_action", "t1", typed)).await;
+    let action = host.next_action().await;
+    assert_eq!(action["payload"]["params"]["text"], "correct horse battery");
+    host.ack(&action).await;
+    host.succeed(&action, json!({ "typed": true })).await;
+    loop {
+        if recv(&mut orch).await["type"] == "browser_action.result" {
+            break;
+        }
+    }
+    let log = data_path.join("logs/typing.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("correct horse"), "{text}");
+    assert!(text.contains("<typed: 21 chars>"), "{text}");
+    assert_eq!(mode(&log), 0o600);
+    assert_eq!(mode(&data_path.join("sessions.jsonl")), 0o600);
+}

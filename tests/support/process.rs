@@ -62,6 +62,12 @@ impl RelayProcess {
         Self::spawn(ip, port, data, args, Limits::default()).await
     }
 
+    /// Starts the relay on a data dir the test made.
+    pub async fn start_in(data: tempfile::TempDir, args: &[&str]) -> Self {
+        let args = args.iter().map(|a| a.to_string()).collect();
+        Self::spawn("127.0.0.1", free_port(), data, args, Limits::default()).await
+    }
+
     /// Starts the relay as under `ulimit -n <open_files>` (soft and hard).
     pub async fn start_with_open_files(open_files: u64, args: &[&str]) -> Self {
         let args = args.iter().map(|a| a.to_string()).collect();

@@ -82,7 +82,7 @@ pub async fn submit(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply:
     let forwarded = Forwarded {
         from: cluster.relay_id.clone(),
         ticket: cluster.ticket(),
-        request: request.logged(),
+        request: request.as_received(),
         refused,
     };
     route(relay, forwarded, reply).await;
