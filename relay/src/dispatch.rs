@@ -55,24 +55,6 @@ pub async fn run(relay: &Relay, request: &Request, on_ack: impl FnOnce()) -> Act
     }
 }
 
-/// A person's look at a session (screen.md): a peek `request` goes straight to the session's
-/// browser, beside its queue, since a look only reads. It asks no one, changes no state and
-/// leaves nothing in the session's log. The action's output, or its error.
-pub async fn look(
-    relay: &Relay,
-    request: &Request,
-    client_id: &str,
-) -> Result<serde_json::Value, ActionError> {
-    let link = relay.link_to(client_id).ok_or_else(|| not_connected(client_id))?;
-    let deadline = Instant::now() + request.timeout.unwrap_or(relay.settings.action_timeout);
-    let answer = exchange(relay, request, client_id, &link, deadline, || {}).await?;
-    let result = from_host(request, client_id, Utc::now(), answer);
-    match (result.error, result.result) {
-        (Some(error), _) => Err(error),
-        (None, output) => Ok(output.map(|o| o.value()).unwrap_or_default()),
-    }
-}
-
 /// Checks that the session may act and picks its browser (see `Session::choose_client`).
 fn prepare(relay: &Relay, request: &Request) -> Result<(String, Link), (Option<String>, ActionError)> {
     let (chosen, changed, bound_now) = relay.sessions.update(&request.session_id, |session| {
@@ -232,10 +214,8 @@ async fn exchange(
                 acked = true;
                 if let (Ok(()), Some(on_ack)) = (ack, on_ack.take()) {
                     on_ack();
-                    if !request.peek {
-                        let ack = Ack { action_id: request.action_id.clone() };
-                        relay.events.record_held(&request.session_id, Direction::In, Message::BrowserActionAck(ack));
-                    }
+                    let ack = Ack { action_id: request.action_id.clone() };
+                    relay.events.record_held(&request.session_id, Direction::In, Message::BrowserActionAck(ack));
                 }
             }
             result = &mut waiting.result => break result.map_err(|_| offline()),

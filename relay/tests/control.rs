@@ -309,3 +309,44 @@ async fn a_browsers_owner_may_approve_every_action_on_it_whatever_the_relay_says
     owner.succeed(&action, json!({ "clicked": true })).await;
     assert_eq!(acting.await.unwrap().1["status"], "success");
 }
+
+/// PROTOCOL.md §15: reading a session's page for a caller (`screen.md`) passes the same gate as
+/// an agent's `browser_snapshot`: it waits in the session's queue for the person's approval.
+#[tokio::test]
+async fn a_look_at_a_sessions_page_waits_for_the_person() {
+    let addr = asking_relay().await;
+    let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
+    let mut observer = connect(&addr).await;
+    let mut observe = join("observer", OBSERVER);
+    observe["payload"]["sessionId"] = json!("looked");
+    send(&mut observer, observe).await;
+    recv(&mut observer).await;
+    request(&mut observer, "subscribe", "s", json!({})).await;
+    let clicked = click_in_background(&addr, "looked");
+    let asked = recv_type(&mut observer, "browser_task.confirmation_requested").await;
+    let approve = json!({ "requestId": asked["payload"]["requestId"], "approved": true });
+    request(&mut observer, "browser_task.confirm", "c1", approve).await;
+    assert_eq!(clicked.await.unwrap().1["status"], "success");
+
+    let looking = tokio::spawn({
+        let url = format!("http://{addr}/api/sessions/looked/screen.md");
+        async move {
+            let response = reqwest::Client::new()
+                .get(url)
+                .bearer_auth(ORCHESTRATOR)
+                .send()
+                .await
+                .unwrap();
+            response.text().await.unwrap()
+        }
+    });
+    for (n, read) in ["browser_tabs", "browser_snapshot"].into_iter().enumerate() {
+        let asked = recv_type(&mut observer, "browser_task.confirmation_requested").await;
+        assert_eq!(asked["payload"]["actionName"], read, "{asked}");
+        let deny = json!({ "requestId": asked["payload"]["requestId"], "approved": false });
+        request(&mut observer, "browser_task.confirm", &format!("d{n}"), deny).await;
+    }
+    let screen = looking.await.unwrap();
+    assert!(screen.contains("USER_DENIED"), "{screen}");
+    assert!(!screen.contains("echo"), "nothing of the page was read: {screen}");
+}

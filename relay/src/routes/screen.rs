@@ -1,8 +1,10 @@
 //! `GET /api/sessions/{sessionId}/screen.md` (PROTOCOL.md §10): a session's Live Screen, taken
 //! fresh at the request: its tabs, then the snapshot of its current tab (the last one an
-//! action ran on or opened), `?detail=live|recent|gist`. The look goes to the browser beside
-//! the session's queue (`dispatch::look`) and does not count as the session's previous
-//! snapshot. A session without a browser, a tab or a connected host gets Markdown saying so.
+//! action ran on or opened), `?detail=live|recent|gist`. A look reads the page, so it passes
+//! the same gate as an agent's `browser_snapshot` (PROTOCOL.md §15): it waits its turn in the
+//! session's queue, under `--confirm` a person approves it, and it is in the session's log. It
+//! does not count as the session's previous snapshot. A session without a browser, a tab or a
+//! connected host gets Markdown saying so.
 
 use std::fmt::Write;
 use std::time::Duration;
@@ -16,10 +18,12 @@ use tether_protocol::actions::browser_snapshot::Detail;
 use tether_protocol::actions::browser_tabs::Output as Tabs;
 use tether_protocol::actions::TabId;
 use tether_protocol::{ActionError, ActionName};
+use tokio::sync::oneshot;
 
 use super::{bad_detail, DetailQuery};
 use crate::auth::Reader;
-use crate::dispatch;
+use crate::cluster;
+use crate::reply::Reply;
 use crate::request::Request;
 use crate::state::AppState;
 
@@ -76,8 +80,9 @@ async fn screen(state: &AppState, session_id: &str, detail: Detail) -> String {
         Err(error) => {
             let _ = writeln!(
                 out,
-                "The tabs are unknown: {} ({:?}).\n",
-                error.message, error.code
+                "The tabs are unknown: {} ({}).\n",
+                error.message,
+                error.code.as_str()
             );
         }
     }
@@ -97,8 +102,9 @@ async fn snapshot(state: &AppState, session_id: &str, client: &str, tab: TabId, 
             None => format!("### Tab {tab}\nThe browser answered without a snapshot.\n"),
         },
         Err(error) => format!(
-            "### Tab {tab}\nNo snapshot: {} ({:?}).\n",
-            error.message, error.code
+            "### Tab {tab}\nNo snapshot: {} ({}).\n",
+            error.message,
+            error.code.as_str()
         ),
     }
 }
@@ -119,5 +125,13 @@ async fn look(
         timeout: Some(LOOK_TIMEOUT),
         peek: true,
     };
-    dispatch::look(state, &request, client).await
+    let (tx, rx) = oneshot::channel();
+    cluster::submit(state, Ok(request), Reply::Channel(tx)).await;
+    let result = rx
+        .await
+        .map_err(|_| ActionError::internal("the relay lost the look's result"))?;
+    match (result.error, result.result) {
+        (Some(error), _) => Err(error),
+        (None, output) => Ok(output.map(|o| o.value()).unwrap_or_default()),
+    }
 }
