@@ -27,6 +27,36 @@ pub struct HostConfig {
     pub client_id: Option<String>,
 }
 
+/// The relay's host token, from where it stays out of sight (PROTOCOL.md §15): the
+/// environment, or a file only its owner reads; `--token` on the command line works too, but
+/// any local user can read a process's arguments.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct HostToken {
+    /// The relay's host token (better: TETHER_HOST_TOKEN, or --token-file).
+    #[arg(long, env = "TETHER_HOST_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// A file holding the relay's host token (a per-browser one from `tether-relay host-token`).
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    pub token_file: Option<PathBuf>,
+}
+
+impl HostToken {
+    /// The token, from the flag, the environment or the file.
+    pub fn resolve(&self) -> Result<String> {
+        let token = match (&self.token, &self.token_file) {
+            (Some(token), _) => token.clone(),
+            (None, Some(file)) => std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read the host token from {}", file.display()))?,
+            (None, None) => anyhow::bail!(
+                "a host token is needed: set TETHER_HOST_TOKEN, or give --token-file FILE (or --token)"
+            ),
+        };
+        let token = token.trim();
+        anyhow::ensure!(!token.is_empty(), "the host token is empty");
+        Ok(token.to_owned())
+    }
+}
+
 /// `$XDG_CONFIG_HOME/tether`, else `~/.config/tether`.
 pub fn config_dir() -> PathBuf {
     std::env::var_os("XDG_CONFIG_HOME")

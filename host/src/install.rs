@@ -33,9 +33,12 @@ pub struct InstallArgs {
     /// The relay to serve, e.g. ws://127.0.0.1:17800.
     #[arg(long)]
     pub relay: String,
-    /// The relay's host token.
-    #[arg(long, env = "TETHER_HOST_TOKEN", hide_env_values = true)]
-    pub token: String,
+    #[command(flatten)]
+    pub token: crate::config::HostToken,
+    /// This browser's clientId: the one a per-browser token was minted for
+    /// (`tether-relay host-token --client-id ID`); without it, one is generated and kept.
+    #[arg(long)]
+    pub client_id: Option<String>,
     #[arg(long, value_enum, default_value = "all")]
     pub browser: Browser,
     /// Also write the manifest here (a profile's own NativeMessagingHosts folder, as a
@@ -127,11 +130,11 @@ pub fn install(args: InstallArgs) -> Result<Vec<PathBuf>> {
     }
     let config = HostConfig {
         relay: args.relay,
-        token: args.token,
+        token: args.token.resolve()?,
         allowed_origins: origins,
         forbid_urls: args.forbid_urls,
         ca_file: args.ca_file,
-        client_id: None,
+        client_id: args.client_id,
     };
     written.push(config.save()?);
     // Installing again keeps what an earlier install wrote on the list, for uninstall.

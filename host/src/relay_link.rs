@@ -175,6 +175,16 @@ pub async fn run(options: LinkOptions, executor: Arc<dyn Executor>) -> LinkError
     }
 }
 
+/// Whether the relay refused a join only because this browser is still connected there.
+fn already_connected(error: &ActionError) -> bool {
+    error
+        .details
+        .as_ref()
+        .and_then(|d| d.get("alreadyConnected"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
 /// What outlives a connection: the actions' runner and their results.
 struct Host {
     executor: Arc<dyn Executor>,
@@ -206,6 +216,11 @@ async fn serve_once(options: &LinkOptions, ws_url: &str, host: &Host) -> Ended {
             for origin in &joined.relay_origins {
                 options.policy.add_relay_origin(origin);
             }
+        }
+        Some(Ok(Message::Error(error))) if already_connected(&error) => {
+            // This browser's previous link is still open on the relay (it has not seen it
+            // drop yet): try again, as after any lost link.
+            return Ended::BeforeJoin(error.message);
         }
         Some(Ok(Message::Error(error))) => {
             return Ended::Refused(LinkError::Refused {

@@ -25,9 +25,8 @@ pub struct WorkerArgs {
     /// rejoins another when it goes away.
     #[arg(long, required = true, value_delimiter = ',')]
     pub relay: Vec<String>,
-    /// The relay's host token.
-    #[arg(long, env = "TETHER_HOST_TOKEN", hide_env_values = true)]
-    pub token: String,
+    #[command(flatten)]
+    pub token: crate::config::HostToken,
     /// This browser's stable id (default: one generated once and kept in the config dir).
     #[arg(long)]
     pub client_id: Option<String>,
@@ -84,6 +83,7 @@ pub async fn main(args: WorkerArgs) -> ExitCode {
 }
 
 async fn run(args: WorkerArgs) -> Result<()> {
+    let token = args.token.resolve()?;
     let client_id = match &args.client_id {
         Some(id) => id.clone(),
         None => crate::config::stored_client_id()?,
@@ -107,7 +107,7 @@ async fn run(args: WorkerArgs) -> Result<()> {
     let worker = Worker {
         browser_ws,
         relay: args.relay.join(","),
-        token: args.token,
+        token,
         client_id,
         forbid_urls: args.forbid_urls,
         ca_file: args.ca_file,

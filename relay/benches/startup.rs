@@ -28,6 +28,7 @@ fn tokens() -> Tokens {
         orchestrator: "o".into(),
         host: "h".into(),
         observer: "w".into(),
+        bound: Default::default(),
     }
 }
 

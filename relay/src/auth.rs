@@ -41,7 +41,7 @@ impl Tokens {
         } else if is(&self.observer) {
             Some(Role::Observer)
         } else {
-            None
+            self.bound.client_of(token).map(|_| Role::Host)
         }
     }
 }

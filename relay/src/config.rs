@@ -101,6 +101,22 @@ pub struct RelayArgs {
 /// What `tether-relay` does instead of serving.
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum RelayCommand {
+    /// Mints a host token bound to one browser (printed once), revokes one, or lists the
+    /// browsers that have one (never their tokens). A running relay sees the change at once.
+    HostToken {
+        /// The browser's clientId to mint a token for (a second mint replaces its token).
+        #[arg(long, value_name = "ID", required_unless_present_any = ["revoke", "list"])]
+        client_id: Option<String>,
+        /// Ends this browser's token.
+        #[arg(long, value_name = "ID", conflicts_with_all = ["client_id", "list"])]
+        revoke: Option<String>,
+        /// Lists the browsers that have a token of their own.
+        #[arg(long, conflicts_with = "client_id")]
+        list: bool,
+        /// The relay's data dir.
+        #[arg(long, default_value = "tether-data")]
+        data_dir: PathBuf,
+    },
     /// Prints the Markdown an agent needs to drive a relay (as GET /api/agent.md), or writes it
     /// into an instructions file (CLAUDE.md, AGENTS.md) between <!-- tether:start --> and
     /// <!-- tether:end -->.
@@ -195,6 +211,9 @@ pub struct Tokens {
     /// Absent from a tokens file written before observers had a token of their own.
     #[serde(default)]
     pub observer: String,
+    /// Host tokens bound to one browser each (`tether-relay host-token`), kept apart.
+    #[serde(skip)]
+    pub bound: std::sync::Arc<crate::host_tokens::HostTokens>,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -221,6 +240,7 @@ impl Tokens {
             orchestrator: pick(&args.orchestrator_token, stored.as_ref().map(|t| &t.orchestrator)),
             host: pick(&args.host_token, stored.as_ref().map(|t| &t.host)),
             observer: pick(&args.observer_token, stored.as_ref().map(|t| &t.observer)),
+            bound: Default::default(),
         };
         let all = [&tokens.orchestrator, &tokens.host, &tokens.observer];
         anyhow::ensure!(all.iter().all(|t| !t.is_empty()), "tokens must not be empty");

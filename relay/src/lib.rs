@@ -20,6 +20,7 @@ pub mod confirmations;
 pub mod dispatch;
 pub mod events;
 pub mod host_link;
+pub mod host_tokens;
 pub mod ids;
 pub mod journal;
 pub mod listener;

@@ -58,6 +58,15 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
         };
     }
     tether_relay::at_rest::restrict_umask();
+    if let Some(RelayCommand::HostToken {
+        client_id,
+        revoke,
+        list,
+        data_dir,
+    }) = &args.command
+    {
+        return host_token(data_dir, client_id.as_deref(), revoke.as_deref(), *list);
+    }
     let (tokens, kept) = Tokens::resolve(&args)?;
     if let Some(path) = kept {
         tracing::info!(
@@ -102,6 +111,35 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
     serve(listener, AppState(relay.clone()), shutdown).await?;
     relay.shutdown.sockets_closed(Duration::from_secs(5)).await;
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// `tether-relay host-token`: mints, revokes or lists per-browser host tokens.
+fn host_token(
+    data_dir: &std::path::Path,
+    client_id: Option<&str>,
+    revoke: Option<&str>,
+    list: bool,
+) -> anyhow::Result<()> {
+    use tether_relay::host_tokens;
+    tether_relay::at_rest::restrict_umask();
+    if list {
+        for (client, created) in host_tokens::list(data_dir)? {
+            println!("{client}\t(since {created})");
+        }
+    } else if let Some(client) = revoke {
+        if host_tokens::revoke(data_dir, client)? {
+            eprintln!("the token of {client} is revoked; it can no longer join");
+        } else {
+            eprintln!("{client} had no token of its own");
+        }
+    } else if let Some(client) = client_id {
+        let token = host_tokens::mint(data_dir, client)?;
+        eprintln!(
+            "a host token for {client} (shown once; give it to that browser's host, e.g. tether-host install --token-file FILE):"
+        );
+        println!("{token}");
+    }
     Ok(())
 }
 

@@ -74,8 +74,14 @@ impl Relay {
 
     /// A relay keeping its artifacts, session logs and journal in `data_dir`, with the sessions
     /// it had there before it stopped: what `main` runs, and what the test kit starts.
-    pub fn open(settings: Settings, tokens: Tokens, data_dir: &Path, limits: Limits) -> anyhow::Result<Self> {
+    pub fn open(
+        settings: Settings,
+        mut tokens: Tokens,
+        data_dir: &Path,
+        limits: Limits,
+    ) -> anyhow::Result<Self> {
         crate::at_rest::private_dir(data_dir)?;
+        tokens.bound = Arc::new(crate::host_tokens::HostTokens::open(data_dir));
         let artifacts = ArtifactStore::open(data_dir, limits)?;
         let log = SessionLog::new(data_dir)?;
         let sessions = Sessions::default();

@@ -220,3 +220,30 @@ async fn the_relays_files_are_its_own_and_typed_text_stays_out_of_logs() {
     assert_eq!(mode(&log), 0o600);
     assert_eq!(mode(&data_path.join("sessions.jsonl")), 0o600);
 }
+
+/// `tether-relay host-token`: a token is shown once, when minted; `--list` names browsers, never
+/// tokens; `--revoke` ends one.
+#[tokio::test]
+async fn host_tokens_are_minted_listed_and_revoked_from_the_command_line() {
+    let data = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(common::binary("tether-relay"))
+            .arg("host-token")
+            .args(args)
+            .arg("--data-dir")
+            .arg(data.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let token = run(&["--client-id", "laptop"]).trim().to_owned();
+    assert!(token.len() >= 32, "{token}");
+    let listed = run(&["--list"]);
+    assert!(listed.starts_with("laptop\t"), "{listed}");
+    assert!(!listed.contains(&token));
+    let kept = std::fs::read_to_string(data.path().join("host-tokens.json")).unwrap();
+    assert!(!kept.contains(&token), "only a digest is kept");
+    run(&["--revoke", "laptop"]);
+    assert_eq!(run(&["--list"]), "");
+}

@@ -185,28 +185,93 @@ async fn hosts_appear_in_the_extension_list_and_go_offline_when_they_leave() {
     panic!("the host never went offline");
 }
 
+/// A host's join as `client_id` with `token`: its answer.
+async fn host_join(addr: &str, token: &str, client_id: &str) -> (Ws, Value) {
+    let mut ws = connect(addr).await;
+    send(
+        &mut ws,
+        json!({ "v": "1", "type": "relay.join", "id": "h", "payload": {
+            "role": "host", "token": token, "clientId": client_id, "meta": { "mode": "worker" } } }),
+    )
+    .await;
+    let answer = recv(&mut ws).await;
+    (ws, answer)
+}
+
+/// PROTOCOL.md §15: whoever holds the shared host token cannot take an online browser's place
+/// (and with it what is typed into that browser).
 #[tokio::test]
-async fn a_second_join_with_the_same_client_id_replaces_the_first() {
+async fn a_second_connection_for_an_online_browser_is_refused() {
     let addr = relay().await;
     let mut first = joined_host(&addr, "same").await;
-    let _second = joined_host(&addr, "same").await;
+    let (mut second, answer) = host_join(&addr, HOST, "same").await;
+    assert_eq!(answer["type"], "error", "{answer}");
+    assert_eq!(answer["payload"]["code"], "FORBIDDEN");
+    assert!(answer["payload"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("already connected"));
+    assert!(closes(&mut second).await);
+
+    let mut orchestrator = connect(&addr).await;
+    send(&mut orchestrator, join("orchestrator", ORCHESTRATOR)).await;
+    recv(&mut orchestrator).await;
+    let clients = list(&mut orchestrator).await;
+    assert_eq!((clients.len(), &clients[0]["online"]), (1, &json!(true)));
+    // The first is still the one the relay talks to.
+    send(
+        &mut first,
+        json!({ "v": "1", "type": "heartbeat", "payload": {} }),
+    )
+    .await;
+}
+
+/// PROTOCOL.md §15: a per-browser token joins only as its browser, replaces its own browser's
+/// older connection (a reconnect), and shuts the shared host token out of that browser.
+#[tokio::test]
+async fn a_browsers_own_token_is_its_identity() {
+    let (addr, data) = common::start(Default::default(), Limits::default()).await;
+    let addr = addr.to_string();
+    let laptop = tether_relay::host_tokens::mint(&data, "laptop").unwrap();
+
+    let (_, answer) = host_join(&addr, &laptop, "desk").await;
+    assert_eq!(answer["payload"]["code"], "FORBIDDEN", "{answer}");
+    assert!(answer["payload"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("belongs to"));
+    let (_, answer) = host_join(&addr, HOST, "laptop").await;
+    assert_eq!(answer["payload"]["code"], "FORBIDDEN", "{answer}");
+    assert!(answer["payload"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("of its own"));
+
+    let (mut first, answer) = host_join(&addr, &laptop, "laptop").await;
+    assert_eq!(answer["type"], "relay.joined", "{answer}");
+    let (_second, answer) = host_join(&addr, &laptop, "laptop").await;
+    assert_eq!(answer["type"], "relay.joined", "a reconnect replaces: {answer}");
     let notice = recv(&mut first).await;
-    assert_eq!(notice["type"], "error");
     assert!(notice["payload"]["message"]
         .as_str()
         .unwrap()
         .contains("replaced"));
     assert!(closes(&mut first).await);
 
-    let mut orchestrator = connect(&addr).await;
-    send(&mut orchestrator, join("orchestrator", ORCHESTRATOR)).await;
-    recv(&mut orchestrator).await;
-    let clients = list(&mut orchestrator).await;
-    assert_eq!(clients.len(), 1);
-    assert_eq!(
-        clients[0]["online"], true,
-        "the replacement is online, not marked off by the old one's close"
-    );
+    // The bound token also uploads artifacts, as hosts do.
+    let upload = reqwest::Client::new()
+        .put(format!("http://{addr}/artifacts"))
+        .bearer_auth(&laptop)
+        .header("content-type", "image/png")
+        .body(vec![1, 2, 3])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upload.status().as_u16(), 200);
+
+    tether_relay::host_tokens::revoke(&data, "laptop").unwrap();
+    let (_, answer) = host_join(&addr, &laptop, "laptop").await;
+    assert_eq!(answer["payload"]["code"], "UNAUTHORIZED", "revoked: {answer}");
 }
 
 #[tokio::test]

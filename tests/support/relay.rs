@@ -27,6 +27,7 @@ fn tokens() -> Tokens {
         orchestrator: ORCHESTRATOR.into(),
         host: HOST.into(),
         observer: OBSERVER.into(),
+        bound: Default::default(),
     }
 }
 

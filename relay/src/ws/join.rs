@@ -48,7 +48,7 @@ pub fn join(
             | Unreadable::NotYours { kind, .. },
         ) => return Err(not_a_join(&kind)),
     };
-    check_token(state, &join, upgrade_token)?;
+    let bound_to = check_token(state, &join, upgrade_token)?;
     // An observer that names a session watches that one only; without, every session.
     let session_id = join.session_id.clone().filter(|s| !s.is_empty());
     let mut peer = Peer {
@@ -61,7 +61,7 @@ pub fn join(
         touched: None,
     };
     if join.role == Role::Host {
-        join_host(state, outbox, join, &mut peer)?;
+        join_host(state, outbox, join, bound_to, &mut peer)?;
     } else {
         peer.client_id = join.client_id;
     }
@@ -93,8 +93,13 @@ fn not_a_join(kind: &str) -> ActionError {
     )
 }
 
-/// The join's token (or the upgrade request's) must be the token of the role it names.
-fn check_token(state: &AppState, join: &Join, upgrade_token: Option<&str>) -> Result<(), ActionError> {
+/// The join's token (or the upgrade request's) must be the token of the role it names. The
+/// browser a host token is bound to, if it is one of those.
+fn check_token(
+    state: &AppState,
+    join: &Join,
+    upgrade_token: Option<&str>,
+) -> Result<Option<String>, ActionError> {
     let token = join.token.as_deref().or(upgrade_token).ok_or_else(|| {
         ActionError::new(
             ErrorCode::Unauthorized,
@@ -114,13 +119,21 @@ fn check_token(state: &AppState, join: &Join, upgrade_token: Option<&str>) -> Re
                 join.role.as_str()
             ),
         )),
-        Some(_) => Ok(()),
+        Some(_) => Ok(state.tokens.bound.client_of(token)),
     }
 }
 
-/// Registers a host under its clientId; a second join with the same clientId replaces the
-/// first connection, whose actions in flight then fail `CLIENT_OFFLINE`.
-fn join_host(state: &AppState, outbox: &Outbox, join: Join, peer: &mut Peer) -> Result<(), ActionError> {
+/// Registers a host under its clientId, which its token must allow (PROTOCOL.md §15). A
+/// second connection for a browser that is online is refused, unless it holds the browser's
+/// own token: then it replaces the first (a reconnect), whose actions in flight fail
+/// `CLIENT_OFFLINE`.
+fn join_host(
+    state: &AppState,
+    outbox: &Outbox,
+    join: Join,
+    bound_to: Option<String>,
+    peer: &mut Peer,
+) -> Result<(), ActionError> {
     let client_id = join
         .client_id
         .filter(|id| !id.is_empty() && id.len() <= 256)
@@ -130,6 +143,7 @@ fn join_host(state: &AppState, outbox: &Outbox, join: Join, peer: &mut Peer) -> 
                 "a host's relay.join needs its clientId (1 to 256 characters)",
             )
         })?;
+    may_be(state, &client_id, bound_to.as_deref())?;
     let link = Link::new(peer.connection_id.clone(), outbox.clone());
     let meta = join.meta.unwrap_or(Value::Null);
     crate::cluster::Cluster::host_joined(state, &client_id, &peer.connection_id, &meta);
@@ -148,4 +162,30 @@ fn join_host(state: &AppState, outbox: &Outbox, join: Join, peer: &mut Peer) -> 
     peer.client_id = Some(client_id);
     peer.link = Some(link);
     Ok(())
+}
+
+/// Whether a host whose token is bound to `bound_to` (or is the shared one) may join as
+/// `client_id` now.
+fn may_be(state: &AppState, client_id: &str, bound_to: Option<&str>) -> Result<(), ActionError> {
+    match bound_to {
+        Some(owner) if owner != client_id => Err(ActionError::new(
+            ErrorCode::Forbidden,
+            format!("this host token belongs to the browser {owner:?}; it cannot join as {client_id:?}"),
+        )),
+        Some(_) => Ok(()),
+        None if state.tokens.bound.is_bound(client_id) => Err(ActionError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "the browser {client_id:?} has a host token of its own (tether-relay host-token); the shared host token can no longer join as it"
+            ),
+        )),
+        None if state.registry.holds(client_id) => Err(ActionError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "the browser {client_id:?} is already connected; a second connection is refused (one holding the browser's own token replaces it)"
+            ),
+        )
+        .with_details(serde_json::json!({ "alreadyConnected": true }))),
+        None => Ok(()),
+    }
 }
