@@ -96,6 +96,9 @@ pub struct RelayArgs {
     /// how many characters were typed (logs outlive passwords typed into pages).
     #[arg(long)]
     pub log_typed_text: bool,
+    /// The most MCP sessions open at once on /mcp; an initialize past it is refused.
+    #[arg(long, default_value_t = 1000)]
+    pub mcp_max_sessions: usize,
 }
 
 /// What `tether-relay` does instead of serving.
@@ -152,6 +155,8 @@ pub struct Settings {
     pub max_connections: usize,
     /// Whether session logs keep typed text (`--log-typed-text`).
     pub log_typed_text: bool,
+    /// The most MCP sessions open at once (`--mcp-max-sessions`).
+    pub mcp_max_sessions: usize,
 }
 
 impl Default for Settings {
@@ -168,6 +173,7 @@ impl Default for Settings {
             allowed_origins: Vec::new(),
             max_connections: 10_000,
             log_typed_text: false,
+            mcp_max_sessions: 1000,
         }
     }
 }
@@ -185,6 +191,7 @@ impl RelayArgs {
             allowed_origins: self.allowed_origins.clone(),
             max_connections: self.max_connections,
             log_typed_text: self.log_typed_text,
+            mcp_max_sessions: self.mcp_max_sessions,
             ..Settings::default()
         }
     }

@@ -10,10 +10,15 @@
 //! so a replay misses nothing; a relay killed in the middle of an action loses that action's
 //! held lines (its journal still knows it started), and a line a crash cuts short is skipped
 //! when read.
+//!
+//! Files are held open for the sessions that wrote last, at most [`open_file_limit`] of them
+//! (PROTOCOL.md §15): a caller naming thousands of sessions cannot take the relay's file
+//! descriptors. A session whose file was closed opens it again when it next writes.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::Utc;
@@ -68,10 +73,13 @@ pub struct Line<'a> {
 }
 
 struct Open {
-    file: File,
+    /// Closed when the session has not written for a while and the relay needs the descriptor.
+    file: Option<File>,
     next_index: u64,
     /// Lines numbered and formatted but not yet written: the current action's so far.
     held: Vec<u8>,
+    /// When it last wrote, on the log's own clock ([`SessionLog::clock`]).
+    used: u64,
 }
 
 /// When lines reach the file.
@@ -86,6 +94,24 @@ pub enum Write {
 pub struct SessionLog {
     dir: PathBuf,
     open: BySession<Arc<Mutex<Open>>>,
+    /// How many files are open, and how many may be.
+    files: AtomicUsize,
+    max_files: usize,
+    /// Counts writes, to tell which sessions wrote last.
+    clock: AtomicU64,
+}
+
+/// How many session logs are held open: an eighth of the open-file limit, between 64 and 4096
+/// (1,024 files allow 128; the relay's connections and its other files need the rest).
+pub fn open_file_limit() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid rlimit for getrlimit to fill.
+    let known = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+    let files = if known { limit.rlim_cur / 8 } else { 128 };
+    usize::try_from(files.clamp(64, 4096)).unwrap_or(4096)
 }
 
 impl SessionLog {
@@ -95,6 +121,9 @@ impl SessionLog {
         Ok(Self {
             dir,
             open: BySession::default(),
+            files: AtomicUsize::new(0),
+            max_files: open_file_limit(),
+            clock: AtomicU64::new(0),
         })
     }
 
@@ -127,6 +156,7 @@ impl SessionLog {
     ) -> std::io::Result<R> {
         let log = self.session(session_id)?;
         let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
+        log.used = self.clock.fetch_add(1, Ordering::Relaxed);
         let first = log.next_index;
         let timestamp = rfc3339_ms(Utc::now());
         // Room for the entries' own fields besides their payloads, so the text grows once.
@@ -148,7 +178,7 @@ impl SessionLog {
         log.next_index += lines.len() as u64;
         match write {
             Write::Held => log.held = text,
-            Write::Now => log.file.write_all(&text)?,
+            Write::Now => self.file_of(session_id, &mut log)?.write_all(&text)?,
         }
         Ok(then(first))
     }
@@ -162,7 +192,7 @@ impl SessionLog {
         let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
         if !log.held.is_empty() {
             let held = std::mem::take(&mut log.held);
-            log.file.write_all(&held)?;
+            self.file_of(session_id, &mut log)?.write_all(&held)?;
         }
         Ok(())
     }
@@ -211,13 +241,63 @@ impl SessionLog {
         if ends_mid_line(&mut file)? {
             file.write_all(b"\n")?;
         }
+        self.files.fetch_add(1, Ordering::Relaxed);
         let log = Arc::new(Mutex::new(Open {
-            file,
+            file: Some(file),
             next_index,
             held: Vec::new(),
+            used: self.clock.fetch_add(1, Ordering::Relaxed),
         }));
         open.insert(session_id.to_owned(), log.clone());
+        drop(open);
+        self.close_idle();
         Ok(log)
+    }
+
+    /// The session's file, opened again if it was closed.
+    fn file_of<'a>(&self, session_id: &str, log: &'a mut Open) -> std::io::Result<&'a mut File> {
+        if log.file.is_none() {
+            let file = crate::at_rest::private_file()
+                .create(true)
+                .append(true)
+                .open(self.path(session_id))?;
+            log.file = Some(file);
+            self.files.fetch_add(1, Ordering::Relaxed);
+            // Closing others needs their locks: done by the next session to open, not here
+            // under this one's.
+        }
+        Ok(log.file.as_mut().expect("opened above"))
+    }
+
+    /// Past the limit, closes the files of the half of the open sessions that wrote least
+    /// recently (and hold nothing unwritten). A session busy writing is passed over.
+    fn close_idle(&self) {
+        if self.files.load(Ordering::Relaxed) <= self.max_files {
+            return;
+        }
+        let mut used = Vec::new();
+        self.open.each(|part| {
+            for log in part.values() {
+                if let Ok(log) = log.try_lock() {
+                    if log.file.is_some() && log.held.is_empty() {
+                        used.push(log.used);
+                    }
+                }
+            }
+        });
+        used.sort_unstable();
+        let Some(&before) = used.get(used.len() / 2) else {
+            return;
+        };
+        self.open.each(|part| {
+            for log in part.values() {
+                if let Ok(mut log) = log.try_lock() {
+                    if log.used < before && log.held.is_empty() && log.file.take().is_some() {
+                        self.files.fetch_sub(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        });
     }
 
     /// The log's file. Session ids come from outside: one that is not plainly safe as a file
@@ -255,6 +335,30 @@ mod tests {
     use super::*;
     use serde_json::{json, Value};
     use tether_protocol::envelope::payload;
+
+    #[test]
+    fn only_the_sessions_that_wrote_last_hold_their_files_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::new(dir.path()).unwrap();
+        log.max_files = 8;
+        for n in 0..100 {
+            log.append(
+                &format!("s{n}"),
+                Direction::In,
+                "m",
+                &payload(&json!(n)),
+                Write::Now,
+            )
+            .unwrap();
+            assert!(log.files.load(Ordering::Relaxed) <= 8, "after {n}");
+        }
+        // A session whose file was closed goes on where it was.
+        log.append("s0", Direction::In, "m", &payload(&json!("again")), Write::Now)
+            .unwrap();
+        let entries = log.read_after("s0", None).unwrap();
+        let indexes: Vec<u64> = entries.iter().map(|e| e.event_index).collect();
+        assert_eq!(indexes, [0, 1]);
+    }
 
     #[test]
     fn entries_are_numbered_written_at_once_and_read_back() {

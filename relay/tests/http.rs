@@ -206,3 +206,45 @@ async fn the_console_is_served_without_a_token_and_keeps_to_this_relay() {
         );
     }
 }
+
+/// PROTOCOL.md §15: MCP sessions are capped; past the cap an `initialize` is refused with a
+/// JSON-RPC error saying so, and the sessions already open keep working.
+#[tokio::test]
+async fn mcp_sessions_are_capped() {
+    let settings = tether_relay::config::Settings {
+        mcp_max_sessions: 20,
+        ..Default::default()
+    };
+    let (addr, _) = common::start(settings, tether_relay::artifacts::Limits::default()).await;
+    let client = reqwest::Client::new();
+    let initialize = |id: u32| {
+        client
+            .post(format!("http://{addr}/mcp"))
+            .bearer_auth(ORCHESTRATOR)
+            .header("accept", "application/json, text/event-stream")
+            .json(
+                &serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": { "name": "cap-test", "version": "1" } } }),
+            )
+            .send()
+    };
+    let mut open = Vec::new();
+    for id in 0..20 {
+        let response = initialize(id).await.unwrap();
+        assert_eq!(response.status().as_u16(), 200, "session {id}");
+        assert!(response.headers().contains_key("mcp-session-id"));
+        open.push(response);
+    }
+    let refused = initialize(20).await.unwrap();
+    assert_eq!(refused.status().as_u16(), 503);
+    let error: Value = refused.json().await.unwrap();
+    assert_eq!(error["id"], 20, "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--mcp-max-sessions"),
+        "{error}"
+    );
+}
