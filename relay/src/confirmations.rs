@@ -20,6 +20,8 @@ use crate::shutdown::{Phase, Shutdown};
 struct Asked {
     session_id: String,
     answer: oneshot::Sender<bool>,
+    /// The request as its subscribers were told, for those who come later.
+    asking: ConfirmationRequest,
 }
 
 #[derive(Default)]
@@ -30,6 +32,19 @@ pub struct Confirmations {
 impl Confirmations {
     fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, Asked>> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The questions still waiting for an answer, of one session or of all: a console that
+    /// connects after they were asked shows them too.
+    pub fn waiting(&self, session_id: Option<&str>) -> Vec<ConfirmationRequest> {
+        let pending = self.pending();
+        let mut waiting: Vec<ConfirmationRequest> = pending
+            .values()
+            .filter(|asked| session_id.is_none_or(|s| s == asked.session_id))
+            .map(|asked| asked.asking.clone())
+            .collect();
+        waiting.sort_by(|a, b| a.request_id.cmp(&b.request_id));
+        waiting
     }
 
     /// Asks the session's subscribers (and `owner`, the browser whose owner asked to approve
@@ -44,13 +59,6 @@ impl Confirmations {
     ) -> Result<bool, ActionError> {
         let request_id = format!("confirm-{}", crate::ids::random_hex(8));
         let (answer, answered) = oneshot::channel();
-        self.pending().insert(
-            request_id.clone(),
-            Asked {
-                session_id: request.session_id.clone(),
-                answer,
-            },
-        );
         let asking = ConfirmationRequest {
             request_id: request_id.clone(),
             session_id: request.session_id.clone(),
@@ -58,6 +66,14 @@ impl Confirmations {
             action_id: request.action_id.clone(),
             summary: summary(&request.action_name, &request.params),
         };
+        self.pending().insert(
+            request_id.clone(),
+            Asked {
+                session_id: request.session_id.clone(),
+                answer,
+                asking: asking.clone(),
+            },
+        );
         if let Some(owner) = owner {
             owner.send(Envelope::of(Message::ConfirmationRequested(asking.clone())));
         }

@@ -350,3 +350,27 @@ async fn a_look_at_a_sessions_page_waits_for_the_person() {
     assert!(screen.contains("USER_DENIED"), "{screen}");
     assert!(!screen.contains("echo"), "nothing of the page was read: {screen}");
 }
+
+/// PROTOCOL.md §15: a console that connects after a question was asked still shows it.
+#[tokio::test]
+async fn a_console_that_connects_later_sees_the_questions_already_asked() {
+    let addr = asking_relay().await;
+    let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
+    // Someone is already watching, so the question is asked; the person's console comes later.
+    let mut early = connect(&addr).await;
+    send(&mut early, join("observer", OBSERVER)).await;
+    recv(&mut early).await;
+    request(&mut early, "subscribe", "s", json!({})).await;
+    let clicked = click_in_background(&addr, "asked-early");
+    let asked = recv_type(&mut early, "browser_task.confirmation_requested").await;
+
+    let mut console = connect(&addr).await;
+    send(&mut console, join("observer", OBSERVER)).await;
+    recv(&mut console).await;
+    request(&mut console, "subscribe", "s", json!({})).await;
+    let shown = recv_type(&mut console, "browser_task.confirmation_requested").await;
+    assert_eq!(shown["payload"], asked["payload"]);
+    let approve = json!({ "requestId": shown["payload"]["requestId"], "approved": true });
+    request(&mut console, "browser_task.confirm", "c", approve).await;
+    assert_eq!(clicked.await.unwrap().1["status"], "success");
+}

@@ -218,15 +218,22 @@ fn start_subscription(
         session: session.clone(),
         client: client.clone(),
     };
+    let replaying = subscribe.from.is_some();
     let mut subscription = state.events.subscribe(filter, subscribe.from);
     // `subscribed` goes out before any event of the subscription.
     outbox.reply(
         id,
         Message::Subscribed(Subscribed {
-            session_id: session,
-            client_id: client,
+            session_id: session.clone(),
+            client_id: client.clone(),
         }),
     );
+    // Questions asked before this subscriber came are still waiting for someone to answer.
+    if !replaying && client.is_none() {
+        for asking in state.confirmations.waiting(session.as_deref()) {
+            outbox.send(Envelope::of(Message::ConfirmationRequested(asking)));
+        }
+    }
     let (relay, out) = (state.clone(), outbox.clone());
     peer.subscriptions.push(tokio::spawn(async move {
         while let Some(event) = subscription.next(&relay.events).await {
