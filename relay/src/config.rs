@@ -99,6 +99,30 @@ pub struct RelayArgs {
     /// The most MCP sessions open at once on /mcp; an initialize past it is refused.
     #[arg(long, default_value_t = 1000)]
     pub mcp_max_sessions: usize,
+    /// How long a browser may stay offline, bound to no session still going, before the relay
+    /// forgets it: 7d, 12h, 30m, 90s (or a number of seconds).
+    #[arg(long, default_value = "7d", value_parser = parse_duration)]
+    pub forget_offline_after: Duration,
+}
+
+/// `7d`, `12h`, `30m`, `90s`, or a number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("{text:?} is not a duration like 7d, 12h, 30m or 90s")),
+    };
+    number
+        .parse::<u64>()
+        .map(|n| Duration::from_secs(n.saturating_mul(seconds)))
+        .map_err(|_| format!("{text:?} is not a duration like 7d, 12h, 30m or 90s"))
 }
 
 /// What `tether-relay` does instead of serving.
@@ -157,6 +181,8 @@ pub struct Settings {
     pub log_typed_text: bool,
     /// The most MCP sessions open at once (`--mcp-max-sessions`).
     pub mcp_max_sessions: usize,
+    /// How long an offline browser bound to no going session is kept (`--forget-offline-after`).
+    pub forget_offline_after: Duration,
 }
 
 impl Default for Settings {
@@ -174,6 +200,7 @@ impl Default for Settings {
             max_connections: 10_000,
             log_typed_text: false,
             mcp_max_sessions: 1000,
+            forget_offline_after: Duration::from_secs(7 * 86_400),
         }
     }
 }
@@ -192,6 +219,7 @@ impl RelayArgs {
             max_connections: self.max_connections,
             log_typed_text: self.log_typed_text,
             mcp_max_sessions: self.mcp_max_sessions,
+            forget_offline_after: self.forget_offline_after,
             ..Settings::default()
         }
     }
@@ -389,6 +417,14 @@ mod tests {
             ("o1", "h1")
         );
         assert_eq!(upgraded.observer.len(), 64);
+    }
+
+    #[test]
+    fn durations_read_with_their_units() {
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(604_800)));
+        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert!(parse_duration("7 days").is_err() && parse_duration("h").is_err());
     }
 
     #[test]

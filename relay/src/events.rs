@@ -98,6 +98,10 @@ impl Filter {
     }
 }
 
+/// How much of a session's log a catching-up subscriber reads at a time: its memory, whatever
+/// the log's length.
+const REPLAY_PAGE: (usize, u64) = (256, 1 << 20);
+
 pub struct Events {
     log: SessionLog,
     live: broadcast::Sender<Arc<Event>>,
@@ -251,27 +255,39 @@ impl Events {
             .collect()
     }
 
+    /// One page of a session's logged events after `after`, from byte `offset` of its log;
+    /// the offset of the next page (the same when there is no more).
+    fn page(&self, session: &str, after: Option<u64>, offset: u64) -> (Vec<Arc<Event>>, u64) {
+        match self.log.read_page(session, after, offset, REPLAY_PAGE) {
+            Ok((entries, next)) => {
+                let events = entries
+                    .into_iter()
+                    .filter(|e| EVENT_KINDS.contains(&e.kind.as_str()))
+                    .map(|e| Arc::new(from_entry(e)))
+                    .collect();
+                (events, next)
+            }
+            Err(e) => {
+                tracing::error!(session, "cannot read the session log: {e}");
+                (Vec::new(), offset)
+            }
+        }
+    }
+
     /// Events from now on (after `after` in the session's log, when given).
     pub fn subscribe(&self, filter: Filter, after: Option<u64>) -> Subscription {
         // Listen first, then read the log: an event written in between is seen twice and
         // dropped once by its index, never missed.
         let live = self.live.subscribe();
-        let mut backlog = VecDeque::new();
-        let mut catch_up = false;
-        if let (Some(session), Some(_)) = (&filter.session, after) {
-            if self.deployment.get().is_some() {
-                catch_up = true;
-            } else {
-                backlog.extend(self.replay(session, after));
-            }
-        }
+        let catch_up = filter.session.is_some() && after.is_some();
         // A live event also in the backlog comes after it, and is then dropped by its index.
         Subscription {
             live,
             filter,
-            backlog,
+            backlog: VecDeque::new(),
             last: after,
             catch_up,
+            page_at: None,
         }
     }
 }
@@ -297,8 +313,10 @@ pub struct Subscription {
     backlog: VecDeque<Arc<Event>>,
     /// The last session-log index delivered.
     last: Option<u64>,
-    /// The backlog is still to be read from the session's owner (in a deployment).
+    /// The backlog is still to be read, from the session's log here or its owner's.
     catch_up: bool,
+    /// While catching up from this relay's log, page by page: where the next page starts.
+    page_at: Option<u64>,
 }
 
 impl Subscription {
@@ -307,6 +325,9 @@ impl Subscription {
         loop {
             if std::mem::take(&mut self.catch_up) {
                 self.read_backlog(events).await;
+            }
+            if self.backlog.is_empty() {
+                self.next_page(events);
             }
             if let Some(event) = self.backlog.pop_front() {
                 if self.seen(&event) {
@@ -329,17 +350,31 @@ impl Subscription {
         }
     }
 
-    /// The session's logged events after the last one delivered: from the log here, or from
-    /// the relay of the deployment that owns the session.
+    /// The session's logged events after the last one delivered: from the log here (page by
+    /// page, [`Self::next_page`]), or from the relay of the deployment that owns the session.
     async fn read_backlog(&mut self, events: &Events) {
         let Some(session) = &self.filter.session else {
             return;
         };
-        let backlog = match events.deployment.get() {
-            Some(deployment) => deployment.replay(session.clone(), self.last).await,
-            None => events.replay(session, self.last),
-        };
-        self.backlog.extend(backlog);
+        match events.deployment.get() {
+            Some(deployment) => {
+                let backlog = deployment.replay(session.clone(), self.last).await;
+                self.backlog.extend(backlog);
+            }
+            None => self.page_at = Some(0),
+        }
+    }
+
+    /// The next page of the log being caught up on, if any; past its end, live events follow.
+    fn next_page(&mut self, events: &Events) {
+        while self.backlog.is_empty() {
+            let (Some(offset), Some(session)) = (self.page_at, &self.filter.session) else {
+                return;
+            };
+            let (page, next) = events.page(session, self.last, offset);
+            self.page_at = (next != offset).then_some(next);
+            self.backlog.extend(page);
+        }
     }
 
     fn seen(&self, event: &Event) -> bool {

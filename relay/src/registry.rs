@@ -115,6 +115,13 @@ impl Registry {
         }
     }
 
+    /// Forgets the browsers offline since before `cutoff` that `keep` does not hold on to
+    /// (PROTOCOL.md §15: the list follows the browsers in use, not every one ever seen).
+    pub fn forget_offline(&self, cutoff: DateTime<Utc>, keep: impl Fn(&str) -> bool) {
+        self.lock()
+            .retain(|id, c| c.link.is_some() || c.last_seen >= cutoff || keep(id));
+    }
+
     pub fn list(&self) -> Vec<ClientSummary> {
         let mut list: Vec<ClientSummary> = self
             .lock()

@@ -203,6 +203,44 @@ impl SessionLog {
         self.read_file(session_id, after)
     }
 
+    /// One page of a session's entries after `after`, read from byte `offset` of its file:
+    /// at most `max_entries`, and no more once `max_bytes` of lines are read. The entries,
+    /// and the offset the next page starts at. A reader of a long log holds one page at a time.
+    pub fn read_page(
+        &self,
+        session_id: &str,
+        after: Option<u64>,
+        offset: u64,
+        (max_entries, max_bytes): (usize, u64),
+    ) -> std::io::Result<(Vec<Entry>, u64)> {
+        use std::io::{Seek, SeekFrom};
+        self.write_held(session_id)?;
+        let mut file = match File::open(self.path(session_id)) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), offset)),
+            Err(e) => return Err(e),
+        };
+        file.seek(SeekFrom::Start(offset))?;
+        let mut reader = BufReader::new(file);
+        let (mut entries, mut at, mut line) = (Vec::new(), offset, String::new());
+        while entries.len() < max_entries && at - offset < max_bytes {
+            line.clear();
+            let read = reader.read_line(&mut line)?;
+            // A last line without its end is still being written (or was cut by a crash).
+            if read == 0 || !line.ends_with('\n') {
+                break;
+            }
+            at += read as u64;
+            let Ok(entry) = serde_json::from_str::<Entry>(&line) else {
+                continue;
+            };
+            if after.is_none_or(|after| entry.event_index > after) {
+                entries.push(entry);
+            }
+        }
+        Ok((entries, at))
+    }
+
     fn read_file(&self, session_id: &str, after: Option<u64>) -> std::io::Result<Vec<Entry>> {
         let file = match File::open(self.path(session_id)) {
             Ok(file) => file,

@@ -101,6 +101,7 @@ impl Relay {
 
     /// The `extension.list` payload: every browser that has joined, with its sessions.
     pub fn clients(&self) -> ClientList {
+        self.forget_offline_browsers();
         let mut clients = match &self.cluster {
             Some(cluster) => cluster.directory.list(),
             None => self.registry.list(),
@@ -109,6 +110,23 @@ impl Relay {
             client.sessions = self.sessions.bound_to(&client.client_id);
         }
         ClientList { clients }
+    }
+
+    /// Forgets the browsers offline for `--forget-offline-after` and bound to no session that
+    /// is still going.
+    pub fn forget_offline_browsers(&self) {
+        let Some(cutoff) = chrono::Duration::from_std(self.settings.forget_offline_after)
+            .ok()
+            .and_then(|after| chrono::Utc::now().checked_sub_signed(after))
+        else {
+            return;
+        };
+        self.registry.forget_offline(cutoff, |client_id| {
+            self.sessions
+                .bound_to(client_id)
+                .iter()
+                .any(|session| self.sessions.state(session).status != SessionStatus::Completed)
+        });
     }
 
     /// Binds a session to a browser that has joined (seed 002: select_my_browser). A session

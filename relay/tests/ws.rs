@@ -378,3 +378,38 @@ async fn pages_of_other_origins_cannot_open_the_socket() {
         assert!(open(admitted.clone()).await.is_ok(), "{admitted:?}");
     }
 }
+
+/// PROTOCOL.md §15: browsers that come and go do not pile up in the list for ever; one bound to
+/// a session still going stays.
+#[tokio::test]
+async fn browsers_offline_long_enough_are_forgotten() {
+    let settings = tether_relay::config::Settings {
+        forget_offline_after: std::time::Duration::from_secs(1),
+        ..Default::default()
+    };
+    let addr = common::start(settings, Limits::default()).await.0.to_string();
+    let mut orchestrator = connect(&addr).await;
+    send(&mut orchestrator, join("orchestrator", ORCHESTRATOR)).await;
+    recv(&mut orchestrator).await;
+    let kept = joined_host(&addr, "kept").await;
+    let bind = json!({ "v": "1", "type": "session.bind", "id": "b",
+        "payload": { "sessionId": "going", "clientId": "kept" } });
+    send(&mut orchestrator, bind).await;
+    assert_eq!(recv(&mut orchestrator).await["type"], "session.bound");
+    drop(kept);
+    for n in 0..50 {
+        let host = joined_host(&addr, &format!("passing-{n}")).await;
+        drop(host);
+    }
+    // Until a second has passed since each left, the list has them; then only the bound one.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let clients = list(&mut orchestrator).await;
+        let ids: Vec<&str> = clients.iter().map(|c| c["clientId"].as_str().unwrap()).collect();
+        if ids == ["kept"] {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "still listed: {ids:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}

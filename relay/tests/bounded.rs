@@ -1,0 +1,110 @@
+//! What a caller with a token can make the real `tether-relay` binary hold (PROTOCOL.md §15,
+//! "bounded after it is known"): readers replaying a long session log hold a page of it each,
+//! and a caller naming thousands of sessions cannot take the relay's file descriptors.
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use serde_json::json;
+
+mod common;
+
+use common::client::{connect, join, recv, send};
+use common::process::RelayProcess;
+use common::ORCHESTRATOR;
+
+/// A session log of about `bytes`: results of ~1 KiB each.
+fn long_log(data: &std::path::Path, session: &str, bytes: usize) {
+    std::fs::create_dir_all(data.join("logs")).unwrap();
+    let mut file =
+        std::io::BufWriter::new(std::fs::File::create(data.join(format!("logs/{session}.jsonl"))).unwrap());
+    let filler = "x".repeat(900);
+    let (mut written, mut index) = (0, 0u64);
+    while written < bytes {
+        let line = json!({
+            "sessionId": session, "eventIndex": index, "timestamp": "2026-11-26T10:00:00.000Z",
+            "direction": "out", "type": "browser_action.result",
+            "payload": { "actionId": format!("a{index}"), "actionName": "browser_click", "sessionId": session,
+                "clientId": "c", "status": "success", "result": { "clicked": true, "note": filler },
+                "startedAt": "2026-11-26T10:00:00.000Z", "finishedAt": "2026-11-26T10:00:00.001Z", "durationMs": 1 }
+        })
+        .to_string();
+        writeln!(file, "{line}").unwrap();
+        written += line.len() + 1;
+        index += 1;
+    }
+}
+
+#[tokio::test]
+async fn readers_replaying_a_long_log_hold_a_page_each() {
+    let data = tempfile::tempdir().unwrap();
+    long_log(data.path(), "long", 30 << 20);
+    let relay = RelayProcess::start_in(data, &[]).await;
+    let before = relay.rss_kib();
+    let mut readers = Vec::new();
+    for _ in 0..20 {
+        let response = reqwest::Client::new()
+            .get(format!("http://{}/api/sessions/long/events?from=0", relay.addr))
+            .bearer_auth(ORCHESTRATOR)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        readers.push(response);
+    }
+    // Each reader takes in 2 MiB of the replay (a few of the relay's pages), then stops reading.
+    for reader in &mut readers {
+        let mut got = 0;
+        while got < 2 << 20 {
+            let chunk = tokio::time::timeout(Duration::from_secs(30), reader.chunk())
+                .await
+                .expect("the replay goes on")
+                .unwrap()
+                .expect("more of the replay");
+            got += chunk.len();
+        }
+    }
+    let added = relay.rss_kib().saturating_sub(before);
+    assert!(added < 50 * 1024, "20 readers of a 30 MB log added {added} KiB");
+}
+
+#[tokio::test]
+async fn naming_thousands_of_sessions_leaves_the_relay_serving() {
+    // As under the common `ulimit -n 1024`.
+    let relay = RelayProcess::start_with_open_files(1024, &[]).await;
+    let mut observer = connect(&relay.addr).await;
+    send(&mut observer, join("observer", ORCHESTRATOR)).await;
+    recv(&mut observer).await;
+    // In batches, each answered before the next (a peer that never reads its answers is cut
+    // off once its outbox is full, which is another bound).
+    for batch in 0..10 {
+        for n in batch * 500..(batch + 1) * 500 {
+            let said = json!({ "v": "1", "type": "user.message", "id": format!("m{n}"),
+                "payload": { "sessionId": format!("named-{n}"), "text": "hello" } });
+            send(&mut observer, said).await;
+        }
+        let last = format!("m{}", (batch + 1) * 500 - 1);
+        loop {
+            let answer = recv(&mut observer).await;
+            assert_ne!(answer["type"], "error", "{answer}");
+            if answer["replyTo"] == last.as_str() {
+                break;
+            }
+        }
+    }
+    let health = tokio::time::timeout(
+        Duration::from_secs(1),
+        reqwest::get(format!("http://{}/healthz", relay.addr)),
+    )
+    .await
+    .expect("/healthz within 1 s")
+    .unwrap();
+    assert_eq!(health.status().as_u16(), 200);
+    let open = std::fs::read_dir(format!("/proc/{}/fd", relay.child.id().unwrap()))
+        .unwrap()
+        .count();
+    assert!(open < 512, "{open} files open");
+    // And its log of a session named last is whole.
+    let log = relay.data.path().join("logs/named-4999.jsonl");
+    assert!(std::fs::read_to_string(log).unwrap().contains("hello"));
+}
