@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tether_host::worker::Worker;
+use tether_host::worker::{BrowserAt, Worker};
 use tether_tests::client::{self, download};
 use tether_tests::relay::TestRelay;
 use tether_tests::{find_element as find, run_worker};
@@ -191,7 +191,7 @@ fn a_worker_with_a_wrong_token_stops_and_says_why() {
             (tether_tests::relay::ORCHESTRATOR, "FORBIDDEN"),
         ] {
             let worker = Worker {
-                browser_ws: h.browser_ws().to_owned(),
+                browser: BrowserAt::Ws(h.browser_ws().to_owned()),
                 relay: format!("ws://{}", relay.addr),
                 token: token.into(),
                 client_id: "refused-worker".into(),

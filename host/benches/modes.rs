@@ -80,7 +80,7 @@ fn main() {
         .await["tabId"]
             .clone();
 
-        let cdp = CdpConnection::connect(b.chromium.ws_url()).await.unwrap();
+        let cdp = CdpConnection::connect(b.ws_url()).await.unwrap();
         let target = cdp
             .call(
                 None,

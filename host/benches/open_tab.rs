@@ -58,7 +58,7 @@ fn main() {
         let b: &'static ExtensionBrowser = Box::leak(Box::new(ExtensionBrowser::launch().await));
         b.serve_worker("bench-worker").await;
         let page = b.url("/fixtures/article.html");
-        let cdp = CdpConnection::connect(b.chromium.ws_url()).await.unwrap();
+        let cdp = CdpConnection::connect(b.ws_url()).await.unwrap();
         let (sw, session) = b.service_worker().await;
         let service_worker = RawSession { cdp: &sw, session };
         let tether = |session: &'static str, client: String| {

@@ -2,7 +2,10 @@
 //!
 //! The browser gets a throwaway profile, the flags that keep it off the network it does not
 //! need (see shared/spec/FACTS.md), and - on Linux - a parent-death signal, so that a host
-//! killed with SIGKILL does not leave orphaned browsers behind.
+//! killed with SIGKILL does not leave orphaned browsers behind. It is driven over a pipe
+//! (`--remote-debugging-pipe`, fds 3 and 4 of the child), which no other process can use; a
+//! DevTools port, which any local process could drive, only where several clients must share
+//! one browser (the test kit, benchmarks).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -12,6 +15,10 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use tokio::sync::watch;
+
+use crate::cdp::connection::CdpConnection;
+use crate::cdp::worker::WorkerTransport;
+use crate::cdp::CdpError;
 
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -39,6 +46,19 @@ pub struct LaunchOptions {
     /// The profile to use (kept afterwards); `None`: a throwaway one. Chromium's
     /// `$XDG_CONFIG_HOME` is its `config` folder either way.
     pub user_data_dir: Option<PathBuf>,
+    /// How the browser is driven.
+    pub debugging: Debugging,
+}
+
+/// How a launched browser is driven.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Debugging {
+    /// Over a pipe only this process holds (PROTOCOL.md §15).
+    #[default]
+    Pipe,
+    /// Over a DevTools port on 127.0.0.1, for several clients of one browser. Any local process
+    /// can drive it: for tests and benchmarks, never for a person's worker.
+    Port,
 }
 
 impl Default for LaunchOptions {
@@ -49,14 +69,22 @@ impl Default for LaunchOptions {
             window_size: (1280, 800),
             extra_args: Vec::new(),
             user_data_dir: None,
+            debugging: Debugging::Pipe,
         }
     }
 }
 
+/// Flags that would open the browser to other clients, refused in `--chromium-arg`.
+const DEBUGGING_FLAGS: &[&str] = &[
+    "--remote-debugging-port",
+    "--remote-debugging-address",
+    "--remote-debugging-pipe",
+];
+
 /// A running Chromium this process launched. Dropping it sends SIGTERM; prefer [`Self::close`].
 pub struct Chromium {
     pid: i32,
-    ws_url: String,
+    endpoint: Endpoint,
     exited: watch::Receiver<bool>,
     // Held so a throwaway profile outlives the browser; deleted on drop.
     _profile: Option<tempfile::TempDir>,
@@ -65,6 +93,13 @@ pub struct Chromium {
 impl Chromium {
     pub async fn launch(options: &LaunchOptions) -> Result<Self> {
         let executable = find_executable(options.executable.as_deref())?;
+        if let Some(flag) = options
+            .extra_args
+            .iter()
+            .find(|a| DEBUGGING_FLAGS.iter().any(|f| a.starts_with(f)))
+        {
+            bail!("{flag} is not allowed: Tether drives the browser it launches over a pipe no other program can use");
+        }
         let (profile, throwaway) = match &options.user_data_dir {
             Some(dir) => (dir.clone(), None),
             None => {
@@ -80,6 +115,10 @@ impl Chromium {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
+        let pipes = match options.debugging {
+            Debugging::Pipe => Some(ChildPipes::new(&mut command)?),
+            Debugging::Port => None,
+        };
         die_with_parent(&mut command);
 
         let (ws_tx, ws_rx) = tokio::sync::oneshot::channel();
@@ -95,22 +134,37 @@ impl Chromium {
             .context("the Chromium launcher thread died")?
             .with_context(|| format!("cannot start {}", executable.display()))?;
 
-        let ws_url = match tokio::time::timeout(LAUNCH_TIMEOUT, ws_rx).await {
-            Ok(Ok(Ok(url))) => url,
-            Ok(Ok(Err(stderr_tail))) => bail!("Chromium exited during start-up:\n{stderr_tail}"),
-            Ok(Err(_)) => bail!("Chromium's output ended before it printed its DevTools address"),
-            Err(_) => {
-                signal(pid, libc::SIGKILL);
-                bail!("Chromium printed no DevTools address within {LAUNCH_TIMEOUT:?}")
+        let endpoint = match pipes {
+            Some(pipes) => {
+                let cdp = pipes.connect()?;
+                ready(&cdp, ws_rx, pid).await?;
+                Endpoint::Pipe(cdp)
             }
+            None => Endpoint::Port(port_address(ws_rx, pid).await?),
         };
-        tracing::info!(pid, %ws_url, "Chromium is up");
+        tracing::info!(pid, "Chromium is up");
         Ok(Self {
             pid,
-            ws_url,
+            endpoint,
             exited,
             _profile: throwaway,
         })
+    }
+
+    /// The connection over the browser's pipe, when it was launched with one.
+    pub fn pipe(&self) -> Option<CdpConnection> {
+        match &self.endpoint {
+            Endpoint::Pipe(cdp) => Some(cdp.clone()),
+            Endpoint::Port(_) => None,
+        }
+    }
+
+    /// A transport on this browser: over its pipe, or its DevTools port.
+    pub async fn transport(&self) -> Result<WorkerTransport, CdpError> {
+        match &self.endpoint {
+            Endpoint::Pipe(cdp) => WorkerTransport::new(cdp.clone()).await,
+            Endpoint::Port(url) => WorkerTransport::connect(url).await,
+        }
     }
 
     /// Resolves when the browser process has exited (closed, crashed or killed).
@@ -119,9 +173,13 @@ impl Chromium {
         let _ = exited.wait_for(|exited| *exited).await;
     }
 
-    /// The browser endpoint, `ws://127.0.0.1:<port>/devtools/browser/<id>`.
-    pub fn ws_url(&self) -> &str {
-        &self.ws_url
+    /// The browser endpoint, `ws://127.0.0.1:<port>/devtools/browser/<id>`, of a browser
+    /// launched with [`Debugging::Port`]; `None` for one driven over its pipe.
+    pub fn ws_url(&self) -> Option<&str> {
+        match &self.endpoint {
+            Endpoint::Port(url) => Some(url),
+            Endpoint::Pipe(_) => None,
+        }
     }
 
     pub fn pid(&self) -> i32 {
@@ -151,8 +209,12 @@ impl Drop for Chromium {
 
 fn flags(options: &LaunchOptions, profile: &Path) -> Vec<String> {
     let (w, h) = options.window_size;
+    let debugging = match options.debugging {
+        Debugging::Pipe => "--remote-debugging-pipe",
+        Debugging::Port => "--remote-debugging-port=0",
+    };
     let mut flags: Vec<String> = [
-        "--remote-debugging-port=0",
+        debugging,
         "--no-first-run",
         "--no-default-browser-check",
         "--disable-background-networking",
@@ -200,6 +262,94 @@ fn find_executable(explicit: Option<&Path>) -> Result<PathBuf> {
 }
 
 type WsUrl = std::result::Result<String, String>;
+
+/// How this process reaches the browser.
+enum Endpoint {
+    Pipe(CdpConnection),
+    Port(String),
+}
+
+/// The DevTools address a browser launched with a port prints, or why there is none.
+async fn port_address(ws_rx: tokio::sync::oneshot::Receiver<WsUrl>, pid: i32) -> Result<String> {
+    match tokio::time::timeout(LAUNCH_TIMEOUT, ws_rx).await {
+        Ok(Ok(Ok(url))) => Ok(url),
+        Ok(Ok(Err(stderr_tail))) => bail!("Chromium exited during start-up:\n{stderr_tail}"),
+        Ok(Err(_)) => bail!("Chromium's output ended before it printed its DevTools address"),
+        Err(_) => {
+            signal(pid, libc::SIGKILL);
+            bail!("Chromium printed no DevTools address within {LAUNCH_TIMEOUT:?}")
+        }
+    }
+}
+
+/// Waits until a browser driven over its pipe answers, or says why it never will (its
+/// stderr, when it exited during start-up).
+async fn ready(cdp: &CdpConnection, exited: tokio::sync::oneshot::Receiver<WsUrl>, pid: i32) -> Result<()> {
+    let answered = cdp.call(None, "Browser.getVersion", serde_json::json!({}));
+    let outcome = tokio::time::timeout(LAUNCH_TIMEOUT, async {
+        tokio::select! {
+            answer = answered => answer.map(|_| ()).map_err(|e| anyhow!("Chromium did not answer over its pipe: {e}")),
+            // Its stderr ends only when it exits: what it said then is why.
+            Ok(Err(stderr_tail)) = exited => Err(anyhow!("Chromium exited during start-up:\n{stderr_tail}")),
+        }
+    })
+    .await;
+    match outcome {
+        Ok(result) => result,
+        Err(_) => {
+            signal(pid, libc::SIGKILL);
+            bail!("Chromium did not answer over its pipe within {LAUNCH_TIMEOUT:?}")
+        }
+    }
+}
+
+/// The two pipes a browser launched with `--remote-debugging-pipe` is driven over: it reads
+/// commands from its fd 3 and writes answers and events to its fd 4.
+struct ChildPipes {
+    to_browser: std::io::PipeWriter,
+    from_browser: std::io::PipeReader,
+}
+
+impl ChildPipes {
+    /// Makes the pipes and has `command`'s child take its ends as fds 3 and 4.
+    fn new(command: &mut Command) -> Result<Self> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let (child_in, to_browser) = std::io::pipe().context("cannot make a pipe for Chromium")?;
+        let (from_browser, child_out) = std::io::pipe().context("cannot make a pipe for Chromium")?;
+        let (read_end, write_end) = (child_in.as_raw_fd(), child_out.as_raw_fd());
+        // The child's ends are moved into the hook so they stay open until the fork; they are
+        // close-on-exec, and dup2 gives the child copies at 3 and 4 without that flag.
+        let held = (child_in, child_out);
+        // SAFETY: fcntl and dup2 are async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                let _ = &held;
+                // Out of the way of 3 and 4 first, so neither dup2 overwrites the other's source.
+                let r = libc::fcntl(read_end, libc::F_DUPFD_CLOEXEC, 5);
+                let w = libc::fcntl(write_end, libc::F_DUPFD_CLOEXEC, 5);
+                if r < 0 || w < 0 || libc::dup2(r, 3) < 0 || libc::dup2(w, 4) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Ok(Self {
+            to_browser,
+            from_browser,
+        })
+    }
+
+    /// This process's ends, as a CDP connection.
+    fn connect(self) -> Result<CdpConnection> {
+        use std::os::fd::OwnedFd;
+        let to_browser = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(self.to_browser))
+            .context("cannot drive Chromium's pipe")?;
+        let from_browser = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(self.from_browser))
+            .context("cannot read Chromium's pipe")?;
+        Ok(CdpConnection::over_pipe(to_browser, from_browser))
+    }
+}
 
 fn reap(
     mut command: Command,

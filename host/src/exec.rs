@@ -61,20 +61,23 @@ async fn run(args: ExecArgs) -> Result<bool> {
     let policy = args.local.policy()?;
     let store = args.local.store()?;
 
-    let (chromium, ws_url) = match &args.browser_ws {
-        Some(url) => (None, url.clone()),
+    let (chromium, transport) = match &args.browser_ws {
+        Some(url) => (
+            None,
+            WorkerTransport::connect(url).await.map_err(|e| (url.clone(), e)),
+        ),
         None => {
             let chromium = Chromium::launch(&args.local.launch_options(true)).await?;
-            let url = chromium.ws_url().to_owned();
-            (Some(chromium), url)
+            let transport = chromium.transport().await.map_err(|e| ("its pipe".to_owned(), e));
+            (Some(chromium), transport)
         }
     };
-    let all_ok = match WorkerTransport::connect(&ws_url).await {
+    let all_ok = match transport {
         Ok(transport) => {
             let engine = Engine::new(Arc::new(transport), Arc::new(store), policy, CLIENT_ID);
             run_steps(&engine, steps).await
         }
-        Err(e) => Err(anyhow::anyhow!("cannot drive the browser at {ws_url}: {e}")),
+        Err((at, e)) => Err(anyhow::anyhow!("cannot drive the browser at {at}: {e}")),
     };
     if let Some(chromium) = chromium {
         chromium.close().await;

@@ -19,7 +19,6 @@ use tether_mcp::{Browser, McpSessions};
 use tether_protocol::actions::ArtifactRef;
 use tether_protocol::{ActionError, ActionName, ActionResult};
 
-use crate::cdp::worker::WorkerTransport;
 use crate::chromium::Chromium;
 use crate::local::LocalBrowserArgs;
 use crate::relay_link::relay_urls;
@@ -68,7 +67,7 @@ async fn run(args: McpArgs) -> Result<()> {
     let policy = args.local.policy()?;
     let store = args.local.store()?;
     let chromium = Chromium::launch(&args.local.launch_options(!args.headed)).await?;
-    let outcome = match WorkerTransport::connect(chromium.ws_url()).await {
+    let outcome = match chromium.transport().await {
         Ok(transport) => {
             let engine = Engine::new(Arc::new(transport), Arc::new(store), policy, CLIENT_ID);
             tokio::select! {

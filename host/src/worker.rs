@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use tether_protocol::ActionName;
 
 use crate::artifacts::RelayStore;
+use crate::cdp::connection::CdpConnection;
 use crate::cdp::worker::WorkerTransport;
 use crate::cdp::Transport;
 use crate::chromium::{Chromium, LaunchOptions};
@@ -88,8 +89,8 @@ async fn run(args: WorkerArgs) -> Result<()> {
         Some(id) => id.clone(),
         None => crate::config::stored_client_id()?,
     };
-    let (chromium, browser_ws) = match &args.browser_ws {
-        Some(url) => (None, url.clone()),
+    let (chromium, browser) = match &args.browser_ws {
+        Some(url) => (None, BrowserAt::Ws(url.clone())),
         None => {
             let headless = args.headless || !has_display();
             let options = LaunchOptions {
@@ -97,15 +98,15 @@ async fn run(args: WorkerArgs) -> Result<()> {
                 headless,
                 window_size: args.window_size,
                 extra_args: args.chromium_args.clone(),
-                user_data_dir: None,
+                ..LaunchOptions::default()
             };
             let chromium = Chromium::launch(&options).await?;
-            let url = chromium.ws_url().to_owned();
-            (Some(chromium), url)
+            let pipe = chromium.pipe().context("the launched Chromium has no pipe")?;
+            (Some(chromium), BrowserAt::Pipe(pipe))
         }
     };
     let worker = Worker {
-        browser_ws,
+        browser,
         relay: args.relay.join(","),
         token,
         client_id,
@@ -149,10 +150,17 @@ pub(crate) async fn stop_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
+/// Where a worker's browser is.
+pub enum BrowserAt {
+    /// A browser another program started: its endpoint ws://host:port/devtools/browser/<id>.
+    Ws(String),
+    /// The browser the worker launched, over its pipe.
+    Pipe(CdpConnection),
+}
+
 /// A worker's wiring: which browser, which relay, who it is.
 pub struct Worker {
-    /// The browser's endpoint, ws://host:port/devtools/browser/<id>.
-    pub browser_ws: String,
+    pub browser: BrowserAt,
     /// The relay as the user gave it (ws://host:port, with or without /ws); for the relays of
     /// one deployment, several comma-separated.
     pub relay: String,
@@ -182,9 +190,14 @@ impl Worker {
             policy.add_relay_origin(http);
         }
         policy.set_allow_evaluate(self.allow_evaluate);
-        let transport = WorkerTransport::connect(&self.browser_ws)
-            .await
-            .with_context(|| format!("cannot drive the browser at {}", self.browser_ws))?;
+        let transport = match &self.browser {
+            BrowserAt::Ws(url) => WorkerTransport::connect(url)
+                .await
+                .with_context(|| format!("cannot drive the browser at {url}"))?,
+            BrowserAt::Pipe(cdp) => WorkerTransport::new(cdp.clone())
+                .await
+                .context("cannot drive the browser it launched")?,
+        };
         let version = transport
             .connection()
             .call(None, "Browser.getVersion", json!({}))

@@ -158,7 +158,7 @@ fn stop_all_a_killed_host_a_restarted_worker_and_no_file_access_each_end_clearly
 /// for it): an upload is FORBIDDEN, naming that switch; other actions go on.
 async fn upload_without_file_access(b: &ExtensionBrowser) {
     let before = b.host_pids();
-    let cdp = CdpConnection::connect(b.chromium.ws_url()).await.unwrap();
+    let cdp = CdpConnection::connect(b.ws_url()).await.unwrap();
     let blank = json!({ "url": "about:blank", "background": true });
     let target = cdp.call(None, "Target.createTarget", blank).await.unwrap()["targetId"].clone();
     // Loaded before it is used: a target made with the settings' URL answers first from its

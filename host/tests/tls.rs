@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tether_host::chromium::{Chromium, LaunchOptions};
-use tether_host::worker::Worker;
+use tether_host::chromium::{Chromium, Debugging, LaunchOptions};
+use tether_host::worker::{BrowserAt, Worker};
 use tether_tests::extension::JOIN_WITHIN;
 use tether_tests::fixtures;
 use tether_tests::relay::{TestRelay, HOST};
@@ -60,13 +60,17 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
     let (port, ca) = tls_proxy(relay.addr).await;
     let ca_file = dirs.path().join("ca.pem");
     std::fs::write(&ca_file, ca).unwrap();
-    let chromium = Chromium::launch(&LaunchOptions::default())
-        .await
-        .expect("launch Chromium");
+    // A port: two workers share this browser.
+    let chromium = Chromium::launch(&LaunchOptions {
+        debugging: Debugging::Port,
+        ..LaunchOptions::default()
+    })
+    .await
+    .expect("launch Chromium");
 
     // Without the CA, the worker cannot trust the relay and never joins.
     let untrusting = Worker {
-        browser_ws: chromium.ws_url().to_owned(),
+        browser: BrowserAt::Ws(chromium.ws_url().unwrap().to_owned()),
         relay: format!("wss://localhost:{port}"),
         token: HOST.into(),
         client_id: "untrusting".into(),
@@ -78,7 +82,7 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
     let untrusting = tokio::spawn(untrusting.serve());
 
     let worker = Worker {
-        browser_ws: chromium.ws_url().to_owned(),
+        browser: BrowserAt::Ws(chromium.ws_url().unwrap().to_owned()),
         relay: format!("wss://localhost:{port}"),
         token: HOST.into(),
         client_id: "over-tls".into(),

@@ -134,3 +134,75 @@ async fn sigterm_stops_the_worker_and_the_chromium_it_launched() {
         "the worker closed its Chromium"
     );
 }
+
+/// The sockets process `pid` listens on (TCP, v4 and v6).
+fn listening_sockets(pid: i32) -> usize {
+    let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.filter_map(|fd| {
+                let link = std::fs::read_link(fd.ok()?.path()).ok()?;
+                let link = link.to_str()?;
+                Some(link.strip_prefix("socket:[")?.strip_suffix(']')?.to_owned())
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    ["tcp", "tcp6"]
+        .iter()
+        .filter_map(|table| std::fs::read_to_string(format!("/proc/net/{table}")).ok())
+        .flat_map(|text| {
+            text.lines()
+                .skip(1)
+                .map(|line| line.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        })
+        .filter(|fields| fields.get(3).map(String::as_str) == Some("0A"))
+        .filter(|fields| fields.get(9).is_some_and(|inode| inodes.contains(inode)))
+        .count()
+}
+
+/// PROTOCOL.md §15: no other local process can drive a worker's own Chromium: it is driven
+/// over a pipe, listens on no port, and a flag asking for one is refused. The token comes from
+/// the environment, not the command line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workers_chromium_is_driven_over_a_pipe_only() {
+    let dirs = tempfile::tempdir().unwrap();
+    let relay = TestRelay::start(&dirs.path().join("relay"), None);
+    let worker = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether-host"))
+        .args(["worker", "--relay", &format!("ws://{}", relay.addr)])
+        .args(["--client-id", "piped", "--headless"])
+        .env("TETHER_HOST_TOKEN", HOST)
+        .env("XDG_CONFIG_HOME", dirs.path().join("config"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    relay.wait_online("piped", JOIN_WITHIN).await;
+    let browsers = browser_children(worker.id().unwrap());
+    assert_eq!(browsers.len(), 1, "{browsers:?}");
+    let cmdline = std::fs::read_to_string(format!("/proc/{}/cmdline", browsers[0])).unwrap();
+    assert!(cmdline.contains("--remote-debugging-pipe"), "{cmdline}");
+    assert!(!cmdline.contains("--remote-debugging-port"), "{cmdline}");
+    assert_eq!(listening_sockets(browsers[0]), 0, "the browser listens on a port");
+    let worker_cmdline = std::fs::read_to_string(format!("/proc/{}/cmdline", worker.id().unwrap())).unwrap();
+    assert!(
+        !worker_cmdline.contains(HOST),
+        "the token is in the worker's arguments"
+    );
+
+    let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether-host"))
+        .args(["worker", "--relay", &format!("ws://{}", relay.addr), "--headless"])
+        .arg("--chromium-arg=--remote-debugging-port=9222")
+        .env("TETHER_HOST_TOKEN", HOST)
+        .env("XDG_CONFIG_HOME", dirs.path().join("config"))
+        .output()
+        .await
+        .unwrap();
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("--remote-debugging-port") && said.contains("pipe"),
+        "{said}"
+    );
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tether_host::cdp::connection::CdpConnection;
-use tether_host::chromium::{Chromium, LaunchOptions};
+use tether_host::chromium::{Chromium, Debugging, LaunchOptions};
 use tether_protocol::actions::TabId;
 use tether_protocol::ActionName;
 use tokio::sync::Mutex;
@@ -92,6 +92,8 @@ impl ExtensionBrowser {
                 "--silent-debugger-extension-api".into(),
             ],
             user_data_dir: Some(profile.clone()),
+            // The test looks at the person's browser with CDP clients of its own.
+            debugging: Debugging::Port,
             ..LaunchOptions::default()
         };
         let chromium = Chromium::launch(&options)
@@ -140,6 +142,11 @@ impl ExtensionBrowser {
     }
 
     /// Waits until the browser has reported its tabs to the relay.
+    /// The browser's DevTools endpoint, for the test's own CDP clients.
+    pub fn ws_url(&self) -> &str {
+        self.chromium.ws_url().expect("launched with a port")
+    }
+
     pub async fn wait_for_twin(&self) {
         self.relay.wait_twin(&self.client_id, JOIN_WITHIN).await
     }
@@ -160,7 +167,7 @@ impl ExtensionBrowser {
     /// `client_id`, once it is online: worker mode beside extension mode, for benches.
     pub async fn serve_worker(&self, client_id: &str) {
         // The worker lives as long as the runtime: its handle is not needed.
-        drop(self.relay.start_worker_on(self.chromium.ws_url(), client_id));
+        drop(self.relay.start_worker_on(self.ws_url(), client_id));
         self.wait_for_client(client_id).await;
     }
 
@@ -220,7 +227,7 @@ impl ExtensionBrowser {
 
     /// A CDP session on the extension's service worker, as DevTools would open one.
     pub async fn service_worker(&self) -> (CdpConnection, String) {
-        let cdp = CdpConnection::connect(self.chromium.ws_url()).await.unwrap();
+        let cdp = CdpConnection::connect(self.ws_url()).await.unwrap();
         let target = self.service_worker_target(&cdp).await;
         let session = RawSession::attach(&cdp, &target).await.session;
         (cdp, session)

@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 use tether_host::artifacts::LocalDir;
 use tether_host::cdp::worker::WorkerTransport;
 use tether_host::cdp::Transport;
-use tether_host::chromium::{Chromium, LaunchOptions};
+use tether_host::chromium::{Chromium, Debugging, LaunchOptions};
 use tether_host::policy::Policy;
 use tether_host::Engine;
 use tether_protocol::actions::TabId;
@@ -173,14 +173,14 @@ impl WorkerBrowser {
     /// Starts the fixture server and a headless Chromium, and wires an engine to them.
     async fn launch() -> Self {
         let server = fixtures::Server::start().await;
-        let chromium = Chromium::launch(&LaunchOptions::default())
-            .await
-            .expect("launch Chromium (install it: apt-get install chromium)");
-        let transport = Arc::new(
-            WorkerTransport::connect(chromium.ws_url())
-                .await
-                .expect("connect to Chromium"),
-        );
+        // A port, not the pipe a worker uses: tests and benches open clients of their own.
+        let chromium = Chromium::launch(&LaunchOptions {
+            debugging: Debugging::Port,
+            ..LaunchOptions::default()
+        })
+        .await
+        .expect("launch Chromium (install it: apt-get install chromium)");
+        let transport = Arc::new(chromium.transport().await.expect("connect to Chromium"));
         let user_tab = transport.tabs().await.expect("list tabs")[0].tab_id;
         transport
             .attach(user_tab)
@@ -239,7 +239,7 @@ impl Harness {
 
     /// The shared browser's endpoint, for a second client (a worker) of the same Chromium.
     pub fn browser_ws(&self) -> &str {
-        self.worker().chromium.ws_url()
+        self.worker().chromium.ws_url().expect("launched with a port")
     }
 
     /// A fixture page's URL.

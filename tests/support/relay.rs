@@ -14,7 +14,7 @@ use tether_relay::server::serve;
 use tether_relay::state::{AppState, Relay};
 use tokio::runtime::Runtime;
 
-use tether_host::worker::Worker;
+use tether_host::worker::{BrowserAt, Worker};
 
 use crate::{client, Harness};
 
@@ -125,7 +125,7 @@ impl RelayApi {
     /// The same on the browser at `browser_ws`.
     pub fn start_worker_on(&self, browser_ws: &str, client_id: &str) -> tokio::task::JoinHandle<()> {
         let worker = Worker {
-            browser_ws: browser_ws.to_owned(),
+            browser: BrowserAt::Ws(browser_ws.to_owned()),
             relay: format!("ws://{}", self.addr),
             token: HOST.into(),
             client_id: client_id.into(),

@@ -1,10 +1,14 @@
-//! A raw CDP client over one browser WebSocket: JSON commands in, JSON responses and events
-//! out, with flattened sessions.
+//! A raw CDP client over one browser connection: JSON commands in, JSON responses and events
+//! out, with flattened sessions. The connection is a WebSocket (a browser some other program
+//! started, `--browser-ws`) or the pipe of a browser this host launched
+//! (`--remote-debugging-pipe`: file descriptors only this process holds, where a TCP port could
+//! be driven by any local process; PROTOCOL.md §15).
 //!
-//! The socket itself is chromiumoxide's [`Connection`] (unbounded frame size, so big
-//! screenshots pass). chromiumoxide's `Browser`/`Handler` layer is deliberately not used: it
-//! attaches to every target and enables domains on its own, and its typed events fail to parse
-//! on newer Chromium. Tether needs exactly the CDP traffic its actions send, nothing more.
+//! The socket is chromiumoxide's [`Connection`] (unbounded frame size, so big screenshots
+//! pass); the pipe carries the same JSON, each message ended by a NUL byte. chromiumoxide's
+//! `Browser`/`Handler` layer is deliberately not used: it attaches to every target and enables
+//! domains on its own, and its typed events fail to parse on newer Chromium. Tether needs
+//! exactly the CDP traffic its actions send, nothing more.
 
 use std::collections::HashMap;
 
@@ -14,6 +18,8 @@ use chromiumoxide::Connection;
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::net::unix::pipe;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::CdpError;
@@ -65,10 +71,28 @@ impl CdpConnection {
         let conn = Connection::<RawEvent>::connect(ws_url)
             .await
             .map_err(|e| CdpError::Other(format!("cannot connect to the browser at {ws_url}: {e}")))?;
+        Ok(Self::start(Wire::Ws(Box::new(conn))))
+    }
+
+    /// Speaks CDP over a launched browser's pipe: `to_browser` is its fd 3, `from_browser` its
+    /// fd 4. The pipe closes (and the browser exits) when the last handle drops.
+    pub fn over_pipe(to_browser: pipe::Sender, from_browser: pipe::Receiver) -> Self {
+        let (out, outgoing) = mpsc::unbounded_channel::<Vec<u8>>();
+        tokio::spawn(write_pipe(to_browser, outgoing));
+        let (incoming, inbound) = mpsc::unbounded_channel();
+        tokio::spawn(read_pipe(from_browser, incoming));
+        Self::start(Wire::Pipe {
+            next_id: 0,
+            out,
+            inbound,
+        })
+    }
+
+    fn start(wire: Wire) -> Self {
         let (calls, calls_rx) = mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(EVENT_BUFFER);
-        tokio::spawn(drive(conn, calls_rx, events.clone()));
-        Ok(Self { calls, events })
+        tokio::spawn(drive(wire, calls_rx, events.clone()));
+        Self { calls, events }
     }
 
     /// Sends a command to the browser (`session_id: None`) or to an attached session.
@@ -100,9 +124,83 @@ struct Pending {
     reply: oneshot::Sender<Result<Value, CdpError>>,
 }
 
-/// Owns the socket: submits calls, matches responses to them, fans events out.
+/// What carries the messages: a WebSocket, or a pipe's two ends (each in a task of its own).
+enum Wire {
+    Ws(Box<Connection<RawEvent>>),
+    Pipe {
+        next_id: usize,
+        out: mpsc::UnboundedSender<Vec<u8>>,
+        inbound: mpsc::UnboundedReceiver<Result<Message<RawEvent>, String>>,
+    },
+}
+
+impl Wire {
+    fn submit(&mut self, method: String, session: Option<String>, params: Value) -> Result<CallId, String> {
+        match self {
+            Self::Ws(conn) => conn
+                .submit_command(method.into(), session.map(SessionId::new), params)
+                .map_err(|e| e.to_string()),
+            Self::Pipe { next_id, out, .. } => {
+                *next_id += 1;
+                let mut call = serde_json::json!({ "id": *next_id, "method": method, "params": params });
+                if let Some(session) = session {
+                    call["sessionId"] = Value::String(session);
+                }
+                let mut bytes = serde_json::to_vec(&call).map_err(|e| e.to_string())?;
+                bytes.push(0);
+                out.send(bytes)
+                    .map_err(|_| "the browser's pipe is closed".to_owned())?;
+                Ok(CallId::new(*next_id))
+            }
+        }
+    }
+
+    /// The next message; `None` once the browser is gone. Cancel-safe.
+    async fn next(&mut self) -> Option<Result<Message<RawEvent>, String>> {
+        match self {
+            Self::Ws(conn) => conn.next().await.map(|m| m.map_err(|e| e.to_string())),
+            Self::Pipe { inbound, .. } => inbound.recv().await,
+        }
+    }
+}
+
+/// Writes each queued message to the browser's pipe; ends when the connection's handles are
+/// gone (closing the pipe, which ends the browser) or the browser stops reading.
+async fn write_pipe(mut to_browser: pipe::Sender, mut outgoing: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(bytes) = outgoing.recv().await {
+        if to_browser.write_all(&bytes).await.is_err() {
+            break;
+        }
+    }
+}
+
+/// Reads NUL-ended messages from the browser's pipe until it closes.
+async fn read_pipe(
+    from_browser: pipe::Receiver,
+    incoming: mpsc::UnboundedSender<Result<Message<RawEvent>, String>>,
+) {
+    let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, from_browser);
+    let mut message = Vec::new();
+    loop {
+        message.clear();
+        match reader.read_until(0, &mut message).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if message.last() != Some(&0) {
+            break;
+        }
+        message.pop();
+        let parsed = serde_json::from_slice(&message).map_err(|e| e.to_string());
+        if incoming.send(parsed).is_err() {
+            break;
+        }
+    }
+}
+
+/// Owns the wire: submits calls, matches responses to them, fans events out.
 async fn drive(
-    mut conn: Connection<RawEvent>,
+    mut conn: Wire,
     mut calls: mpsc::UnboundedReceiver<Call>,
     events: broadcast::Sender<RawEvent>,
 ) {
@@ -112,8 +210,7 @@ async fn drive(
             call = calls.recv() => {
                 let Some(call) = call else { break };
                 tracing::trace!(method = %call.method, session = ?call.session_id, "CDP call");
-                let session = call.session_id.clone().map(SessionId::new);
-                match conn.submit_command(call.method.clone().into(), session, call.params) {
+                match conn.submit(call.method.clone(), call.session_id.clone(), call.params) {
                     Ok(id) => {
                         pending.insert(id, Pending { method: call.method, session_id: call.session_id, reply: call.reply });
                     }

@@ -116,7 +116,11 @@ pub struct WorkerTransport {
 impl WorkerTransport {
     /// Connects to a browser endpoint and starts tracking its tabs.
     pub async fn connect(ws_url: &str) -> Result<Self, CdpError> {
-        let cdp = CdpConnection::connect(ws_url).await?;
+        Self::new(CdpConnection::connect(ws_url).await?).await
+    }
+
+    /// A transport on a browser connection already made (a launched browser's pipe).
+    pub async fn new(cdp: CdpConnection) -> Result<Self, CdpError> {
         let targets = Arc::new(Mutex::new(Targets::default()));
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         tokio::spawn(pump(cdp.subscribe(), targets.clone(), events.clone()));
