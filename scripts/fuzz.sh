@@ -7,7 +7,7 @@ seconds="${FUZZ_SECONDS:-30}"
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --quiet
 export RUSTC_BOOTSTRAP=1
 cargo fuzz build -s none >/dev/null 2>&1 || cargo fuzz build -s none
-for target in framing_decode envelope action_params; do
+for target in framing_decode envelope action_params join url_policy; do
   mkdir -p "corpus/$target"
   log="$(mktemp)"
   if ! cargo fuzz run "$target" -s none "corpus/$target" "seeds/$target" -- \

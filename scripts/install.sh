@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds tether-host and installs it as the native-messaging host of the Tether extension for
 # Chrome, Chromium, Edge and Brave, with its config. Safe to run again.
-#   scripts/install.sh --relay ws://127.0.0.1:17800 --token HOST_TOKEN [--browser chrome] [...]
+#   scripts/install.sh --relay ws://127.0.0.1:17800 --client-id ID --token-file FILE [--browser chrome] [...]
 # Any flag of `tether-host install` may be given; the extension id defaults to the one fixed by
 # extension/manifest.json.
 set -euo pipefail

@@ -31,23 +31,7 @@ pub fn join(
     upgrade_token: Option<&str>,
 ) -> Result<Peer, ActionError> {
     let id = envelope.id.clone();
-    let join = match envelope.message() {
-        Ok(Message::Join(join)) => join,
-        Err(Unreadable::BadPayload { kind, why, .. }) if kind == "relay.join" => {
-            return Err(ActionError::new(
-                ErrorCode::InvalidMessage,
-                format!(
-                    "relay.join: {why} (a role, \"orchestrator\", \"host\" or \"observer\", and its token)"
-                ),
-            ))
-        }
-        Ok(other) => return Err(not_a_join(other.kind())),
-        Err(
-            Unreadable::UnknownType(kind)
-            | Unreadable::BadPayload { kind, .. }
-            | Unreadable::NotYours { kind, .. },
-        ) => return Err(not_a_join(&kind)),
-    };
+    let join = read(envelope)?;
     let bound_to = check_token(state, &join, upgrade_token)?;
     // An observer that names a session watches that one only; without, every session.
     let session_id = join.session_id.clone().filter(|s| !s.is_empty());
@@ -84,6 +68,25 @@ pub fn join(
         state.client_event(client_id, Message::ClientOnline(online));
     }
     Ok(peer)
+}
+
+/// A peer's first frame as a `relay.join`, or why it is not one (`INVALID_MESSAGE` for a join
+/// that says too little, `UNAUTHORIZED` for anything else). What a stranger's first frame
+/// reaches before its token is looked at.
+pub fn read(envelope: Envelope) -> Result<Join, ActionError> {
+    match envelope.message() {
+        Ok(Message::Join(join)) => Ok(join),
+        Err(Unreadable::BadPayload { kind, why, .. }) if kind == "relay.join" => Err(ActionError::new(
+            ErrorCode::InvalidMessage,
+            format!("relay.join: {why} (a role, \"orchestrator\", \"host\" or \"observer\", and its token)"),
+        )),
+        Ok(other) => Err(not_a_join(other.kind())),
+        Err(
+            Unreadable::UnknownType(kind)
+            | Unreadable::BadPayload { kind, .. }
+            | Unreadable::NotYours { kind, .. },
+        ) => Err(not_a_join(&kind)),
+    }
 }
 
 fn not_a_join(kind: &str) -> ActionError {

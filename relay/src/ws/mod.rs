@@ -4,7 +4,7 @@
 //! `UNAUTHORIZED` (or `FORBIDDEN` for another role's token) and the connection closes.
 
 mod host;
-mod join;
+pub mod join;
 mod orchestrator;
 
 use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket};
