@@ -16,7 +16,10 @@ fuzz_target!(|data: &[u8]| {
             let _ = (join.role, join.token, join.client_id);
         }
         Err(error) => {
-            assert!(matches!(error.code, ErrorCode::InvalidMessage | ErrorCode::Unauthorized));
+            assert!(matches!(
+                error.code,
+                ErrorCode::InvalidMessage | ErrorCode::Unauthorized
+            ));
             assert!(!error.message.is_empty());
         }
     }

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tether_protocol::targets::{refusal, scheme, RelayOrigins, Refused};
+use tether_protocol::targets::{refusal, scheme, Refused, RelayOrigins};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(url) = std::str::from_utf8(data) else {
