@@ -1,4 +1,4 @@
-//! The whole chain across a deployment of three relays on a real `nats-server` (PROTOCOL.md
+//! The whole chain across a deployment of three relays on a real `nats-server` (docs/protocol.md
 //! §14): a worker on real Chromium joins one relay; an orchestrator opens a page through a
 //! second and presses its button through a third. The page's own counter says the press
 //! happened once; every relay lists the browser and shows its twin.

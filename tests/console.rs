@@ -1,4 +1,4 @@
-//! The console at `GET /` (PROTOCOL.md §12) in a real headless Chromium, driven over raw CDP
+//! The console at `GET /` (docs/protocol.md §12) in a real headless Chromium, driven over raw CDP
 //! the way a person would use it: a token typed in, actions of a real worker appearing live,
 //! confirmations approved and denied by clicks. The page must log no error and make no
 //! request beyond the relay, and never put the token in a URL.

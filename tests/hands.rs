@@ -1,4 +1,4 @@
-//! The rest of a person's hands (PROTOCOL.md §9): resting the pointer on a menu, pressing
+//! The rest of a person's hands (docs/protocol.md §9): resting the pointer on a menu, pressing
 //! keys. Each test checks the page's own state afterwards, in both modes.
 
 use serde_json::json;

@@ -1,4 +1,4 @@
-//! Agents plug in (PROTOCOL.md §11): the official MCP SDK as the client, over the relay's
+//! Agents plug in (docs/protocol.md §11): the official MCP SDK as the client, over the relay's
 //! `/mcp` (streamable HTTP) and over `tether-host mcp` (stdio, with a Chromium of its own or
 //! through a relay). The agent's defaults (its own session, the current tab), refs from a
 //! snapshot, a screenshot as an image, errors, auth refusals, and a clean exit.

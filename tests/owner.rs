@@ -1,4 +1,4 @@
-//! The browser's owner in control (PROTOCOL.md §12), through the extension's popup as they
+//! The browser's owner in control (docs/protocol.md §12), through the extension's popup as they
 //! would use it: sites they block, a Stop per session, and approving each action themselves.
 //! The owner's settings hold for the whole browser, so this binary has a browser of its own
 //! and runs its scenarios one after the other, never beside other tests.

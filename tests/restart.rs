@@ -1,4 +1,4 @@
-//! Nothing lost when the relay dies (PROTOCOL.md §13). The real `tether-relay` binary is
+//! Nothing lost when the relay dies (docs/protocol.md §13). The real `tether-relay` binary is
 //! killed with SIGKILL while a worker presses "Buy" on a real page, then started again on the
 //! same port and data dir. Each press is counted by the fixture server, not by Tether, so "run
 //! at most once" is the page's word; the orchestrator repeats by `actionId` and gets one result.

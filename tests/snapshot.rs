@@ -1,4 +1,4 @@
-//! The page's Live Screen (PROTOCOL.md §10): `browser_snapshot` on a page with the tricky
+//! The page's Live Screen (docs/protocol.md §10): `browser_snapshot` on a page with the tricky
 //! parts (a covered button, shadow DOM with a slot, a same-origin frame, text hidden five ways
 //! (display, `hidden`, visibility, content-visibility, a closed `<details>`), a password), its
 //! refs used by other actions, stale refs, `recent` after a click, `gist` and the cut at

@@ -1,4 +1,4 @@
-// The browser's windows, tabs and tab groups as the relay's twin wants them (PROTOCOL.md
+// The browser's windows, tabs and tab groups as the relay's twin wants them (docs/protocol.md
 // §2.5): a full state, and one tab_event per change.
 
 /** A tab in the twin's shape. */

@@ -1,4 +1,4 @@
-//! Every action's params (PROTOCOL.md §4): any JSON given to any action parses into a typed
+//! Every action's params (docs/protocol.md §4): any JSON given to any action parses into a typed
 //! call or an `INVALID_PARAMS` / `UNKNOWN_ACTION` error that says what is wrong. Never a panic.
 #![no_main]
 

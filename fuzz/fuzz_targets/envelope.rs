@@ -1,4 +1,4 @@
-//! Relay frames (PROTOCOL.md §2): any text is an envelope or an `INVALID_MESSAGE`; an envelope
+//! Relay frames (docs/protocol.md §2): any text is an envelope or an `INVALID_MESSAGE`; an envelope
 //! is, for each role, a message it may send or an error with the spec's code; a
 //! `browser_action` payload is a request, the action's own error, or not an action. A message
 //! read back is written out and read again unchanged. Never a panic.

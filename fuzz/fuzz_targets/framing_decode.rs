@@ -1,4 +1,4 @@
-//! Native-messaging frames from the browser (PROTOCOL.md §1): any bytes decode to a message,
+//! Native-messaging frames from the browser (docs/protocol.md §1): any bytes decode to a message,
 //! "need more", or a typed error; never a panic, and never an allocation the length prefix
 //! asks for before it is checked against the cap (a 4 GiB prefix must not allocate 4 GiB).
 #![no_main]

@@ -1,4 +1,4 @@
-//! A stranger's first frames on `/ws` (PROTOCOL.md §15): before any token is looked at, a frame
+//! A stranger's first frames on `/ws` (docs/protocol.md §15): before any token is looked at, a frame
 //! is an envelope or not, and an envelope is a `relay.join` or an error with the spec's code
 //! (`INVALID_MESSAGE` or `UNAUTHORIZED`) and a message. Never a panic.
 #![no_main]

@@ -1,4 +1,4 @@
-//! The URL policy (PROTOCOL.md §15) on any string an agent or a page could hand it: never a
+//! The URL policy (docs/protocol.md §15) on any string an agent or a page could hand it: never a
 //! panic; whatever the browser would read as `javascript:` is refused, file URLs are refused
 //! unless allowed, and a refusal's message names what was refused.
 #![no_main]

@@ -1,7 +1,7 @@
 //! Launches a Chromium for worker mode and `exec`, and ends it cleanly.
 //!
 //! The browser gets a throwaway profile, the flags that keep it off the network it does not
-//! need (see shared/spec/FACTS.md), and - on Linux - a parent-death signal, so that a host
+//! need (see docs/facts.md), and - on Linux - a parent-death signal, so that a host
 //! killed with SIGKILL does not leave orphaned browsers behind. It is driven over a pipe
 //! (`--remote-debugging-pipe`, fds 3 and 4 of the child), which no other process can use; a
 //! DevTools port, which any local process could drive, only where several clients must share
@@ -53,7 +53,7 @@ pub struct LaunchOptions {
 /// How a launched browser is driven.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Debugging {
-    /// Over a pipe only this process holds (PROTOCOL.md §15).
+    /// Over a pipe only this process holds (docs/protocol.md §15).
     #[default]
     Pipe,
     /// Over a DevTools port on 127.0.0.1, for several clients of one browser. Any local process

@@ -27,7 +27,7 @@ pub struct HostConfig {
     pub client_id: Option<String>,
 }
 
-/// The relay's host token, from where it stays out of sight (PROTOCOL.md §15): the
+/// The relay's host token, from where it stays out of sight (docs/protocol.md §15): the
 /// environment, or a file only its owner reads; `--token` on the command line works too, but
 /// any local user can read a process's arguments.
 #[derive(clap::Args, Debug, Clone, Default)]

@@ -1,4 +1,4 @@
-//! The host's half of "nothing lost" (PROTOCOL.md §13): every action the relay sends runs at
+//! The host's half of "nothing lost" (docs/protocol.md §13): every action the relay sends runs at
 //! most once, and its result reaches the relay even when the link drops while it runs.
 //!
 //! Results are kept by (sessionId, actionId), beyond any one connection: a repeat of an action

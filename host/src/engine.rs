@@ -172,7 +172,7 @@ impl Engine {
 
     /// Checks that `tab` exists, belongs to the session (or was opened by one of its tabs, in
     /// which case it joins), and is not a page Tether refuses to touch, unless the action only
-    /// takes the tab away from it (PROTOCOL.md §15: a page that sent its tab somewhere refused
+    /// takes the tab away from it (docs/protocol.md §15: a page that sent its tab somewhere refused
     /// must not leave the session stuck there).
     pub(crate) async fn session_tab(
         &self,

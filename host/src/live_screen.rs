@@ -1,4 +1,4 @@
-//! The page's Live Screen as an agent reads it (PROTOCOL.md §10): the header, the page's
+//! The page's Live Screen as an agent reads it (docs/protocol.md §10): the header, the page's
 //! blocks (`live`), what changed since the previous snapshot (`recent`), a few lines (`gist`),
 //! and the cut at `maxChars`. Pure text work on what the in-page `snapshot` found.
 

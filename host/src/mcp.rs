@@ -1,4 +1,4 @@
-//! `tether-host mcp` (PROTOCOL.md §11): the catalog as MCP tools on stdio, for agents that
+//! `tether-host mcp` (docs/protocol.md §11): the catalog as MCP tools on stdio, for agents that
 //! start a program (`claude mcp add tether -- tether-host mcp`). Without `--relay` it
 //! launches its own Chromium and runs the tools in this process on the same engine as
 //! `exec` and the worker; with `--relay URL --token T` each call is a `POST

@@ -3,9 +3,9 @@
 //! `*://*.example.com/*`), like an extension's `externally_connectable.matches`), and whether
 //! an agent's own JavaScript may run (`browser_evaluate`, off unless the browser's owner
 //! allows it; docs/security.md says why). The browser's owner may also block sites of their
-//! own (match patterns set in the extension, PROTOCOL.md §12), refused the same way. The
+//! own (match patterns set in the extension, docs/protocol.md §12), refused the same way. The
 //! rules no configuration lifts (`javascript:`, local files, the relay's own origin under any
-//! spelling: PROTOCOL.md §15) are `tether_protocol::targets`'; this policy holds what they need
+//! spelling: docs/protocol.md §15) are `tether_protocol::targets`'; this policy holds what they need
 //! (whether file URLs are allowed, the relay's origins).
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,9 +1,9 @@
-//! The host's link to the relay (PROTOCOL.md §2.1, §2.5): dial out, join as `host` with a
+//! The host's link to the relay (docs/protocol.md §2.1, §2.5): dial out, join as `host` with a
 //! stable clientId and meta, report the twin, ack each `browser_action` on receipt and answer
 //! it with its result, send heartbeats; when the link drops, dial again with capped
 //! exponential backoff plus jitter. A refused token ends the link: retrying cannot fix it.
 //! Each action runs at most once across reconnects, and a result the relay could not be told
-//! is told when the host joins again (`deliveries`, PROTOCOL.md §13).
+//! is told when the host joins again (`deliveries`, docs/protocol.md §13).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,7 +61,7 @@ const MAX_RETRY: Duration = Duration::from_secs(10);
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct LinkOptions {
-    /// The `/ws` URLs of the relays of the deployment, tried in turn (PROTOCOL.md §14).
+    /// The `/ws` URLs of the relays of the deployment, tried in turn (docs/protocol.md §14).
     pub ws_urls: Vec<String>,
     pub token: String,
     pub client_id: String,
@@ -74,11 +74,11 @@ pub struct LinkOptions {
     /// The browser's owner, in extension mode.
     pub owner: Option<Owner>,
     /// Learns from each `relay.joined` the origins the relay is reached at, so that the host
-    /// never acts on the relay's pages however a URL spells them (PROTOCOL.md §15).
+    /// never acts on the relay's pages however a URL spells them (docs/protocol.md §15).
     pub policy: Policy,
 }
 
-/// The browser's owner (extension mode, PROTOCOL.md §12): what they ask of the relay, what they
+/// The browser's owner (extension mode, docs/protocol.md §12): what they ask of the relay, what they
 /// answer, and the confirmation requests the relay sends them.
 pub struct Owner {
     /// Their `client.settings`: sent after each join and on each change.

@@ -1,4 +1,4 @@
-//! What the host tells the relay about its browser's tabs (PROTOCOL.md §2.5): a
+//! What the host tells the relay about its browser's tabs (docs/protocol.md §2.5): a
 //! `full_state_sync` when it joins, then a `tab_event` for each change the transport sees.
 //!
 //! A worker's headless browser has no person looking at it, so no tab is reported `active`.

@@ -231,7 +231,7 @@ impl Worker {
     }
 }
 
-/// What the relay's extension list shows about this host (PROTOCOL.md §2.1).
+/// What the relay's extension list shows about this host (docs/protocol.md §2.1).
 pub fn meta(version: &Value, mode: &str) -> Value {
     let product = version["product"].as_str().unwrap_or("Chromium/unknown");
     let (browser, browser_version) = product.split_once('/').unwrap_or((product, ""));

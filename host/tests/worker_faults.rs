@@ -161,7 +161,7 @@ fn listening_sockets(pid: i32) -> usize {
         .count()
 }
 
-/// PROTOCOL.md §15: no other local process can drive a worker's own Chromium: it is driven
+/// docs/protocol.md §15: no other local process can drive a worker's own Chromium: it is driven
 /// over a pipe, listens on no port, and a flag asking for one is refused. The token comes from
 /// the environment, not the command line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

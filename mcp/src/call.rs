@@ -1,5 +1,5 @@
 //! A `tools/call` read as an action: which one, in which session, with which params. What
-//! the agent left out is filled in here (PROTOCOL.md §11): its own session, the session's
+//! the agent left out is filled in here (docs/protocol.md §11): its own session, the session's
 //! current tab, screenshots no wider than 1280 pixels. Arguments that are wrong are an MCP
 //! error naming the problem, before anything runs.
 

@@ -1,4 +1,4 @@
-//! Tether's catalog as MCP tools (PROTOCOL.md §11): one `rmcp` server handler that the relay
+//! Tether's catalog as MCP tools (docs/protocol.md §11): one `rmcp` server handler that the relay
 //! mounts at `/mcp` (streamable HTTP) and `tether-host mcp` serves on stdio, so an agent sees
 //! the same tools whichever way it plugs in.
 //!

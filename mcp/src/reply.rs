@@ -1,4 +1,4 @@
-//! An action's result as MCP content (PROTOCOL.md §11): the snapshot and an article as their
+//! An action's result as MCP content (docs/protocol.md §11): the snapshot and an article as their
 //! text, a screenshot as an image plus a link to its artifact, anything else as compact JSON;
 //! an error as `isError` with its code and message. Every text names the tab acted on.
 

@@ -1,4 +1,4 @@
-//! What the relays of one deployment tell each other through NATS (PROTOCOL.md §14). Actions,
+//! What the relays of one deployment tell each other through NATS (docs/protocol.md §14). Actions,
 //! acks, results and events cross between relays as the envelopes of §2, unchanged; these are
 //! the few things only relays say: a host's entry in the deployment's directory, and an action
 //! handed to the relay that owns its session.

@@ -1,4 +1,4 @@
-//! Self-describing actions (PROTOCOL.md §3, ActionDescriptor): what each action does, its
+//! Self-describing actions (docs/protocol.md §3, ActionDescriptor): what each action does, its
 //! params and its result, for orchestrators and for the LLM agents behind them.
 //!
 //! A descriptor is built from the JSON Schemas of the action's `Params` and `Output` types
@@ -112,7 +112,7 @@ impl ActionDescriptor {
     }
 }
 
-/// What the host adds to the result of every action on a tab (see `dialogs` in PROTOCOL.md §4).
+/// What the host adds to the result of every action on a tab (see `dialogs` in docs/protocol.md §4).
 const DIALOGS: &str = "JavaScript dialogs that opened during the action, each { type, message }, with how they were answered (alert and beforeunload accepted, confirm and prompt dismissed). Absent when none opened.";
 
 /// The descriptor of the action `name` whose params and result are `P` and `O`.

@@ -1,4 +1,4 @@
-//! The relay envelope `{ v, type, id, replyTo, payload }` (PROTOCOL.md §2).
+//! The relay envelope `{ v, type, id, replyTo, payload }` (docs/protocol.md §2).
 //!
 //! The payload is held as the JSON text it came in or was written as: a relay passes most
 //! payloads on (to a host, an orchestrator, a log line, a subscriber) without looking inside,

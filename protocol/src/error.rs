@@ -1,4 +1,4 @@
-//! The spec's error codes (PROTOCOL.md §2.6) and the error body every failure carries.
+//! The spec's error codes (docs/protocol.md §2.6) and the error body every failure carries.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! Native-messaging frames (PROTOCOL.md §1): a 32-bit length in native byte order, then that
+//! Native-messaging frames (docs/protocol.md §1): a 32-bit length in native byte order, then that
 //! many bytes of UTF-8 JSON.
 //!
 //! The length is checked against the direction's cap *before* anything is allocated, so a

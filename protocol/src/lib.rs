@@ -1,7 +1,7 @@
 //! Tether's wire contract in Rust: the one definition of every type that crosses a process
 //! boundary, shared by `tether-host`, `tether-relay` and the tests.
 //!
-//! The normative text is `shared/spec/PROTOCOL.md`; names and codes here follow it exactly.
+//! The normative text is `docs/protocol.md`; names and codes here follow it exactly.
 
 pub mod actions;
 pub mod cluster;

@@ -1,4 +1,4 @@
-//! Every message of the relay protocol (PROTOCOL.md §2), typed once: the `type` on the wire,
+//! Every message of the relay protocol (docs/protocol.md §2), typed once: the `type` on the wire,
 //! the payload's type, and which roles may send it to the relay. The table at the bottom is
 //! the only place a message type is named; it generates [`Message`] (a serde-tagged enum,
 //! `{ "type", "payload" }`) and [`senders`].
@@ -197,7 +197,7 @@ pub struct ClientSettings {
 pub const MAX_MESSAGE_CHARS: usize = 4_000;
 
 /// `agent.message` (what the agent tells the person) and `user.message` (what the person
-/// answers): words beside a session's actions (PROTOCOL.md §12).
+/// answers): words beside a session's actions (docs/protocol.md §12).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionMessage {
@@ -228,7 +228,7 @@ pub struct ActionStarted {
     pub started_at: String,
 }
 
-/// A session's status (PROTOCOL.md §2.3).
+/// A session's status (docs/protocol.md §2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {

@@ -1,4 +1,4 @@
-//! The `browser_action.result` payload (PROTOCOL.md §2.3): what every action ends in.
+//! The `browser_action.result` payload (docs/protocol.md §2.3): what every action ends in.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
@@ -128,7 +128,7 @@ impl ActionResult {
     }
 
     /// A session's current tab after this result of an action called with `params`
-    /// (PROTOCOL.md §11): the last tab it opened, else the tab it started or ran on; none
+    /// (docs/protocol.md §11): the last tab it opened, else the tab it started or ran on; none
     /// after `session_stop`; unchanged after a failure or an action on no tab.
     pub fn current_tab_after(&self, params: &Value, current: Option<i64>) -> Option<i64> {
         if !self.is_success() {

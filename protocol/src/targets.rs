@@ -1,4 +1,4 @@
-//! Which URLs are never a target (PROTOCOL.md §15): the one place that reads a URL as the
+//! Which URLs are never a target (docs/protocol.md §15): the one place that reads a URL as the
 //! browser will, and says whether Tether may go there. `javascript:` runs page script, so it
 //! is always refused; `file:` and `filesystem:` read the host's own disk, so they are refused
 //! unless the host allows them; the relay's own origin is refused under every spelling that

@@ -1,4 +1,4 @@
-//! The browser twin's shapes (PROTOCOL.md §2.5), defined once for the relay, the host and, by
+//! The browser twin's shapes (docs/protocol.md §2.5), defined once for the relay, the host and, by
 //! this JSON, the extension (`extension/src/twin.js`): windows, tabs and tab groups, the
 //! `full_state_sync` a host sends when it joins, each `tab_event` after it, and the
 //! `twin_state_sync` the relay pushes to its subscribers.

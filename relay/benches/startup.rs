@@ -1,4 +1,4 @@
-//! How long the relay takes to start with 10,000 sessions behind it (PROTOCOL.md §13: it
+//! How long the relay takes to start with 10,000 sessions behind it (docs/protocol.md §13: it
 //! rebuilds sessions, bindings and kept results before it accepts connections).
 //!
 //!     cargo bench -p tether-relay --bench startup

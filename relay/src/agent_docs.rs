@@ -1,4 +1,4 @@
-//! The Markdown an agent needs to drive this relay (PROTOCOL.md §11, seed 000 §5): how to call
+//! The Markdown an agent needs to drive this relay (docs/protocol.md §11, seed 000 §5): how to call
 //! it (MCP and curl), auth, the session rules and the catalog as a table. Served as
 //! `GET /api/agent.md`, printed by `tether-relay agent-docs`, and injected into an agent's
 //! instructions file between markers, where only the marked section ever changes.

@@ -1,4 +1,4 @@
-//! The artifact store (PROTOCOL.md §3, §6): big payloads (screenshots, HTML, long text) that
+//! The artifact store (docs/protocol.md §3, §6): big payloads (screenshots, HTML, long text) that
 //! hosts upload and results reference. Ids are 128 random bits, never paths; the store has a
 //! size cap per artifact and in total, and artifacts expire. Result URLs are presigned (an
 //! HMAC-SHA256 of id and expiry under the relay's secret), so they can be handed on as they are.
@@ -87,7 +87,7 @@ impl ArtifactStore {
         self.limits
     }
 
-    /// Signs with the secret of a deployment of several relays (PROTOCOL.md §14), so a link
+    /// Signs with the secret of a deployment of several relays (docs/protocol.md §14), so a link
     /// made by one verifies on all.
     pub fn use_secret(&mut self, secret: Vec<u8>) {
         self.secret = secret;

@@ -1,5 +1,5 @@
 //! Who is calling: a token maps to a role, and a route or message admits certain roles
-//! (PROTOCOL.md §2.1, §3). A token comes as `Authorization: Bearer <token>` or, where a header
+//! (docs/protocol.md §2.1, §3). A token comes as `Authorization: Bearer <token>` or, where a header
 //! cannot be set (a browser's WebSocket or EventSource), as `?token=`.
 
 use axum::extract::{FromRef, FromRequestParts};
@@ -16,7 +16,7 @@ use crate::config::Tokens;
 pub enum Role {
     Orchestrator,
     Host,
-    /// A person's console: reads, binds and confirms (PROTOCOL.md §12).
+    /// A person's console: reads, binds and confirms (docs/protocol.md §12).
     Observer,
 }
 

@@ -1,4 +1,4 @@
-//! The relay's command line and settings (PROTOCOL.md §8), and its two tokens: given on the
+//! The relay's command line and settings (docs/protocol.md §8), and its two tokens: given on the
 //! command line or in the environment, or else generated on first start and kept in the data
 //! dir, so hosts and orchestrators configured once keep working across restarts.
 
@@ -77,7 +77,7 @@ pub struct RelayArgs {
     #[arg(long = "mcp-allowed-host", value_name = "HOST")]
     pub mcp_allowed_hosts: Vec<String>,
     /// Join the other relays of this deployment through this NATS server (with JetStream),
-    /// e.g. nats://127.0.0.1:4222. Without it, the relay stands alone (PROTOCOL.md §14).
+    /// e.g. nats://127.0.0.1:4222. Without it, the relay stands alone (docs/protocol.md §14).
     #[arg(long, value_name = "URL")]
     pub nats: Option<String>,
     /// A URL this relay is reached at besides its listener, e.g. https://relay.example (behind
@@ -237,7 +237,7 @@ impl RelayArgs {
     }
 }
 
-/// The three secrets, one per role (PROTOCOL.md §2.1, §12). They must differ: a host's or an
+/// The three secrets, one per role (docs/protocol.md §2.1, §12). They must differ: a host's or an
 /// observer's token must never pass as an orchestrator's.
 #[derive(Clone, Serialize, Deserialize)]
 pub struct Tokens {

@@ -1,4 +1,4 @@
-//! The confirmation gate (`--confirm first|every`, PROTOCOL.md §2.3): before an action runs,
+//! The confirmation gate (`--confirm first|every`, docs/protocol.md §2.3): before an action runs,
 //! the session's subscribers get `browser_task.confirmation_requested`, and a person answers
 //! with `browser_task.confirm`. No answer before the action's deadline is `ACTION_TIMEOUT`.
 

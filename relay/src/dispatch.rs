@@ -1,4 +1,4 @@
-//! One action's turn (PROTOCOL.md §2.3): check the session may act, pick its browser, ask a
+//! One action's turn (docs/protocol.md §2.3): check the session may act, pick its browser, ask a
 //! person if the relay is told to, then send the action to the host and wait for its ack and
 //! its result, each bounded. Whatever happens ends in one [`ActionResult`].
 
@@ -99,7 +99,7 @@ async fn confirm(
     (client_id, link): (&str, &Link),
     deadline: Instant,
 ) -> Result<(), ActionError> {
-    // Stopping is always allowed: a person must never have to approve an end (PROTOCOL.md §12).
+    // Stopping is always allowed: a person must never have to approve an end (docs/protocol.md §12).
     if request.action_name == ActionName::SessionStop.as_str() {
         return Ok(());
     }
@@ -286,7 +286,7 @@ fn relayed_connection(relay: &Relay, client_id: &str, link: &Link) -> Option<Str
     cluster.directory.online_connection(client_id)
 }
 
-/// How often an action that waits says so: "at least once a second" (PROTOCOL.md §12), with
+/// How often an action that waits says so: "at least once a second" (docs/protocol.md §12), with
 /// room for a busy scheduler.
 const PROGRESS_EVERY: Duration = Duration::from_millis(750);
 

@@ -1,11 +1,11 @@
-//! The relay's events (PROTOCOL.md §2.4): what subscribers on WS `subscribe` and on SSE see.
+//! The relay's events (docs/protocol.md §2.4): what subscribers on WS `subscribe` and on SSE see.
 //!
 //! A session's events are written to its log first (§7), so each carries the `eventIndex` it
 //! has there, and a subscriber that falls behind or reconnects catches up from the log: none
 //! lost, none doubled. A browser's own events (its twin, online/offline) are published once
 //! for subscribers of that client, and copied into the log of every session bound to it.
 //!
-//! In a deployment of several relays (PROTOCOL.md §14), a session's events are written by the
+//! In a deployment of several relays (docs/protocol.md §14), a session's events are written by the
 //! relay that owns it and reach the others through [`Deployment`]: a subscriber on any relay
 //! sees them live, and catches up from the owner's log.
 

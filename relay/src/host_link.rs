@@ -25,7 +25,7 @@ pub struct Link {
 pub enum Route {
     /// The host's socket on this relay.
     Socket(Outbox),
-    /// The relay of the deployment that holds the host's socket (PROTOCOL.md §14).
+    /// The relay of the deployment that holds the host's socket (docs/protocol.md §14).
     Relayed(crate::cluster::HostRoute),
 }
 

@@ -1,4 +1,4 @@
-//! Per-browser host tokens (PROTOCOL.md §15, "a browser's identity is its own"): a token bound
+//! Per-browser host tokens (docs/protocol.md §15, "a browser's identity is its own"): a token bound
 //! to one clientId, minted by `tether-relay host-token --client-id ID`, joins only as that
 //! browser; once a clientId has one, the shared host token of `tokens.json` can no longer
 //! join as it. Kept in `<data-dir>/host-tokens.json` as SHA-256 digests, never the tokens

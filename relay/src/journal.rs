@@ -1,4 +1,4 @@
-//! What the relay remembers across a restart, `kill -9` included (PROTOCOL.md §13): each
+//! What the relay remembers across a restart, `kill -9` included (docs/protocol.md §13): each
 //! session's binding, status, current tab, the results kept for `actionId` replay and the
 //! actions sent to a browser that have no result yet. One JSON record a line in
 //! `<data-dir>/sessions.jsonl`.
@@ -133,7 +133,7 @@ pub struct Replayed {
 pub struct Journal {
     file: Mutex<File>,
     /// Where each record also goes in a deployment of several relays: to the session's next
-    /// owner, should this relay die (PROTOCOL.md §14).
+    /// owner, should this relay die (docs/protocol.md §14).
     shared: std::sync::OnceLock<Share>,
 }
 

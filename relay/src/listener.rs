@@ -1,4 +1,4 @@
-//! The relay's accept loop (PROTOCOL.md §15, "bounded before it is known"): what a stranger
+//! The relay's accept loop (docs/protocol.md §15, "bounded before it is known"): what a stranger
 //! on the port can cost the relay before it knows who they are. A request's headers must
 //! arrive within 10 s (a keep-alive connection waiting for its next request is held to the
 //! same deadline); at most `max_connections` connections are served, and past that a few more

@@ -1,4 +1,4 @@
-//! Where the relay is (PROTOCOL.md §15): the address it listens on, the public URLs it is
+//! Where the relay is (docs/protocol.md §15): the address it listens on, the public URLs it is
 //! known by (`--public-url`), and the other origins a person let talk to its socket
 //! (`--allowed-origin`). Hosts are told the relay's origins so they never act on its pages;
 //! `/ws` refuses a browser page of any other origin.

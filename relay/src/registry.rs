@@ -1,4 +1,4 @@
-//! The browsers the relay knows (PROTOCOL.md §2.1, §2.2 `extension.list`): each host by its
+//! The browsers the relay knows (docs/protocol.md §2.1, §2.2 `extension.list`): each host by its
 //! stable clientId, with its meta, whether it is online and how to reach it. A second join
 //! with the same clientId replaces the first connection.
 
@@ -116,7 +116,7 @@ impl Registry {
     }
 
     /// Forgets the browsers offline since before `cutoff` that `keep` does not hold on to
-    /// (PROTOCOL.md §15: the list follows the browsers in use, not every one ever seen).
+    /// (docs/protocol.md §15: the list follows the browsers in use, not every one ever seen).
     pub fn forget_offline(&self, cutoff: DateTime<Utc>, keep: impl Fn(&str) -> bool) {
         self.lock()
             .retain(|id, c| c.link.is_some() || c.last_seen >= cutoff || keep(id));

@@ -1,4 +1,4 @@
-//! A `browser_action` the relay accepted (PROTOCOL.md §2.2, §3), checked: it names a session
+//! A `browser_action` the relay accepted (docs/protocol.md §2.2, §3), checked: it names a session
 //! and an action, has an `actionId`, and its params are what the action takes. A payload that
 //! names no session or action is not an action at all; anything else wrong with it becomes
 //! the action's error result, so orchestrators handle one shape.
@@ -59,7 +59,7 @@ impl Request {
         }
     }
 
-    /// A request another relay of the deployment accepted and checked (PROTOCOL.md §14), as
+    /// A request another relay of the deployment accepted and checked (docs/protocol.md §14), as
     /// it was sent (a person's look stays one); without an actionId, it gets one.
     pub fn from_forwarded(wire: ActionRequest) -> Self {
         Request {
@@ -130,7 +130,7 @@ impl Request {
     }
 
     /// The request as the session log and the session's subscribers see it: what a person's
-    /// keyboard would type is `"<typed: N chars>"` unless `typed_text` (PROTOCOL.md §15).
+    /// keyboard would type is `"<typed: N chars>"` unless `typed_text` (docs/protocol.md §15).
     pub fn logged(&self, typed_text: bool) -> ActionRequest {
         let mut request = self.as_received();
         if !typed_text {

@@ -1,4 +1,4 @@
-//! Runs `browser_action`s (PROTOCOL.md §2.3): one at a time per session, the rest in a
+//! Runs `browser_action`s (docs/protocol.md §2.3): one at a time per session, the rest in a
 //! bounded FIFO; an action id is an idempotency key; every accepted action ends in exactly one
 //! result, and a session's results come back in the order its actions were accepted.
 //!
@@ -165,7 +165,7 @@ fn publish_end(relay: &Relay, result: &ActionResult, stored: &Stored, waiting: V
 }
 
 /// A result a browser kept while its link was down, or one the relay stopped waiting for
-/// (PROTOCOL.md §13). It ends an action the relay restarted in the middle of, as that
+/// (docs/protocol.md §13). It ends an action the relay restarted in the middle of, as that
 /// action's one result; it replaces the relay's `CLIENT_OFFLINE` or timeout for later repeats;
 /// a browser may only speak for the sessions bound to it.
 pub fn kept(relay: &Relay, client_id: &str, mut result: ActionResult) {

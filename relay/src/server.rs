@@ -1,4 +1,4 @@
-//! The relay's one listener: every HTTP route of PROTOCOL.md §3 and `/ws`, on axum.
+//! The relay's one listener: every HTTP route of docs/protocol.md §3 and `/ws`, on axum.
 
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::DefaultBodyLimit;

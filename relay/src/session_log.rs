@@ -1,4 +1,4 @@
-//! Every session's log (PROTOCOL.md §7): each envelope the relay receives or sends for a
+//! Every session's log (docs/protocol.md §7): each envelope the relay receives or sends for a
 //! session, one JSON object a line in `<data-dir>/logs/<sessionId>.jsonl`, numbered by
 //! `eventIndex`. The same log is what a reconnecting event stream replays from.
 //!
@@ -12,7 +12,7 @@
 //! when read.
 //!
 //! Files are held open for the sessions that wrote last, at most [`open_file_limit`] of them
-//! (PROTOCOL.md §15): a caller naming thousands of sessions cannot take the relay's file
+//! (docs/protocol.md §15): a caller naming thousands of sessions cannot take the relay's file
 //! descriptors. A session whose file was closed opens it again when it next writes.
 
 use std::fs::File;

@@ -1,4 +1,4 @@
-//! A session's truth (PROTOCOL.md §2.3), owned here and nowhere else: which browser it is
+//! A session's truth (docs/protocol.md §2.3), owned here and nowhere else: which browser it is
 //! bound to, what it is doing, the action running and those queued behind it, and the results
 //! of finished actions by `actionId`, so a repeated id is answered without running again.
 //!
@@ -6,7 +6,7 @@
 //! that returns the `session.state` to publish when the status changed, or a binding did (the
 //! caller publishes it through `Relay::publish_state`, after whatever event it follows). A session exists from the
 //! first time anyone names it. Sessions live in memory and are rebuilt at start from the
-//! `journal`'s records through [`Session::replay`] (PROTOCOL.md §13); an action that was with the
+//! `journal`'s records through [`Session::replay`] (docs/protocol.md §13); an action that was with the
 //! browser when the relay stopped is *unsettled* until the browser's kept result arrives or the
 //! action is repeated.
 
@@ -102,7 +102,7 @@ pub struct Session {
     confirmed: bool,
     outcomes: HashMap<String, Outcome>,
     finished: VecDeque<String>,
-    /// The session's current tab: the last one an action ran on or opened (PROTOCOL.md §11).
+    /// The session's current tab: the last one an action ran on or opened (docs/protocol.md §11).
     current_tab: Option<TabId>,
 }
 
@@ -530,7 +530,7 @@ impl Sessions {
     }
 
     /// Takes over a session another relay of the deployment ran until it died, as its journal
-    /// records tell it (PROTOCOL.md §14): what this relay knew of it before is replaced, and
+    /// records tell it (docs/protocol.md §14): what this relay knew of it before is replaced, and
     /// nothing of it is running here.
     pub fn adopt<'a>(&self, session_id: &str, records: impl IntoIterator<Item = Record<'a>>) {
         let mut session = Session::new(session_id);

@@ -33,15 +33,15 @@ pub struct Relay {
     pub sessions: Sessions,
     pub twins: Twins,
     pub events: Events,
-    /// What survives a restart (PROTOCOL.md §13).
+    /// What survives a restart (docs/protocol.md §13).
     pub journal: Journal,
     pub confirmations: Confirmations,
     pub artifacts: ArtifactStore,
     pub metrics: Metrics,
     pub shutdown: Shutdown,
-    /// Where the relay is, and which pages may talk to its socket (PROTOCOL.md §15).
+    /// Where the relay is, and which pages may talk to its socket (docs/protocol.md §15).
     pub origins: Origins,
-    /// The other relays of the deployment, with `--nats` (PROTOCOL.md §14).
+    /// The other relays of the deployment, with `--nats` (docs/protocol.md §14).
     pub cluster: Option<crate::cluster::Cluster>,
 }
 

@@ -1,4 +1,4 @@
-//! What the agent and the person say to each other beside a session's actions (PROTOCOL.md
+//! What the agent and the person say to each other beside a session's actions (docs/protocol.md
 //! §12, seed 001): `agent.message` from an orchestrator, `user.message` from a person's console
 //! or the browser's owner. Checked, logged, and sent to the session's subscribers (WS and SSE);
 //! the agent's words also to the session's browser, for its owner.

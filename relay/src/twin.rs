@@ -1,4 +1,4 @@
-//! The browser twin (PROTOCOL.md §2.5): the relay's authoritative copy of each browser's
+//! The browser twin (docs/protocol.md §2.5): the relay's authoritative copy of each browser's
 //! windows, tabs and tab groups, built from the host's `full_state_sync` and `tab_event`s (their
 //! shapes: `tether_protocol::twin`). Every change bumps its version; the twin is what
 //! `twin_state_sync` carries.
@@ -153,7 +153,7 @@ impl Twins {
     }
 
     /// Takes the twin another relay of the deployment keeps for a browser it holds, as that
-    /// relay last published it (PROTOCOL.md §14): same version, same state.
+    /// relay last published it (docs/protocol.md §14): same version, same state.
     pub fn adopt(&self, sync: TwinSync) {
         let mut twins = self.lock();
         let twin = twins.entry(sync.client_id.clone()).or_default();

@@ -169,7 +169,7 @@ async fn artifacts_over_the_cap_are_payload_too_large() {
     );
 }
 
-/// PROTOCOL.md §15: what a page or an uploader put in an artifact never runs on the relay's
+/// docs/protocol.md §15: what a page or an uploader put in an artifact never runs on the relay's
 /// origin, where the console keeps its token.
 #[tokio::test]
 async fn artifacts_are_served_sandboxed_with_fixed_types() {
@@ -215,7 +215,7 @@ async fn artifacts_are_served_sandboxed_with_fixed_types() {
     }
 }
 
-/// PROTOCOL.md §15: tokens go in headers; `?token=` only where a browser cannot set one.
+/// docs/protocol.md §15: tokens go in headers; `?token=` only where a browser cannot set one.
 #[tokio::test]
 async fn a_token_in_the_url_is_refused_where_a_header_can_be_sent() {
     let base = relay(Limits::default()).await;

@@ -167,7 +167,7 @@ async fn agent_docs_are_injected_between_markers_and_nothing_else_changes() {
     assert!(printed.contains("http://127.0.0.1:17800/mcp") && !printed.contains("tether:start"));
 }
 
-/// PROTOCOL.md §15, at rest: the data dir and its files are the relay's user's alone, a tokens
+/// docs/protocol.md §15, at rest: the data dir and its files are the relay's user's alone, a tokens
 /// file others could read is made private with a warning, and what was typed into a page is
 /// logged as its length; the host still gets the text.
 #[tokio::test]

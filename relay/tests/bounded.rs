@@ -1,4 +1,4 @@
-//! What a caller with a token can make the real `tether-relay` binary hold (PROTOCOL.md §15,
+//! What a caller with a token can make the real `tether-relay` binary hold (docs/protocol.md §15,
 //! "bounded after it is known"): readers replaying a long session log hold a page of it each,
 //! and a caller naming thousands of sessions cannot take the relay's file descriptors.
 

@@ -1,4 +1,4 @@
-//! A deployment of three real relay processes on a real `nats-server` (PROTOCOL.md §14):
+//! A deployment of three real relay processes on a real `nats-server` (docs/protocol.md §14):
 //! actions reach hosts on other relays, in order, once each; an `actionId` repeats across
 //! relays; a relay killed with SIGKILL under a running action loses nothing.
 //!

@@ -1,4 +1,4 @@
-//! The person in control (PROTOCOL.md §12) as the relay holds it: confirmations asked of a
+//! The person in control (docs/protocol.md §12) as the relay holds it: confirmations asked of a
 //! person (on the relay's rule, or the browser owner's), what an observer may and may not do,
 //! and an action that waits saying so.
 
@@ -310,7 +310,7 @@ async fn a_browsers_owner_may_approve_every_action_on_it_whatever_the_relay_says
     assert_eq!(acting.await.unwrap().1["status"], "success");
 }
 
-/// PROTOCOL.md §15: reading a session's page for a caller (`screen.md`) passes the same gate as
+/// docs/protocol.md §15: reading a session's page for a caller (`screen.md`) passes the same gate as
 /// an agent's `browser_snapshot`: it waits in the session's queue for the person's approval.
 #[tokio::test]
 async fn a_look_at_a_sessions_page_waits_for_the_person() {
@@ -351,7 +351,7 @@ async fn a_look_at_a_sessions_page_waits_for_the_person() {
     assert!(!screen.contains("echo"), "nothing of the page was read: {screen}");
 }
 
-/// PROTOCOL.md §15: a console that connects after a question was asked still shows it.
+/// docs/protocol.md §15: a console that connects after a question was asked still shows it.
 #[tokio::test]
 async fn a_console_that_connects_later_sees_the_questions_already_asked() {
     let addr = asking_relay().await;

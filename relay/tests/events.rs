@@ -1,4 +1,4 @@
-//! What subscribers see (PROTOCOL.md §2.4, §3, §7): WS `subscribe`, the SSE stream with its
+//! What subscribers see (docs/protocol.md §2.4, §3, §7): WS `subscribe`, the SSE stream with its
 //! replay from the session log, the twin and its Live Screen, talk beside the actions,
 //! metrics, and the session log itself.
 

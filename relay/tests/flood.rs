@@ -1,4 +1,4 @@
-//! A stranger on the port (PROTOCOL.md §15, "credentials before work", "bounded before it is
+//! A stranger on the port (docs/protocol.md §15, "credentials before work", "bounded before it is
 //! known"): what someone without a token can make the real `tether-relay` binary hold. Held
 //! uploads cost their headers only, sockets that never join are closed and read little, and
 //! with every connection slot taken `/healthz` still answers within a second.

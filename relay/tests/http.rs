@@ -207,7 +207,7 @@ async fn the_console_is_served_without_a_token_and_keeps_to_this_relay() {
     }
 }
 
-/// PROTOCOL.md §15: MCP sessions are capped; past the cap an `initialize` is refused with a
+/// docs/protocol.md §15: MCP sessions are capped; past the cap an `initialize` is refused with a
 /// JSON-RPC error saying so, and the sessions already open keep working.
 #[tokio::test]
 async fn mcp_sessions_are_capped() {

@@ -1,4 +1,4 @@
-//! The load test across a `kill -9` of the real relay binary (PROTOCOL.md §13): 100 sessions
+//! The load test across a `kill -9` of the real relay binary (docs/protocol.md §13): 100 sessions
 //! x 50 actions; the relay dies with actions queued, in flight and finished-but-unreported,
 //! and comes back on the same port and data dir. The orchestrator repeats, by `actionId`,
 //! every action it has no result for: each ends in exactly one result, none runs twice, and

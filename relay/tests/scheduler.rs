@@ -1,4 +1,4 @@
-//! The action lifecycle over real sockets (PROTOCOL.md §2.3): forwarding with ack and result,
+//! The action lifecycle over real sockets (docs/protocol.md §2.3): forwarding with ack and result,
 //! one action at a time per session in FIFO order, the queue bound, every timeout, idempotent
 //! action ids, a host that drops its link mid-action, client selection and session status.
 

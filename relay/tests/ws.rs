@@ -198,7 +198,7 @@ async fn host_join(addr: &str, token: &str, client_id: &str) -> (Ws, Value) {
     (ws, answer)
 }
 
-/// PROTOCOL.md §15: whoever holds the shared host token cannot take an online browser's place
+/// docs/protocol.md §15: whoever holds the shared host token cannot take an online browser's place
 /// (and with it what is typed into that browser).
 #[tokio::test]
 async fn a_second_connection_for_an_online_browser_is_refused() {
@@ -226,7 +226,7 @@ async fn a_second_connection_for_an_online_browser_is_refused() {
     .await;
 }
 
-/// PROTOCOL.md §15: a per-browser token joins only as its browser, replaces its own browser's
+/// docs/protocol.md §15: a per-browser token joins only as its browser, replaces its own browser's
 /// older connection (a reconnect), and shuts the shared host token out of that browser.
 #[tokio::test]
 async fn a_browsers_own_token_is_its_identity() {
@@ -344,7 +344,7 @@ async fn each_role_is_refused_the_other_roles_messages() {
     assert_eq!(list(&mut orch).await.len(), 1);
 }
 
-/// PROTOCOL.md §15: a web page in the person's browser cannot talk to the relay's socket; the
+/// docs/protocol.md §15: a web page in the person's browser cannot talk to the relay's socket; the
 /// relay's own console, and programs (which send no Origin), can.
 #[tokio::test]
 async fn pages_of_other_origins_cannot_open_the_socket() {
@@ -379,7 +379,7 @@ async fn pages_of_other_origins_cannot_open_the_socket() {
     }
 }
 
-/// PROTOCOL.md §15: browsers that come and go do not pile up in the list for ever; one bound to
+/// docs/protocol.md §15: browsers that come and go do not pile up in the list for ever; one bound to
 /// a session still going stays.
 #[tokio::test]
 async fn browsers_offline_long_enough_are_forgotten() {

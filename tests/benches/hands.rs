@@ -1,4 +1,4 @@
-//! The rest of a person's hands (PROTOCOL.md §9) through the host versus the same CDP work
+//! The rest of a person's hands (docs/protocol.md §9) through the host versus the same CDP work
 //! done raw, in the same run, on the same tab. Prints medians and the ratio.
 //!
 //!     cargo bench -p tether-tests --bench hands

@@ -192,7 +192,7 @@ pub async fn upload_named(addr: &str, name: &str, content_type: &str, bytes: Vec
 /// One SSE event: (event, id, data).
 pub type Sse = (String, Option<u64>, Value);
 
-/// Reads a session's SSE stream (PROTOCOL.md §3), as a browser's EventSource would.
+/// Reads a session's SSE stream (docs/protocol.md §3), as a browser's EventSource would.
 pub struct SseStream {
     response: reqwest::Response,
     buffer: String,

@@ -96,7 +96,7 @@ async fn status(Path(code): Path<String>) -> Response {
 }
 
 /// `/redirect?to=URL`: a 302 to wherever the page wants its tab to go (a hostile page sending
-/// its tab to a refused URL, PROTOCOL.md §15).
+/// its tab to a refused URL, docs/protocol.md §15).
 async fn redirect(axum::extract::Query(to): axum::extract::Query<HashMap<String, String>>) -> Response {
     match to.get("to") {
         Some(url) => axum::response::Redirect::to(url).into_response(),

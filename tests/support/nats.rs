@@ -1,5 +1,5 @@
 //! A real `nats-server` with JetStream on a free port of 127.0.0.1, in a throwaway store, for
-//! the tests of a deployment of several relays (PROTOCOL.md §14). It dies with its handle.
+//! the tests of a deployment of several relays (docs/protocol.md §14). It dies with its handle.
 
 use std::process::Stdio;
 

@@ -2,7 +2,7 @@
 //! out, with flattened sessions. The connection is a WebSocket (a browser some other program
 //! started, `--browser-ws`) or the pipe of a browser this host launched
 //! (`--remote-debugging-pipe`: file descriptors only this process holds, where a TCP port could
-//! be driven by any local process; PROTOCOL.md §15).
+//! be driven by any local process; docs/protocol.md §15).
 //!
 //! The socket is chromiumoxide's [`Connection`] (unbounded frame size, so big screenshots
 //! pass); the pipe carries the same JSON, each message ended by a NUL byte. chromiumoxide's

@@ -1,4 +1,4 @@
-//! `browser_snapshot`: the page's Live Screen (PROTOCOL.md §10), the page as compact Markdown
+//! `browser_snapshot`: the page's Live Screen (docs/protocol.md §10), the page as compact Markdown
 //! with every element a person could act on written in place as `[eN] role "name"`.
 
 use schemars::JsonSchema;

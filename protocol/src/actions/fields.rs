@@ -59,7 +59,7 @@ pub struct Dialog {
     pub message: String,
 }
 
-/// How to answer the JavaScript dialogs that open during one action (PROTOCOL.md §9).
+/// How to answer the JavaScript dialogs that open during one action (docs/protocol.md §9).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DialogAnswer {
@@ -114,7 +114,7 @@ pub fn is_plain_file_name(name: &str) -> bool {
         && !name.chars().any(|c| c == '/' || c == '\\' || c.is_control())
 }
 
-/// The element an action addresses (PROTOCOL.md §9): by `xpath`, or by `ref` (`eN`, from
+/// The element an action addresses (docs/protocol.md §9): by `xpath`, or by `ref` (`eN`, from
 /// browser_snapshot or browser_xpath_scan). The page library reads it as `{xpath}` or `{ref}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

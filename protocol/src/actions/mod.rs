@@ -1,4 +1,4 @@
-//! The browser-action catalog (PROTOCOL.md §4): one file per action holding its params, its
+//! The browser-action catalog (docs/protocol.md §4): one file per action holding its params, its
 //! result (`Output`) and what it tells an agent about itself (`ABOUT`), plus one row in
 //! [`with_catalog!`]. From those the table makes the rest: the name enum, the parsed call, and
 //! each descriptor (built from the types' JSON Schemas, so a descriptor cannot drift from the

@@ -4,7 +4,7 @@
 //!    orchestrator -> relay -> host -> relay -> orchestrator. With 1000 sessions all busy the
 //!    relay is saturated and latency is queueing (Little's law: in flight / throughput); a run
 //!    with 20 sessions shows the latency of one action through an unloaded relay;
-//! 2. the same through two relays of a deployment on a real nats-server (PROTOCOL.md §14):
+//! 2. the same through two relays of a deployment on a real nats-server (docs/protocol.md §14):
 //!    hosts on one, orchestrators on the other, so every action and its result cross both;
 //! 3. memory: the relay's RSS idle, then with 1000 hosts joined.
 //!

@@ -1,4 +1,4 @@
-//! Artifacts across the deployment (PROTOCOL.md §14): one signing secret for every relay (kept
+//! Artifacts across the deployment (docs/protocol.md §14): one signing secret for every relay (kept
 //! in the `tether-config` bucket, made by the first relay), and each artifact's bytes also in
 //! the JetStream object store `tether-artifacts`, so any relay serves what any other stored.
 

@@ -1,4 +1,4 @@
-//! A person's answer to a confirmation, wherever it reaches the deployment (PROTOCOL.md §12,
+//! A person's answer to a confirmation, wherever it reaches the deployment (docs/protocol.md §12,
 //! §14): the relay running the action waits for it, but a console or a browser's owner may be
 //! connected to any relay. An answer this relay is not waiting for is offered to all the
 //! others; only the one waiting replies, after checking the answer's limits itself.

@@ -1,4 +1,4 @@
-//! The journal of the sessions a relay owns, shared with the deployment (PROTOCOL.md §14):
+//! The journal of the sessions a relay owns, shared with the deployment (docs/protocol.md §14):
 //! each record the relay appends to its own `sessions.jsonl` also goes to the JetStream stream
 //! `TETHER_JOURNAL`, on the session's subject. A relay that takes a session over from a dead
 //! owner reads that subject and replays it with the code a restarted relay replays its file

@@ -1,4 +1,4 @@
-//! A relay's place in a deployment of several relays joined through NATS (PROTOCOL.md §14;
+//! A relay's place in a deployment of several relays joined through NATS (docs/protocol.md §14;
 //! the design is docs/scale-out.md). Without `--nats` none of this runs.
 //!
 //! Who holds what: the relay holding a host's socket serves that host's subject; the relay

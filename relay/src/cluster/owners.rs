@@ -1,5 +1,5 @@
 //! Which relay owns each session: the one that runs its queue, keeps its results for repeats
-//! and writes its log (PROTOCOL.md §14: one at a time). The `tether-owners` bucket maps a
+//! and writes its log (docs/protocol.md §14: one at a time). The `tether-owners` bucket maps a
 //! session to its owner; the first relay to need a session that has none creates the key, and
 //! a relay takes a session from a dead owner only by updating the key at the revision it read
 //! (compare-and-set), so two relays racing for it cannot both win. An owner is dead when its

@@ -2,7 +2,7 @@
 //! the action's envelope to the host's subject, which only the relay holding that host's
 //! socket serves; the host's ack and result come back to the owner by the envelope's id, which
 //! names the relay that sent it (`d<relay>-<n>`). An answer that finds nobody waiting is a
-//! result the host kept (PROTOCOL.md §13): so a host that rejoins another relay after its relay
+//! result the host kept (docs/protocol.md §13): so a host that rejoins another relay after its relay
 //! died still ends the actions it was running with their one result.
 
 use std::collections::HashMap;

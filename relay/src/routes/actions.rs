@@ -1,4 +1,4 @@
-//! `POST /api/browser/action` (PROTOCOL.md §3): one curl call, one result. Every request that
+//! `POST /api/browser/action` (docs/protocol.md §3): one curl call, one result. Every request that
 //! names a session and an action gets 200 and a result payload, errors included; 400 only for
 //! a body that is not such a payload.
 

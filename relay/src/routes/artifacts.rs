@@ -5,7 +5,7 @@
 //! read.
 //!
 //! An artifact is whatever a page or an uploader made of it, served from the relay's own
-//! origin, where the console keeps its token: it never runs there (PROTOCOL.md §15). Its type
+//! origin, where the console keeps its token: it never runs there (docs/protocol.md §15). Its type
 //! is one of a fixed list, and it is served sandboxed, unsniffed, and as a download unless it
 //! is a type a browser only shows.
 
@@ -185,7 +185,7 @@ pub async fn download(
     }
 }
 
-/// In a deployment, an artifact is stored where every relay finds it too (PROTOCOL.md §14).
+/// In a deployment, an artifact is stored where every relay finds it too (docs/protocol.md §14).
 async fn share(state: &AppState, id: &str, bytes: &[u8]) -> anyhow::Result<()> {
     let (Some(cluster), Some(description)) = (&state.cluster, state.artifacts.description(id)) else {
         return Ok(());

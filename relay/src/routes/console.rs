@@ -1,4 +1,4 @@
-//! `GET /`: the console for people (PROTOCOL.md §12), its HTML, CSS and script embedded in the
+//! `GET /`: the console for people (docs/protocol.md §12), its HTML, CSS and script embedded in the
 //! binary. The page holds no data: it asks for a token, then reads everything over `/ws` and
 //! the API like any observer. A strict Content-Security-Policy keeps it to this relay: its own
 //! script and style, images and connections to this origin only.

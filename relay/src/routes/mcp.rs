@@ -1,4 +1,4 @@
-//! `/mcp` (PROTOCOL.md §11): MCP over streamable HTTP, served by the official SDK's service and
+//! `/mcp` (docs/protocol.md §11): MCP over streamable HTTP, served by the official SDK's service and
 //! guarded like every orchestrator route (Bearer token: 401 without, 403 for a host's). Its
 //! tool calls are `browser_action`s submitted to the scheduler, so they queue, log, confirm
 //! and notify observers exactly as HTTP and WebSocket actions do.
@@ -6,7 +6,7 @@
 //! DNS rebinding: the SDK refuses (403) a `Host`, and an `Origin` when one is sent, that is
 //! not loopback on the relay's own port or one of `--mcp-allowed-host`.
 //!
-//! Bounded (PROTOCOL.md §15): at most `--mcp-max-sessions` MCP sessions at once (an
+//! Bounded (docs/protocol.md §15): at most `--mcp-max-sessions` MCP sessions at once (an
 //! `initialize` past it is refused with a JSON-RPC error saying so), each ended after 30
 //! minutes without a request. An idle session holds ~64 KiB of the SDK's channels.
 

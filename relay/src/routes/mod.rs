@@ -1,4 +1,4 @@
-//! The HTTP routes of PROTOCOL.md §3 beyond the catalog and health, one module per resource.
+//! The HTTP routes of docs/protocol.md §3 beyond the catalog and health, one module per resource.
 
 pub mod actions;
 pub mod artifacts;

@@ -1,7 +1,7 @@
-//! `GET /api/sessions/{sessionId}/screen.md` (PROTOCOL.md §10): a session's Live Screen, taken
+//! `GET /api/sessions/{sessionId}/screen.md` (docs/protocol.md §10): a session's Live Screen, taken
 //! fresh at the request: its tabs, then the snapshot of its current tab (the last one an
 //! action ran on or opened), `?detail=live|recent|gist`. A look reads the page, so it passes
-//! the same gate as an agent's `browser_snapshot` (PROTOCOL.md §15): it waits its turn in the
+//! the same gate as an agent's `browser_snapshot` (docs/protocol.md §15): it waits its turn in the
 //! session's queue, under `--confirm` a person approves it, and it is in the session's log. It
 //! does not count as the session's previous snapshot. A session without a browser, a tab or a
 //! connected host gets Markdown saying so.

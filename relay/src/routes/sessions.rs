@@ -1,4 +1,4 @@
-//! Session routes (PROTOCOL.md §3, §12): bind a session to a browser, read its state, say
+//! Session routes (docs/protocol.md §3, §12): bind a session to a browser, read its state, say
 //! something beside its actions, and follow its events as Server-Sent Events, replayable from
 //! the session log.
 
@@ -142,7 +142,7 @@ pub async fn events(
     Sse::new(stream(state, subscription, connection)).into_response()
 }
 
-/// An SSE event's data (PROTOCOL.md §2.4).
+/// An SSE event's data (docs/protocol.md §2.4).
 #[derive(Serialize)]
 struct SseData<'a, T: Serialize + ?Sized> {
     #[serde(rename = "type")]

@@ -1,4 +1,4 @@
-//! The session's transitions against PROTOCOL.md §2.3's status rules.
+//! The session's transitions against docs/protocol.md §2.3's status rules.
 
 use chrono::Utc;
 use serde_json::json;

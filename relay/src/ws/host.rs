@@ -1,4 +1,4 @@
-//! What a host sends once joined (PROTOCOL.md §2.5): acks and results of the actions the relay
+//! What a host sends once joined (docs/protocol.md §2.5): acks and results of the actions the relay
 //! sent it, its twin (`full_state_sync`, `tab_event`) and heartbeats. A report the relay cannot
 //! read is INVALID_MESSAGE and changes nothing; a result it cannot read still ends its action
 //! (INTERNAL), so the orchestrator is not left waiting for a timeout.
@@ -160,7 +160,7 @@ fn answering(outbox: &Outbox, id: Option<String>, reply_to: Option<String>, kind
 }
 
 /// Hands a host's ack or result that no action of this link waits for to the relay of the
-/// deployment that sent the action (PROTOCOL.md §14); false without a deployment.
+/// deployment that sent the action (docs/protocol.md §14); false without a deployment.
 fn pass_on(state: &AppState, client_id: &str, reply_to: String, answer: Message) -> bool {
     if state.cluster.is_none() {
         return false;

@@ -1,4 +1,4 @@
-//! `relay.join` (PROTOCOL.md §2.1): the first frame of every peer. It names a role and proves
+//! `relay.join` (docs/protocol.md §2.1): the first frame of every peer. It names a role and proves
 //! it with that role's token; a host also names its stable clientId and describes itself.
 
 use serde_json::Value;
@@ -126,7 +126,7 @@ fn check_token(
     }
 }
 
-/// Registers a host under its clientId, which its token must allow (PROTOCOL.md §15). A
+/// Registers a host under its clientId, which its token must allow (docs/protocol.md §15). A
 /// second connection for a browser that is online is refused, unless it holds the browser's
 /// own token: then it replaces the first (a reconnect), whose actions in flight fail
 /// `CLIENT_OFFLINE`.

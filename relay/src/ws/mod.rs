@@ -1,4 +1,4 @@
-//! One WebSocket peer on `/ws` (PROTOCOL.md §2): read envelopes, check them, hand them to the
+//! One WebSocket peer on `/ws` (docs/protocol.md §2): read envelopes, check them, hand them to the
 //! handler of the peer's role; one writer task sends what the relay has to say. A frame that
 //! is not an envelope gets `INVALID_MESSAGE` and the connection stays open; a failed join gets
 //! `UNAUTHORIZED` (or `FORBIDDEN` for another role's token) and the connection closes.
@@ -40,7 +40,7 @@ pub struct Peer {
     pub touched: Option<std::time::Instant>,
 }
 
-/// What a peer may send before its `relay.join` is read (PROTOCOL.md §15: frames before the
+/// What a peer may send before its `relay.join` is read (docs/protocol.md §15: frames before the
 /// join are at most 64 KiB), with room for the frames' own headers.
 pub const PRE_JOIN_BYTES: u64 = 64 * 1024 + 1024;
 

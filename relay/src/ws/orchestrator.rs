@@ -1,4 +1,4 @@
-//! What an orchestrator sends (PROTOCOL.md §2.2), and the part of it an observer may send
+//! What an orchestrator sends (docs/protocol.md §2.2), and the part of it an observer may send
 //! (§12): an observer reads, binds and answers confirmations, never dispatches. One that
 //! joined for a session is held to that session (and its browser); one that named none may
 //! watch every session.
