@@ -1,5 +1,5 @@
 //! Where the time of opening a session's tab on a loaded page goes, in a Chromium with the
-//! extension loaded (issue 14's `session_start` target). Alternating, on one browser:
+//! extension loaded (docs/performance.md's `session_start` target). Alternating, on one browser:
 //! raw CDP as the baseline; raw CDP doing the host's preparation (hooks, lifecycle events,
 //! focus emulation) on the blank tab before it navigates, as the host does (the floor of
 //! any client that needs its hooks in the first page); Tether's worker and extension mode; and

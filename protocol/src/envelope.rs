@@ -3,7 +3,7 @@
 //! The payload is held as the JSON text it came in or was written as: a relay passes most
 //! payloads on (to a host, an orchestrator, a log line, a subscriber) without looking inside,
 //! and a tree of `Value`s built and written out again at each of those steps was a quarter of
-//! its time under load (issue 14). A message is read from the text once, by its own type.
+//! its time under load. A message is read from the text once, by its own type.
 
 use std::sync::Arc;
 

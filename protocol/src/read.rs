@@ -1,6 +1,6 @@
 //! Reading a typed value from JSON, with an error that names the field that is wrong. The
 //! value is read plainly first; the field's path is tracked (`serde_path_to_error`) only to
-//! explain a failure, since tracking it copies every key read (issue 14: a relay reads three
+//! explain a failure, since tracking it copies every key read (a relay reads three
 //! payloads and one set of params an action).
 
 use serde::de::DeserializeOwned;

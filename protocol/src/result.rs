@@ -10,7 +10,7 @@ use crate::error::ActionError;
 
 /// An action's output as the JSON text its browser wrote. A relay passes it on (to the log,
 /// the journal, the orchestrator) without reading it into a tree and writing it out again:
-/// a scan's 20 KB was read and written four times on its way (issue 14). Whoever looks inside
+/// a scan's 20 KB was read and written four times on its way. Whoever looks inside
 /// reads it with [`Output::value`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(transparent)]

@@ -95,11 +95,6 @@ impl IntoResponse for Refusal {
     }
 }
 
-/// Checks that a request carries a token of `role`.
-pub fn require(parts: &Parts, tokens: &Tokens, role: Role) -> Result<(), Refusal> {
-    require_one_of(token_of(parts)?, tokens, &[role]).map(|_| ())
-}
-
 /// Checks that a request carries a token of one of `roles`; the role it has.
 pub fn require_one_of(token: Option<String>, tokens: &Tokens, roles: &[Role]) -> Result<Role, Refusal> {
     let wanted: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
@@ -144,95 +139,60 @@ fn article(word: &str) -> &'static str {
     }
 }
 
-/// Extractor for routes only orchestrators may call.
-pub struct Orchestrator;
+/// Defines an extractor that admits a request whose token (read by `$token`) is of one of
+/// `$roles`, and says which. Extractors run before the body is read: a caller without a valid
+/// token costs the relay its headers only.
+macro_rules! admits {
+    ($(#[$doc:meta])* $name:ident, $token:expr, [$($role:ident),+]) => {
+        $(#[$doc])*
+        pub struct $name(pub Role);
 
-impl<S> FromRequestParts<S> for Orchestrator
-where
-    Tokens: FromRef<S>,
-    S: Send + Sync,
-{
-    type Rejection = Refusal;
+        impl<S> FromRequestParts<S> for $name
+        where
+            Tokens: FromRef<S>,
+            S: Send + Sync,
+        {
+            type Rejection = Refusal;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
-        require(parts, &Tokens::from_ref(state), Role::Orchestrator).map(|_| Orchestrator)
-    }
+            async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
+                let token: fn(&Parts) -> Result<Option<String>, Refusal> = $token;
+                require_one_of(token(parts)?, &Tokens::from_ref(state), &[$(Role::$role),+]).map($name)
+            }
+        }
+    };
 }
 
-/// Extractor for routes that read or steer without dispatching (the session state, events,
-/// twins, Live Screens, binding a browser): orchestrators and observers. It says which.
-pub struct Reader(pub Role);
-
-impl<S> FromRequestParts<S> for Reader
-where
-    Tokens: FromRef<S>,
-    S: Send + Sync,
-{
-    type Rejection = Refusal;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
-        require_one_of(
-            token_of(parts)?,
-            &Tokens::from_ref(state),
-            &[Role::Orchestrator, Role::Observer],
-        )
-        .map(Reader)
-    }
+/// The token of a request that a browser's EventSource or WebSocket makes (header or query).
+fn header_or_query(parts: &Parts) -> Result<Option<String>, Refusal> {
+    Ok(token_from(&parts.headers, parts.uri.query()))
 }
 
-/// [`Reader`] for the events stream, which a browser's EventSource opens: the token may come as
-/// `?token=` there.
-pub struct StreamReader(pub Role);
+admits!(
+    /// Routes only orchestrators may call.
+    Orchestrator,
+    token_of,
+    [Orchestrator]
+);
 
-impl<S> FromRequestParts<S> for StreamReader
-where
-    Tokens: FromRef<S>,
-    S: Send + Sync,
-{
-    type Rejection = Refusal;
+admits!(
+    /// Routes that read or steer without dispatching (the session state, twins, Live Screens,
+    /// binding a browser): orchestrators and observers.
+    Reader,
+    token_of,
+    [Orchestrator, Observer]
+);
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
-        require_one_of(
-            token_from(&parts.headers, parts.uri.query()),
-            &Tokens::from_ref(state),
-            &[Role::Orchestrator, Role::Observer],
-        )
-        .map(StreamReader)
-    }
-}
+admits!(
+    /// [`Reader`] for the events stream, which a browser's EventSource opens: the token may come
+    /// as `?token=` there.
+    StreamReader,
+    header_or_query,
+    [Orchestrator, Observer]
+);
 
-/// Extractor for uploads (`PUT /artifacts`): hosts, and orchestrators handing a page files. It
-/// runs before the body is read, so a caller without a token costs the relay its headers only.
-pub struct Uploader(pub Role);
-
-impl<S> FromRequestParts<S> for Uploader
-where
-    Tokens: FromRef<S>,
-    S: Send + Sync,
-{
-    type Rejection = Refusal;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
-        require_one_of(
-            token_of(parts)?,
-            &Tokens::from_ref(state),
-            &[Role::Host, Role::Orchestrator],
-        )
-        .map(Uploader)
-    }
-}
-
-/// Extractor for routes only hosts may call.
-pub struct Host;
-
-impl<S> FromRequestParts<S> for Host
-where
-    Tokens: FromRef<S>,
-    S: Send + Sync,
-{
-    type Rejection = Refusal;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
-        require(parts, &Tokens::from_ref(state), Role::Host).map(|_| Host)
-    }
-}
+admits!(
+    /// Uploads (`PUT /artifacts`): hosts, and orchestrators handing a page files.
+    Uploader,
+    token_of,
+    [Host, Orchestrator]
+);

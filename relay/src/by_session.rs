@@ -1,6 +1,6 @@
 //! A table keyed by session id, cut into parts that each have a lock of its own. An action
 //! takes its session's entries several times; with one lock for all sessions, the runtime's
-//! threads queued on it under load (docs/performance.md, "Round two, seventh session").
+//! threads queued on it under load (docs/performance.md, "The relay").
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};

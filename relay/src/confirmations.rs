@@ -64,7 +64,8 @@ impl Confirmations {
             session_id: request.session_id.clone(),
             action_name: request.action_name.clone(),
             action_id: request.action_id.clone(),
-            summary: summary(&request.action_name, &request.params),
+            // Logged and shown beside the actions: typed text appears as its length only.
+            summary: summary(&request.action_name, &request.logged(false).params),
         };
         self.pending().insert(
             request_id.clone(),
@@ -155,4 +156,26 @@ pub fn summary(action_name: &str, params: &Value) -> String {
         }
     }
     parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::request::Request;
+
+    #[test]
+    fn a_summary_shows_typed_text_as_its_length() {
+        let request = Request {
+            session_id: "s".into(),
+            client_id: None,
+            action_id: "a".into(),
+            action_name: "browser_type".into(),
+            params: json!({ "tabId": 1, "xpath": "//input", "text": "hunter2" }),
+            timeout: None,
+            peek: false,
+        };
+        let shown = super::summary(&request.action_name, &request.logged(false).params);
+        assert_eq!(shown, "browser_type tabId=1 xpath=//input text=<typed: 7 chars>");
+    }
 }

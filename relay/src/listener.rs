@@ -105,34 +105,7 @@ pub async fn serve(
     bounds: Bounds,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let slots = connection_slots(bounds.max_connections);
-    if slots < bounds.max_connections {
-        tracing::warn!(
-            "serving at most {slots} connections: the open-file limit leaves room for no more (raise it with ulimit -n)"
-        );
-    }
-    let slots = Arc::new(Semaphore::new(slots));
-    let overflow = Overflow::default();
-    let mut main = hyper::server::conn::http1::Builder::new();
-    main.timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT)
-        .max_headers(100);
-    let mut last_resort = main.clone();
-    last_resort
-        .header_read_timeout(OVERFLOW_HEADER_TIMEOUT)
-        .keep_alive(false);
-    let healthz_only = Router::new()
-        .route("/healthz", axum::routing::get(crate::server::healthz))
-        .fallback(|| async {
-            let error = tether_protocol::ActionError::new(
-                tether_protocol::ErrorCode::Internal,
-                "the relay is serving as many connections as it may; try again shortly",
-            );
-            (StatusCode::SERVICE_UNAVAILABLE, axum::Json(error)).into_response()
-        });
-
-    let (stop, stopped) = tokio::sync::watch::channel(());
-    let mut connections = JoinSet::new();
+    let mut served = Served::new(app, bounds);
     let mut backoff = Duration::ZERO;
     tokio::pin!(shutdown);
     loop {
@@ -140,59 +113,119 @@ pub async fn serve(
             accepted = listener.accept() => accepted,
             _ = &mut shutdown => break,
         };
-        let tcp = match accepted {
+        match accepted {
             Ok((tcp, _)) => {
                 backoff = Duration::ZERO;
-                tcp
+                served.take(tcp);
             }
-            Err(e) if is_connection_error(&e) => continue,
+            Err(e) if is_connection_error(&e) => {}
             Err(e) => {
                 // Out of file descriptors (or memory): wait for some to be given back.
                 backoff = (backoff * 2).clamp(Duration::from_millis(10), Duration::from_secs(1));
                 tracing::warn!("cannot accept a connection ({e}); retrying in {backoff:?}");
                 tokio::time::sleep(backoff).await;
-                continue;
-            }
-        };
-        // Frames are small and answered at once: Nagle's algorithm would hold each one back
-        // for the peer's delayed ack (~40 ms a round trip).
-        let _ = tcp.set_nodelay(true);
-        while connections.try_join_next().is_some() {}
-        match slots.clone().try_acquire_owned() {
-            Ok(permit) => {
-                let (io, budget) = Counted::new(tcp, Some(permit));
-                let mut stopped = stopped.clone();
-                let conn = main.serve_connection(TokioIo::new(io), service(&app, budget));
-                connections.spawn(async move {
-                    let conn = conn.with_upgrades();
-                    tokio::pin!(conn);
-                    tokio::select! {
-                        _ = conn.as_mut() => return,
-                        _ = stopped.changed() => conn.as_mut().graceful_shutdown(),
-                    }
-                    let _ = conn.await;
-                });
-            }
-            Err(_) => {
-                let (io, budget) = Counted::new(tcp, None);
-                let conn = last_resort.serve_connection(TokioIo::new(io), service(&healthz_only, budget));
-                let task = connections.spawn(async move {
-                    let _ = conn.await;
-                });
-                overflow.admit(task);
             }
         }
     }
     drop(listener);
-    let _ = stop.send(());
-    let drained = async { while connections.join_next().await.is_some() {} };
-    if tokio::time::timeout(Duration::from_secs(5), drained)
-        .await
-        .is_err()
-    {
-        connections.abort_all();
-    }
+    served.drain().await;
     Ok(())
+}
+
+/// The connections being served, and how a new one is.
+struct Served {
+    app: Router,
+    /// The answer to a connection past the cap: `/healthz`, or 503.
+    healthz_only: Router,
+    slots: Arc<Semaphore>,
+    overflow: Overflow,
+    main: hyper::server::conn::http1::Builder,
+    last_resort: hyper::server::conn::http1::Builder,
+    stop: tokio::sync::watch::Sender<()>,
+    connections: JoinSet<()>,
+}
+
+impl Served {
+    fn new(app: Router, bounds: Bounds) -> Self {
+        let slots = connection_slots(bounds.max_connections);
+        if slots < bounds.max_connections {
+            tracing::warn!(
+                "serving at most {slots} connections: the open-file limit leaves room for no more (raise it with ulimit -n)"
+            );
+        }
+        let mut main = hyper::server::conn::http1::Builder::new();
+        main.timer(TokioTimer::new())
+            .header_read_timeout(HEADER_TIMEOUT)
+            .max_headers(100);
+        let mut last_resort = main.clone();
+        last_resort
+            .header_read_timeout(OVERFLOW_HEADER_TIMEOUT)
+            .keep_alive(false);
+        let healthz_only = Router::new()
+            .route("/healthz", axum::routing::get(crate::server::healthz))
+            .fallback(|| async {
+                let error = tether_protocol::ActionError::new(
+                    tether_protocol::ErrorCode::Internal,
+                    "the relay is serving as many connections as it may; try again shortly",
+                );
+                (StatusCode::SERVICE_UNAVAILABLE, axum::Json(error)).into_response()
+            });
+        Self {
+            app,
+            healthz_only,
+            slots: Arc::new(Semaphore::new(slots)),
+            overflow: Overflow::default(),
+            main,
+            last_resort,
+            stop: tokio::sync::watch::channel(()).0,
+            connections: JoinSet::new(),
+        }
+    }
+
+    /// Serves a new connection: in a slot of its own, or past the cap for `/healthz` only.
+    fn take(&mut self, tcp: TcpStream) {
+        // Frames are small and answered at once: Nagle's algorithm would hold each one back
+        // for the peer's delayed ack (~40 ms a round trip).
+        let _ = tcp.set_nodelay(true);
+        while self.connections.try_join_next().is_some() {}
+        let Ok(slot) = self.slots.clone().try_acquire_owned() else {
+            let (io, budget) = Counted::new(tcp, None);
+            let conn = self
+                .last_resort
+                .serve_connection(TokioIo::new(io), service(&self.healthz_only, budget));
+            let task = self.connections.spawn(async move {
+                let _ = conn.await;
+            });
+            return self.overflow.admit(task);
+        };
+        let (io, budget) = Counted::new(tcp, Some(slot));
+        let conn = self
+            .main
+            .serve_connection(TokioIo::new(io), service(&self.app, budget))
+            .with_upgrades();
+        let mut stopped = self.stop.subscribe();
+        self.connections.spawn(async move {
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                _ = stopped.changed() => conn.as_mut().graceful_shutdown(),
+            }
+            let _ = conn.await;
+        });
+    }
+
+    /// Asks every connection to finish what it is doing, and waits for them (5 s at most).
+    async fn drain(mut self) {
+        let _ = self.stop.send(());
+        let connections = &mut self.connections;
+        let drained = async { while connections.join_next().await.is_some() {} };
+        if tokio::time::timeout(Duration::from_secs(5), drained)
+            .await
+            .is_err()
+        {
+            self.connections.abort_all();
+        }
+    }
 }
 
 /// The router as a hyper service, each request carrying its connection's [`ReadBudget`].

@@ -15,7 +15,7 @@ use tether_relay::state::{AppState, Relay};
 /// jemalloc, not the system's malloc: under load (1000 sessions busy) glibc's malloc and free
 /// took a fifth of the relay's CPU, with lock contention between the runtime's threads;
 /// jemalloc gave ~1.4x the actions per second at ~1.5 MiB more with 1000 hosts
-/// (docs/performance.md, "Round two, seventh session").
+/// (docs/performance.md, "The relay").
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -1,4 +1,4 @@
-//! What MCP adds to an action (issue 12): the same actions on the same tab through the
+//! What MCP adds to an action: the same actions on the same tab through the
 //! relay's `/mcp` (the official MCP SDK's client) and as `POST /api/browser/action`, in
 //! alternation from one Node process (`tests/mcp-client/bench.mjs`), so both pay the same
 //! client costs; and the same tools/call as a bare POST on the SDK's session, which leaves out

@@ -1,4 +1,4 @@
-//! `browser_snapshot` measured (issue 11), on the test kit's one Chromium.
+//! `browser_snapshot` measured, on the test kit's one Chromium.
 //!
 //! Speed: a document-scope snapshot of a generated 2,000-element page (and of the
 //! 20,000-element one) against `browser_xpath_scan` of the same page, end to end through

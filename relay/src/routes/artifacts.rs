@@ -199,57 +199,50 @@ async fn from_deployment(state: &AppState, id: &str) -> Option<(String, Option<S
     crate::artifacts::ArtifactStore::described(&description, bytes)
 }
 
-/// The types an artifact may have; anything else is stored as `application/octet-stream`.
-const TYPES: &[&str] = &[
-    "image/png",
-    "image/jpeg",
-    "image/webp",
-    "text/plain",
-    "application/json",
-    "application/pdf",
-    "text/html",
-    "text/csv",
-    "text/markdown",
-    "application/zip",
-    "application/octet-stream",
-];
-
-/// Of those, the ones a browser shows and never runs: served `inline`. The rest download.
-const SHOWN: &[&str] = &[
-    "image/png",
-    "image/jpeg",
-    "image/webp",
-    "text/plain",
-    "application/json",
-    "application/pdf",
+/// The types an artifact may have, each with its file extension and whether a browser shows it
+/// (`inline`) and never runs it; the others download. Anything else is stored as
+/// `application/octet-stream`.
+const TYPES: &[(&str, &str, bool)] = &[
+    ("image/png", "png", true),
+    ("image/jpeg", "jpg", true),
+    ("image/webp", "webp", true),
+    ("text/plain", "txt", true),
+    ("application/json", "json", true),
+    ("application/pdf", "pdf", true),
+    ("text/html", "html", false),
+    ("text/csv", "csv", false),
+    ("text/markdown", "md", false),
+    ("application/zip", "zip", false),
+    ("application/octet-stream", "bin", false),
 ];
 
 /// The type an upload is stored as: its media type (parameters dropped, case ignored) when it
 /// is one of [`TYPES`], else `application/octet-stream`.
 pub fn stored_type(given: &str) -> &'static str {
+    known(given).0
+}
+
+/// The entry of [`TYPES`] for a media type, parameters dropped and case ignored.
+fn known(given: &str) -> (&'static str, &'static str, bool) {
     let essence = given.split(';').next().unwrap_or_default().trim();
     TYPES
         .iter()
-        .find(|t| t.eq_ignore_ascii_case(essence))
+        .find(|(t, _, _)| t.eq_ignore_ascii_case(essence))
         .copied()
-        .unwrap_or("application/octet-stream")
+        .unwrap_or(("application/octet-stream", "bin", false))
 }
 
 /// An artifact's response: a fixed type (text in UTF-8), never sniffed, sandboxed with nothing
 /// allowed to load, `inline` only for the types a browser just shows.
 fn served(id: &str, content_type: &str, name: Option<&str>, bytes: Vec<u8>) -> Response {
-    let kind = stored_type(content_type);
+    let (kind, extension, shown) = known(content_type);
     let type_header = if kind.starts_with("text/") {
         format!("{kind}; charset=utf-8")
     } else {
         kind.to_owned()
     };
-    let disposition = if SHOWN.contains(&kind) {
-        "inline"
-    } else {
-        "attachment"
-    };
-    let file_name = name.map_or_else(|| format!("{id}.{}", extension(kind)), str::to_owned);
+    let disposition = if shown { "inline" } else { "attachment" };
+    let file_name = name.map_or_else(|| format!("{id}.{extension}"), str::to_owned);
     let mut response = bytes.into_response();
     let headers = response.headers_mut();
     let mut set = |name: header::HeaderName, value: &str| {
@@ -265,22 +258,6 @@ fn served(id: &str, content_type: &str, name: Option<&str>, bytes: Vec<u8>) -> R
         &content_disposition(disposition, &file_name),
     );
     response
-}
-
-fn extension(kind: &str) -> &'static str {
-    match kind {
-        "image/png" => "png",
-        "image/jpeg" => "jpg",
-        "image/webp" => "webp",
-        "text/plain" => "txt",
-        "application/json" => "json",
-        "application/pdf" => "pdf",
-        "text/html" => "html",
-        "text/csv" => "csv",
-        "text/markdown" => "md",
-        "application/zip" => "zip",
-        _ => "bin",
-    }
 }
 
 /// `<disposition>; filename="<ASCII name>"; filename*=UTF-8''<name>` (RFC 6266): a download
