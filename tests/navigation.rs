@@ -394,59 +394,34 @@ fn javascript_urls_run_nothing_and_local_files_are_refused() {
     run(|h| async move {
         let s = "nav-no-script";
         let tab = h.start(s, "/fixtures/form.html").await;
-        // A prompt-injected agent, with browser_evaluate off, tries script by URL.
-        for url in [
-            "javascript:window.__pwned = document.cookie || 'ran'",
+        // A prompt-injected agent, with browser_evaluate off, tries script by URL, and tries to
+        // read the machine's files.
+        let script = "javascript:window.__pwned = document.cookie || 'ran'";
+        let disguised = [
+            script,
             " \u{1}JavaScript:window.__pwned = 'ran'",
-            "java\tscript:window.__pwned = 'ran'",
-        ] {
-            let e = h
-                .fails_with(
-                    ErrorCode::ForbiddenTarget,
-                    s,
-                    "browser_navigate",
-                    json!({ "tabId": tab, "url": url }),
-                )
-                .await;
-            assert!(e.message.contains("browser_evaluate"), "{}", e.message);
-        }
-        for (action, params) in [
-            (
-                "session_start",
-                json!({ "url": "javascript:window.__pwned = 'ran'" }),
-            ),
-            (
-                "browser_tabs",
-                json!({ "action": "open", "url": "javascript:window.__pwned = 'ran'" }),
-            ),
-        ] {
-            h.fails_with(ErrorCode::ForbiddenTarget, s, action, params).await;
-        }
-        assert_eq!(h.eval(tab, "String(window.__pwned)").await, "undefined");
-
-        // And it tries to read the machine's files.
-        for url in [
+            "java\tscript:window.__pwned = 1",
+        ];
+        let files = [
             "file:///etc/passwd",
             "FILE:///etc/hostname",
             "filesystem:http://127.0.0.1/temporary/a",
-        ] {
-            let e = h
-                .fails_with(
-                    ErrorCode::ForbiddenTarget,
-                    s,
-                    "browser_navigate",
-                    json!({ "tabId": tab, "url": url }),
-                )
-                .await;
-            assert!(e.message.contains("--allow-file-urls"), "{}", e.message);
+        ];
+        let tries = disguised
+            .iter()
+            .map(|url| (*url, "browser_evaluate"))
+            .chain(files.iter().map(|url| (*url, "--allow-file-urls")));
+        for (url, says) in tries {
+            for (action, params) in [
+                ("browser_navigate", json!({ "tabId": tab, "url": url })),
+                ("browser_tabs", json!({ "action": "open", "url": url })),
+                ("session_start", json!({ "url": url })),
+            ] {
+                let e = h.fails_with(ErrorCode::ForbiddenTarget, s, action, params).await;
+                assert!(e.message.contains(says), "{action} {url:?}: {}", e.message);
+            }
         }
-        h.fails_with(
-            ErrorCode::ForbiddenTarget,
-            "nav-no-file",
-            "session_start",
-            json!({ "url": "file:///etc/passwd" }),
-        )
-        .await;
+        assert_eq!(h.eval(tab, "String(window.__pwned)").await, "undefined");
         assert!(h
             .eval(tab, "location.href")
             .await

@@ -105,19 +105,8 @@ async fn a_chromium_crash_ends_the_running_action_and_stops_the_worker() {
 async fn sigterm_stops_the_worker_and_the_chromium_it_launched() {
     let dirs = tempfile::tempdir().unwrap();
     let relay = TestRelay::start(&dirs.path().join("relay"), None);
-    let mut worker = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether-host"))
-        .args([
-            "worker",
-            "--relay",
-            &format!("ws://{}", relay.addr),
-            "--token",
-            HOST,
-        ])
-        .args(["--client-id", "terminated", "--headless"])
-        .env("XDG_CONFIG_HOME", dirs.path().join("config"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
+    let mut worker = worker_command(&relay.addr, "terminated", dirs.path())
+        .args(["--token", HOST])
         .spawn()
         .unwrap();
     relay.wait_online("terminated", JOIN_WITHIN).await;
@@ -133,6 +122,23 @@ async fn sigterm_stops_the_worker_and_the_chromium_it_launched() {
         !std::path::Path::new(&format!("/proc/{}", browsers[0])).exists(),
         "the worker closed its Chromium"
     );
+}
+
+/// `tether-host worker` for `client_id` on the relay at `addr`, headless, its config in `dir`.
+fn worker_command(
+    addr: &std::net::SocketAddr,
+    client_id: &str,
+    dir: &std::path::Path,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether-host"));
+    command
+        .args(["worker", "--relay", &format!("ws://{addr}"), "--headless"])
+        .args(["--client-id", client_id])
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    command
 }
 
 /// The sockets process `pid` listens on (TCP, v4 and v6).
@@ -168,14 +174,8 @@ fn listening_sockets(pid: i32) -> usize {
 async fn a_workers_chromium_is_driven_over_a_pipe_only() {
     let dirs = tempfile::tempdir().unwrap();
     let relay = TestRelay::start(&dirs.path().join("relay"), None);
-    let worker = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether-host"))
-        .args(["worker", "--relay", &format!("ws://{}", relay.addr)])
-        .args(["--client-id", "piped", "--headless"])
+    let worker = worker_command(&relay.addr, "piped", dirs.path())
         .env("TETHER_HOST_TOKEN", HOST)
-        .env("XDG_CONFIG_HOME", dirs.path().join("config"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     relay.wait_online("piped", JOIN_WITHIN).await;
@@ -191,11 +191,10 @@ async fn a_workers_chromium_is_driven_over_a_pipe_only() {
         "the token is in the worker's arguments"
     );
 
-    let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether-host"))
-        .args(["worker", "--relay", &format!("ws://{}", relay.addr), "--headless"])
+    let refused = worker_command(&relay.addr, "asking-for-a-port", dirs.path())
         .arg("--chromium-arg=--remote-debugging-port=9222")
         .env("TETHER_HOST_TOKEN", HOST)
-        .env("XDG_CONFIG_HOME", dirs.path().join("config"))
+        .stderr(Stdio::piped())
         .output()
         .await
         .unwrap();

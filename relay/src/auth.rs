@@ -5,11 +5,10 @@
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::Json;
 use subtle::ConstantTimeEq;
 use tether_protocol::{ActionError, ErrorCode};
 
+use crate::app_error::AppError;
 use crate::config::Tokens;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,10 +48,10 @@ impl Tokens {
 /// The token of a request, from its Authorization header. A `?token=` is taken only where a
 /// browser cannot set headers (`/ws` and the events stream, [`token_from`]); anywhere else a
 /// request that carries one is refused, so that tokens stay out of URLs, logs and histories.
-pub fn token_of(parts: &Parts) -> Result<Option<String>, Refusal> {
+pub fn token_of(parts: &Parts) -> Result<Option<String>, AppError> {
     match bearer(&parts.headers) {
         Some(token) => Ok(Some(token)),
-        None if query_token(parts.uri.query()).is_some() => Err(Refusal(
+        None if query_token(parts.uri.query()).is_some() => Err(AppError::with_status(
             StatusCode::UNAUTHORIZED,
             ActionError::new(
                 ErrorCode::Unauthorized,
@@ -85,22 +84,12 @@ fn query_token(query: Option<&str>) -> Option<String> {
         .map(|(_, value)| value.to_owned())
 }
 
-/// Why a request was turned away: 401 without a valid token, 403 with another role's.
-#[derive(Debug)]
-pub struct Refusal(pub StatusCode, pub ActionError);
-
-impl IntoResponse for Refusal {
-    fn into_response(self) -> Response {
-        (self.0, Json(self.1)).into_response()
-    }
-}
-
 /// Checks that a request carries a token of one of `roles`; the role it has.
-pub fn require_one_of(token: Option<String>, tokens: &Tokens, roles: &[Role]) -> Result<Role, Refusal> {
+pub fn require_one_of(token: Option<String>, tokens: &Tokens, roles: &[Role]) -> Result<Role, AppError> {
     let wanted: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
     let role = wanted.join(" or ");
     let Some(token) = token else {
-        return Err(Refusal(
+        return Err(AppError::with_status(
             StatusCode::UNAUTHORIZED,
             ActionError::new(
                 ErrorCode::Unauthorized,
@@ -113,7 +102,7 @@ pub fn require_one_of(token: Option<String>, tokens: &Tokens, roles: &[Role]) ->
     };
     match tokens.role_of(&token) {
         Some(granted) if roles.contains(&granted) => Ok(granted),
-        Some(granted) => Err(Refusal(
+        Some(granted) => Err(AppError::with_status(
             StatusCode::FORBIDDEN,
             ActionError::new(
                 ErrorCode::Forbidden,
@@ -123,7 +112,7 @@ pub fn require_one_of(token: Option<String>, tokens: &Tokens, roles: &[Role]) ->
                 ),
             ),
         )),
-        None => Err(Refusal(
+        None => Err(AppError::with_status(
             StatusCode::UNAUTHORIZED,
             ActionError::new(ErrorCode::Unauthorized, "the token is not valid for this relay"),
         )),
@@ -152,10 +141,10 @@ macro_rules! admits {
             Tokens: FromRef<S>,
             S: Send + Sync,
         {
-            type Rejection = Refusal;
+            type Rejection = AppError;
 
-            async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
-                let token: fn(&Parts) -> Result<Option<String>, Refusal> = $token;
+            async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
+                let token: fn(&Parts) -> Result<Option<String>, AppError> = $token;
                 require_one_of(token(parts)?, &Tokens::from_ref(state), &[$(Role::$role),+]).map($name)
             }
         }
@@ -163,7 +152,7 @@ macro_rules! admits {
 }
 
 /// The token of a request that a browser's EventSource or WebSocket makes (header or query).
-fn header_or_query(parts: &Parts) -> Result<Option<String>, Refusal> {
+fn header_or_query(parts: &Parts) -> Result<Option<String>, AppError> {
     Ok(token_from(&parts.headers, parts.uri.query()))
 }
 

@@ -9,6 +9,7 @@
 //! the transitions of `sessions::Session`.
 
 pub mod agent_docs;
+pub mod app_error;
 pub mod artifacts;
 pub mod at_rest;
 pub mod auth;

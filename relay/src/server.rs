@@ -10,8 +10,9 @@ use axum::{Extension, Json, Router};
 use serde_json::json;
 use std::sync::Arc;
 use tether_protocol::messages::Catalog;
-use tether_protocol::{ActionError, ErrorCode};
+use tether_protocol::ErrorCode;
 
+use crate::app_error::AppError;
 use crate::auth::{token_from, Orchestrator, Reader};
 use crate::listener::{self, Bounds, ReadBudget};
 use crate::routes::{actions, artifacts, console, mcp, screen, sessions, twin};
@@ -118,29 +119,30 @@ async fn websocket(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
     budget: Option<Extension<Arc<ReadBudget>>>,
-) -> Response {
+) -> Result<Response, AppError> {
     let origin = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok());
     if !state.origins.admits(origin) {
-        let error = ActionError::new(
+        return Err(AppError::new(
+            StatusCode::FORBIDDEN,
             ErrorCode::Forbidden,
             format!(
                 "pages of {} may not open the relay's socket; the relay's own console may, and the origins given with --allowed-origin",
                 origin.unwrap_or_default()
             ),
-        );
-        return (StatusCode::FORBIDDEN, Json(error)).into_response();
+        ));
     }
     let token = token_from(&headers, query.as_deref());
-    if let Some(token) = &token {
-        if state.tokens.role_of(token).is_none() {
-            let error = ActionError::new(ErrorCode::Unauthorized, "the token is not valid for this relay");
-            return (StatusCode::UNAUTHORIZED, Json(error)).into_response();
-        }
+    if token.as_ref().is_some_and(|t| state.tokens.role_of(t).is_none()) {
+        return Err(AppError::new(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::Unauthorized,
+            "the token is not valid for this relay",
+        ));
     }
     // Most peers are idle hosts: small socket buffers keep a thousand of them cheap (the
     // default 128 KiB each way cost ~140 KiB per host); large frames still pass, in chunks.
     let cap = state.settings.max_message_bytes;
-    upgrade
+    Ok(upgrade
         .read_buffer_size(SOCKET_BUFFER)
         .write_buffer_size(SOCKET_BUFFER)
         .max_message_size(cap)
@@ -150,7 +152,7 @@ async fn websocket(
             // What a peer may send before it has joined: its relay.join, and no flood.
             budget.allow_only(ws::PRE_JOIN_BYTES);
             ws::serve(socket, state, token, budget)
-        })
+        }))
 }
 
 /// The relay's URL as the caller reached it, for links it hands back. Behind a TLS proxy

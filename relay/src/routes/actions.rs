@@ -6,12 +6,12 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::Value;
-use tether_protocol::{ActionError, ErrorCode};
+use tether_protocol::{ActionError, ActionResult, ErrorCode};
 use tokio::sync::oneshot;
 
+use crate::app_error::AppError;
 use crate::auth::Orchestrator;
 use crate::cluster;
 use crate::reply::Reply;
@@ -22,51 +22,31 @@ pub async fn browser_action(
     _: Orchestrator,
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let body = match body {
-        Ok(body) => body,
-        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            let error = ActionError::new(
-                ErrorCode::PayloadTooLarge,
-                format!(
-                    "the request is over {} bytes; send big inputs as an artifact",
-                    state.settings.max_message_bytes
-                ),
-            );
-            return (StatusCode::PAYLOAD_TOO_LARGE, Json(error)).into_response();
-        }
-        Err(rejection) => {
-            let error = ActionError::new(ErrorCode::InvalidMessage, rejection.body_text());
-            return (rejection.status(), Json(error)).into_response();
-        }
-    };
-    let payload: Value = match serde_json::from_slice(&body) {
-        Ok(payload) => payload,
-        Err(e) => {
-            return bad_request(ActionError::new(
-                ErrorCode::InvalidMessage,
-                format!("the body is not JSON: {e}"),
-            ))
-        }
-    };
-    let parsed = match Request::read(&payload) {
-        Ok(parsed) => parsed,
-        Err(not_an_action) => return bad_request(not_an_action),
-    };
+) -> Result<Json<ActionResult>, AppError> {
+    let body = body.map_err(|rejection| match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => AppError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::PayloadTooLarge,
+            format!(
+                "the request is over {} bytes; send big inputs as an artifact",
+                state.settings.max_message_bytes
+            ),
+        ),
+        status => AppError::new(status, ErrorCode::InvalidMessage, rejection.body_text()),
+    })?;
+    let payload: Value = serde_json::from_slice(&body).map_err(|e| {
+        AppError::bad_request(ErrorCode::InvalidMessage, format!("the body is not JSON: {e}"))
+    })?;
+    let parsed = Request::read(&payload).map_err(|e| AppError::with_status(StatusCode::BAD_REQUEST, e))?;
     let (tx, rx) = oneshot::channel();
     // The action runs to its end even if this caller hangs up: its result is logged and kept
     // for a retry with the same actionId.
     cluster::submit(&state, parsed, Reply::Channel(tx)).await;
-    match rx.await {
-        Ok(result) => Json(result).into_response(),
-        Err(_) => (
+    let result = rx.await.map_err(|_| {
+        AppError::with_status(
             StatusCode::INTERNAL_SERVER_ERROR,
-            Json(ActionError::internal("the relay lost this action's result")),
+            ActionError::internal("the relay lost this action's result"),
         )
-            .into_response(),
-    }
-}
-
-fn bad_request(error: ActionError) -> Response {
-    (StatusCode::BAD_REQUEST, Json(error)).into_response()
+    })?;
+    Ok(Json(result))
 }

@@ -17,16 +17,13 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use tether_protocol::actions::{is_plain_file_name, ArtifactRef, MAX_FILE_NAME_BYTES};
-use tether_protocol::{ActionError, ErrorCode};
+use tether_protocol::ErrorCode;
 
+use crate::app_error::AppError;
 use crate::artifacts::{is_id, StoreError};
 use crate::auth::{self, Role, Uploader};
 use crate::server::base_url;
 use crate::state::AppState;
-
-fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
-    (status, Json(ActionError::new(code, message))).into_response()
-}
 
 /// `?name=`: the file name an orchestrator uploads a file under (for `browser_upload_file`).
 #[derive(Deserialize)]
@@ -40,75 +37,67 @@ pub async fn upload(
     headers: HeaderMap,
     Query(named): Query<Named>,
     body: Result<Bytes, BytesRejection>,
-) -> Response {
-    if let Err(why) = check_name(role, named.name.as_deref()) {
-        return error(StatusCode::BAD_REQUEST, ErrorCode::InvalidParams, why);
-    }
-    let body = match body {
-        Ok(body) => body,
-        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            return error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                ErrorCode::PayloadTooLarge,
-                rejection.body_text(),
-            )
-        }
-        Err(rejection) => {
-            return error(
-                rejection.status(),
-                ErrorCode::InvalidMessage,
-                rejection.body_text(),
-            )
-        }
-    };
+) -> Result<Json<ArtifactRef>, AppError> {
+    check_name(role, named.name.as_deref())
+        .map_err(|why| AppError::bad_request(ErrorCode::InvalidParams, why))?;
+    let body = body.map_err(|rejection| {
+        let code = match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+            _ => ErrorCode::InvalidMessage,
+        };
+        AppError::new(rejection.status(), code, rejection.body_text())
+    })?;
     let content_type = stored_type(
         headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default(),
     );
-    match state
+    let id = state
         .artifacts
         .put_named(body.clone(), content_type, named.name.as_deref())
         .await
-    {
-        Ok(id) => {
-            if let Err(e) = share(&state, &id, &body).await {
-                tracing::error!("cannot share an artifact with the deployment: {e}");
-                return error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    ErrorCode::Internal,
-                    format!("the artifact could not be shared with the other relays: {e}"),
-                );
-            }
-            let url = format!(
-                "{}/artifacts/{id}?{}",
-                base_url(&headers),
-                state.artifacts.presign(&id)
-            );
-            Json(ArtifactRef { artifact_id: id, url }).into_response()
-        }
-        Err(e @ StoreError::TooLarge { .. }) => error(
+        .map_err(not_stored)?;
+    share(&state, &id, &body).await.map_err(|e| {
+        tracing::error!("cannot share an artifact with the deployment: {e}");
+        AppError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Internal,
+            format!("the artifact could not be shared with the other relays: {e}"),
+        )
+    })?;
+    let url = format!(
+        "{}/artifacts/{id}?{}",
+        base_url(&headers),
+        state.artifacts.presign(&id)
+    );
+    Ok(Json(ArtifactRef { artifact_id: id, url }))
+}
+
+/// Why the store did not take an upload, as the uploader is told.
+fn not_stored(e: StoreError) -> AppError {
+    match e {
+        e @ StoreError::TooLarge { .. } => AppError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::PayloadTooLarge,
             e.to_string(),
         ),
-        Err(e @ StoreError::Full { .. }) => error(
+        e @ StoreError::Full { .. } => AppError::new(
             StatusCode::INSUFFICIENT_STORAGE,
             ErrorCode::Internal,
             e.to_string(),
         ),
-        Err(StoreError::Io(e)) if e.kind() == std::io::ErrorKind::StorageFull => {
+        StoreError::Io(e) if e.kind() == std::io::ErrorKind::StorageFull => {
             tracing::error!("artifact upload failed: the disk is full: {e}");
-            error(
+            AppError::new(
                 StatusCode::INSUFFICIENT_STORAGE,
                 ErrorCode::Internal,
                 format!("the relay's disk is full; the artifact was not stored ({e})"),
             )
         }
-        Err(e) => {
+        e => {
             tracing::error!("artifact upload failed: {e}");
-            error(
+            AppError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ErrorCode::Internal,
                 e.to_string(),
@@ -145,44 +134,38 @@ pub async fn download(
     Path(id): Path<String>,
     Query(signed): Query<Signed>,
     request: Request,
-) -> Response {
+) -> Result<Response, AppError> {
     match (signed.exp, signed.sig.as_deref()) {
-        (Some(exp), Some(sig)) => {
-            if !state.artifacts.verify(&id, exp, sig) {
-                return error(
-                    StatusCode::FORBIDDEN,
-                    ErrorCode::Forbidden,
-                    "the signature is wrong or has expired",
-                );
-            }
+        (Some(exp), Some(sig)) if !state.artifacts.verify(&id, exp, sig) => {
+            return Err(AppError::new(
+                StatusCode::FORBIDDEN,
+                ErrorCode::Forbidden,
+                "the signature is wrong or has expired",
+            ));
         }
+        (Some(_), Some(_)) => {}
         _ => {
             // Hosts fetch the files an upload hands a page (browser_upload_file).
             let (parts, _) = request.into_parts();
             let readers = [Role::Orchestrator, Role::Host, Role::Observer];
-            let checked =
-                auth::token_of(&parts).and_then(|token| auth::require_one_of(token, &state.tokens, &readers));
-            if let Err(refusal) = checked {
-                return refusal.into_response();
-            }
+            auth::require_one_of(auth::token_of(&parts)?, &state.tokens, &readers)?;
         }
     }
-    let found = if is_id(&id) {
-        match state.artifacts.get(&id).await {
+    let found = match is_id(&id) {
+        true => match state.artifacts.get(&id).await {
             Some(found) => Some(found),
             None => from_deployment(&state, &id).await,
-        }
-    } else {
-        None
+        },
+        false => None,
     };
-    match found {
-        Some((content_type, name, bytes)) => served(&id, &content_type, name.as_deref(), bytes),
-        None => error(
+    let (content_type, name, bytes) = found.ok_or_else(|| {
+        AppError::new(
             StatusCode::NOT_FOUND,
             ErrorCode::InvalidParams,
             format!("no artifact {id} (unknown, or expired)"),
-        ),
-    }
+        )
+    })?;
+    Ok(served(&id, &content_type, name.as_deref(), bytes))
 }
 
 /// In a deployment, an artifact is stored where every relay finds it too (docs/protocol.md §14).

@@ -8,12 +8,11 @@ pub mod screen;
 pub mod sessions;
 pub mod twin;
 
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde::Deserialize;
 use tether_protocol::actions::browser_snapshot::Detail;
-use tether_protocol::{ActionError, ErrorCode};
+use tether_protocol::ErrorCode;
+
+use crate::app_error::AppError;
 
 /// `?detail=live|recent|gist` of a Live Screen route (seed 004's levels); live when absent.
 #[derive(Deserialize)]
@@ -28,7 +27,6 @@ impl DetailQuery {
 }
 
 /// The answer to a `?detail=` that is none of the levels.
-pub fn bad_detail() -> Response {
-    let error = ActionError::new(ErrorCode::InvalidParams, "detail is one of live, recent, gist");
-    (StatusCode::BAD_REQUEST, Json(error)).into_response()
+pub fn bad_detail() -> AppError {
+    AppError::bad_request(ErrorCode::InvalidParams, "detail is one of live, recent, gist")
 }

@@ -21,6 +21,7 @@ use tether_protocol::{ActionError, ActionName};
 use tokio::sync::oneshot;
 
 use super::{bad_detail, DetailQuery};
+use crate::app_error::AppError;
 use crate::auth::Reader;
 use crate::cluster;
 use crate::reply::Reply;
@@ -35,13 +36,10 @@ pub async fn get(
     State(state): State<AppState>,
     Path(session_id): Path<String>,
     query: Result<Query<DetailQuery>, QueryRejection>,
-) -> Response {
-    let Ok(Query(query)) = query else {
-        return bad_detail();
-    };
-    let detail = query.detail();
-    let body = screen(&state, &session_id, detail).await;
-    ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body).into_response()
+) -> Result<Response, AppError> {
+    let Query(query) = query.map_err(|_| bad_detail())?;
+    let body = screen(&state, &session_id, query.detail()).await;
+    Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body).into_response())
 }
 
 async fn screen(state: &AppState, session_id: &str, detail: Detail) -> String {

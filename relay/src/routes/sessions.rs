@@ -15,18 +15,15 @@ use chrono::Utc;
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tether_protocol::messages::{Binding, Message, SessionMessage};
-use tether_protocol::{ActionError, ErrorCode};
+use tether_protocol::messages::{Binding, Message, SessionMessage, SessionState};
+use tether_protocol::ErrorCode;
 use tokio::time::{interval_at, Instant, MissedTickBehavior};
 
+use crate::app_error::AppError;
 use crate::auth::{Reader, Role, StreamReader};
 use crate::events::{Event, Filter, Subscription};
 use crate::state::AppState;
 use crate::talk;
-
-fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
-    (status, Json(ActionError::new(code, message))).into_response()
-}
 
 /// The string `key` of a JSON object body.
 fn string_field(body: &[u8], key: &str) -> Option<String> {
@@ -42,26 +39,18 @@ pub async fn message(
     State(state): State<AppState>,
     Path(session_id): Path<String>,
     body: Bytes,
-) -> Response {
-    let Some(text) = string_field(&body, "text") else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            ErrorCode::InvalidMessage,
-            "the body must be {\"text\": \"...\"}",
-        );
-    };
+) -> Result<Json<Value>, AppError> {
+    let text = string_field(&body, "text").ok_or_else(|| {
+        AppError::bad_request(ErrorCode::InvalidMessage, "the body must be {\"text\": \"...\"}")
+    })?;
     let words = SessionMessage { session_id, text };
     let message = match role {
         Role::Orchestrator => Message::AgentMessage(words),
         _ => Message::UserMessage(words),
     };
-    match talk::say(&state, message) {
-        Ok(said) => {
-            let (kind, payload) = said.split();
-            Json(json!({ "type": kind, "payload": payload })).into_response()
-        }
-        Err(e) => (StatusCode::BAD_REQUEST, Json(e)).into_response(),
-    }
+    let said = talk::say(&state, message).map_err(|e| AppError::with_status(StatusCode::BAD_REQUEST, e))?;
+    let (kind, payload) = said.split();
+    Ok(Json(json!({ "type": kind, "payload": payload })))
 }
 
 /// `GET /api/sessions`: every session's state, for a console that opens after they began.
@@ -74,29 +63,34 @@ pub async fn bind(
     State(state): State<AppState>,
     Path(session_id): Path<String>,
     body: Bytes,
-) -> Response {
-    let Some(client_id) = string_field(&body, "clientId").filter(|c| !c.is_empty()) else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            ErrorCode::InvalidMessage,
-            "the body must be {\"clientId\": \"...\"}",
-        );
-    };
+) -> Result<Json<Binding>, AppError> {
+    let client_id = string_field(&body, "clientId")
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| {
+            AppError::bad_request(
+                ErrorCode::InvalidMessage,
+                "the body must be {\"clientId\": \"...\"}",
+            )
+        })?;
     let binding = Binding {
         session_id,
         client_id,
     };
-    match crate::cluster::bind(&state, binding).await {
-        Ok(bound) => Json(bound).into_response(),
-        Err(e) => (StatusCode::NOT_FOUND, Json(e)).into_response(),
-    }
+    let bound = crate::cluster::bind(&state, binding)
+        .await
+        .map_err(|e| AppError::with_status(StatusCode::NOT_FOUND, e))?;
+    Ok(Json(bound))
 }
 
-pub async fn get(_: Reader, State(state): State<AppState>, Path(session_id): Path<String>) -> Response {
-    match crate::cluster::session_state(&state, &session_id).await {
-        Ok(session) => Json(session).into_response(),
-        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, Json(e)).into_response(),
-    }
+pub async fn get(
+    _: Reader,
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+) -> Result<Json<SessionState>, AppError> {
+    let session = crate::cluster::session_state(&state, &session_id)
+        .await
+        .map_err(|e| AppError::with_status(StatusCode::SERVICE_UNAVAILABLE, e))?;
+    Ok(Json(session))
 }
 
 #[derive(Deserialize)]
@@ -112,23 +106,22 @@ pub async fn events(
     Path(session_id): Path<String>,
     Query(query): Query<Resume>,
     headers: HeaderMap,
-) -> Response {
+) -> Result<Response, AppError> {
     let last = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
         .or(query.from);
-    let after = match last.as_deref().map(str::trim).map(str::parse::<u64>) {
-        None => None,
-        Some(Ok(n)) => Some(n),
-        Some(Err(_)) => {
-            return error(
-                StatusCode::BAD_REQUEST,
+    let after = last
+        .as_deref()
+        .map(|n| n.trim().parse::<u64>())
+        .transpose()
+        .map_err(|_| {
+            AppError::bad_request(
                 ErrorCode::InvalidMessage,
                 "Last-Event-ID and ?from= take an event index (an integer)",
             )
-        }
-    };
+        })?;
     let filter = Filter {
         session: Some(session_id.clone()),
         client: None,
@@ -139,7 +132,7 @@ pub async fn events(
         "resumedAfter": after,
         "state": state.sessions.state(&session_id),
     });
-    Sse::new(stream(state, subscription, connection)).into_response()
+    Ok(Sse::new(stream(state, subscription, connection)).into_response())
 }
 
 /// An SSE event's data (docs/protocol.md §2.4).

@@ -6,9 +6,10 @@ use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use tether_protocol::{ActionError, ErrorCode};
+use tether_protocol::ErrorCode;
 
 use super::{bad_detail, DetailQuery};
+use crate::app_error::AppError;
 use crate::auth::Reader;
 use crate::state::AppState;
 use crate::twin_md::{self, Browser};
@@ -18,26 +19,24 @@ pub async fn get(
     State(state): State<AppState>,
     Path(name): Path<String>,
     query: Result<Query<DetailQuery>, QueryRejection>,
-) -> Response {
+) -> Result<Response, AppError> {
     // A clientId is taken as it is when known; otherwise a trailing `.md` asks for Markdown.
     let (client_id, markdown) = match name.strip_suffix(".md") {
         Some(stripped) if !state.knows_client(&name) => (stripped.to_owned(), true),
         _ => (name, false),
     };
-    let Some((meta, online)) = state.client_meta(&client_id) else {
-        let error = ActionError::new(
+    let (meta, online) = state.client_meta(&client_id).ok_or_else(|| {
+        AppError::new(
+            StatusCode::NOT_FOUND,
             ErrorCode::InvalidParams,
             format!("no browser with clientId {client_id:?} has joined this relay"),
-        );
-        return (StatusCode::NOT_FOUND, Json(error)).into_response();
-    };
+        )
+    })?;
     let twin = state.twins.get(&client_id).unwrap_or_default();
     if !markdown {
-        return Json(twin.payload(&client_id)).into_response();
+        return Ok(Json(twin.payload(&client_id)).into_response());
     }
-    let Ok(Query(query)) = query else {
-        return bad_detail();
-    };
+    let Query(query) = query.map_err(|_| bad_detail())?;
     let detail = query.detail();
     let browser = Browser {
         client_id: &client_id,
@@ -45,5 +44,5 @@ pub async fn get(
         meta: &meta,
     };
     let body = twin_md::render(&browser, &twin, detail);
-    ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body).into_response()
+    Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body).into_response())
 }
