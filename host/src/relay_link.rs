@@ -12,7 +12,7 @@ use futures::{SinkExt, StreamExt};
 use rand::Rng;
 use serde_json::Value;
 use tether_protocol::envelope::MAX_ENVELOPE_BYTES;
-use tether_protocol::messages::{Ack, ActionRequest, ClientSettings, Empty, Join, Message, Role};
+use tether_protocol::messages::{Ack, ActionRequest, ClientSettings, Empty, HostMeta, Join, Message, Role};
 use tether_protocol::result::ResultStatus;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -65,7 +65,7 @@ pub struct LinkOptions {
     pub ws_urls: Vec<String>,
     pub token: String,
     pub client_id: String,
-    pub meta: Value,
+    pub meta: HostMeta,
     pub twin: Arc<dyn TwinSource>,
     /// Told whether the host is joined to the relay, each time that changes.
     pub on_link: Option<Arc<dyn Fn(bool) + Send + Sync>>,

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use serde_json::{json, Value};
+use serde_json::json;
+use tether_protocol::messages::HostMeta;
 use tether_protocol::ActionName;
 
 use crate::artifacts::RelayStore;
@@ -220,7 +221,10 @@ impl Worker {
             ws_urls,
             token: self.token,
             client_id: self.client_id,
-            meta: meta(&version, "worker"),
+            meta: meta(
+                version["product"].as_str().unwrap_or("Chromium/unknown"),
+                "worker",
+            ),
             twin,
             on_link: None,
             tls,
@@ -231,19 +235,20 @@ impl Worker {
     }
 }
 
-/// What the relay's extension list shows about this host (docs/protocol.md §2.1).
-pub fn meta(version: &Value, mode: &str) -> Value {
-    let product = version["product"].as_str().unwrap_or("Chromium/unknown");
+/// What the relay's extension list shows about this host (docs/protocol.md §2.1), for a
+/// browser whose product is `Name/version` (CDP's `Browser.getVersion`).
+pub fn meta(product: &str, mode: &str) -> HostMeta {
     let (browser, browser_version) = product.split_once('/').unwrap_or((product, ""));
-    json!({
-        "browser": browser,
-        "browserVersion": browser_version,
-        "os": std::env::consts::OS,
-        "hostname": hostname(),
-        "hostVersion": env!("CARGO_PKG_VERSION"),
-        "mode": mode,
-        "actions": ActionName::ALL.iter().map(|a| a.as_str()).collect::<Vec<_>>(),
-    })
+    HostMeta {
+        browser: Some(browser.to_owned()),
+        browser_version: Some(browser_version.to_owned()),
+        os: Some(std::env::consts::OS.to_owned()),
+        hostname: Some(hostname()),
+        host_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+        mode: Some(mode.to_owned()),
+        actions: Some(ActionName::ALL.iter().map(|a| a.as_str().to_owned()).collect()),
+        ..HostMeta::default()
+    }
 }
 
 fn has_display() -> bool {

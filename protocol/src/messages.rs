@@ -64,9 +64,36 @@ pub struct Join {
     /// A host's stable id (1 to 256 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
-    /// A host's description of itself: browser, versions, os, mode, actions (§2.1).
+    /// A host's description of itself (§2.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Value>,
+    pub meta: Option<HostMeta>,
+}
+
+/// A host's description of itself in `relay.join` (§2.1), shown as it is in the extension
+/// list. Every field may be absent; fields beyond these are kept as they came.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostMeta {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_version: Option<String>,
+    /// `"extension"` or `"worker"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The catalog actions the host runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub more: serde_json::Map<String, Value>,
 }
 
 /// `relay.joined`.

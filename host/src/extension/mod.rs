@@ -161,7 +161,7 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
         ws_urls: vec![ws_url],
         token: config.token.clone(),
         client_id,
-        meta: crate::worker::meta(&json!({ "product": product }), "extension"),
+        meta: crate::worker::meta(&product, "extension"),
         twin: twin.clone(),
         on_link: Some(on_link),
         tls,

@@ -148,7 +148,9 @@ fn join_host(
         })?;
     may_be(state, &client_id, bound_to.as_deref())?;
     let link = Link::new(peer.connection_id.clone(), outbox.clone());
-    let meta = join.meta.unwrap_or(Value::Null);
+    let meta = join
+        .meta
+        .map_or(Value::Null, |meta| serde_json::to_value(meta).unwrap_or_default());
     crate::cluster::Cluster::host_joined(state, &client_id, &peer.connection_id, &meta);
     if let Some(old) = state.registry.connect(&client_id, meta, link.clone()) {
         old.close();

@@ -95,7 +95,7 @@ pub fn host(addrs: &[&str], client_id: &str, browser: Arc<CountingBrowser>) {
         ws_urls: addrs.iter().map(|addr| format!("ws://{addr}/ws")).collect(),
         token: super::HOST.into(),
         client_id: client_id.into(),
-        meta: json!({ "mode": "worker", "actions": ["browser_click"] }),
+        meta: serde_json::from_value(json!({ "mode": "worker", "actions": ["browser_click"] })).unwrap(),
         twin: Arc::new(NoTabs(broadcast::channel(4).0)),
         on_link: None,
         tls: tether_host::tls::client_config(None).unwrap(),
