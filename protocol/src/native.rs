@@ -91,12 +91,71 @@ fn unknown() -> String {
     "unknown".into()
 }
 
+/// What the host asks the extension to do: `method` and its `params` on the wire, one variant
+/// a method (the extension's `calls` table in `extension/src/service_worker.js` has the same
+/// names; a test holds them together).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", content = "params")]
+pub enum ExtensionCall {
+    /// Opens a background tab of the session (in a window of its own, its group titled).
+    #[serde(rename = "tabs.create", rename_all = "camelCase")]
+    TabsCreate {
+        url: String,
+        group_title: Option<String>,
+    },
+    #[serde(rename = "tabs.close", rename_all = "camelCase")]
+    TabsClose { tab_id: TabId },
+    #[serde(rename = "debugger.attach", rename_all = "camelCase")]
+    DebuggerAttach { tab_id: TabId },
+    #[serde(rename = "debugger.detach", rename_all = "camelCase")]
+    DebuggerDetach { tab_id: TabId },
+    /// One CDP command to an attached tab.
+    #[serde(rename = "debugger.send", rename_all = "camelCase")]
+    DebuggerSend {
+        tab_id: TabId,
+        method: String,
+        params: Value,
+    },
+    /// Asks for a `full_state_sync` of the browser's windows, tabs and groups.
+    #[serde(rename = "twin.sync")]
+    TwinSync {},
+}
+
+impl ExtensionCall {
+    /// Every method's wire name.
+    pub const METHODS: &'static [&'static str] = &[
+        "tabs.create",
+        "tabs.close",
+        "debugger.attach",
+        "debugger.detach",
+        "debugger.send",
+        "twin.sync",
+    ];
+
+    /// The method's wire name.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Self::TabsCreate { .. } => Self::METHODS[0],
+            Self::TabsClose { .. } => Self::METHODS[1],
+            Self::DebuggerAttach { .. } => Self::METHODS[2],
+            Self::DebuggerDetach { .. } => Self::METHODS[3],
+            Self::DebuggerSend { .. } => Self::METHODS[4],
+            Self::TwinSync {} => Self::METHODS[5],
+        }
+    }
+}
+
 /// What the host sends the extension.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum ToExtension {
+    /// A call the extension answers with `result` (same `id`).
     #[serde(rename = "call")]
-    Call { id: u64, method: String, params: Value },
+    Call {
+        id: u64,
+        #[serde(flatten)]
+        call: ExtensionCall,
+    },
     /// What the popup shows.
     #[serde(rename = "status")]
     Status(HostStatus),
@@ -186,11 +245,47 @@ mod tests {
     }
 
     #[test]
+    fn every_call_is_a_method_and_its_params() {
+        let calls = [
+            (
+                ExtensionCall::TabsCreate {
+                    url: "about:blank".into(),
+                    group_title: None,
+                },
+                json!({ "url": "about:blank", "groupTitle": null }),
+            ),
+            (ExtensionCall::TabsClose { tab_id: 2 }, json!({ "tabId": 2 })),
+            (ExtensionCall::DebuggerAttach { tab_id: 3 }, json!({ "tabId": 3 })),
+            (ExtensionCall::DebuggerDetach { tab_id: 3 }, json!({ "tabId": 3 })),
+            (
+                ExtensionCall::DebuggerSend {
+                    tab_id: 3,
+                    method: "Page.enable".into(),
+                    params: json!({}),
+                },
+                json!({ "tabId": 3, "method": "Page.enable", "params": {} }),
+            ),
+            (ExtensionCall::TwinSync {}, json!({})),
+        ];
+        for (call, params) in calls {
+            let message = ToExtension::Call {
+                id: 7,
+                call: call.clone(),
+            };
+            let wire = serde_json::to_value(&message).unwrap();
+            assert_eq!(
+                wire,
+                json!({ "type": "call", "id": 7, "method": call.method(), "params": params })
+            );
+            assert_eq!(serde_json::from_value::<ToExtension>(wire).unwrap(), message);
+        }
+    }
+
+    #[test]
     fn the_hosts_messages_are_flat() {
         let call = ToExtension::Call {
             id: 1,
-            method: "tabs.close".into(),
-            params: json!({ "tabId": 2 }),
+            call: ExtensionCall::TabsClose { tab_id: 2 },
         };
         assert_eq!(
             serde_json::to_value(call).unwrap(),

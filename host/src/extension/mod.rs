@@ -18,10 +18,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use async_trait::async_trait;
-use serde_json::json;
 use tether_protocol::framing::{self, FrameError, BROWSER_TO_HOST_MAX, HOST_TO_BROWSER_MAX};
 use tether_protocol::messages::{ClientSettings, Confirmation, Message, SessionMessage};
-use tether_protocol::native::{FromExtension, HostStatus, ToExtension};
+use tether_protocol::native::{ExtensionCall, FromExtension, HostStatus, ToExtension};
 use tether_protocol::twin::FullState;
 use tokio::sync::{broadcast, mpsc, watch};
 
@@ -51,8 +50,7 @@ impl TwinSource for ExtensionTwin {
         // the reply to this call (id 0) is not awaited.
         let _ = self.to_extension.send(ToExtension::Call {
             id: 0,
-            method: "twin.sync".into(),
-            params: json!({}),
+            call: ExtensionCall::TwinSync {},
         });
         None
     }

@@ -9,10 +9,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tether_protocol::actions::TabId;
 use tether_protocol::framing::HOST_TO_BROWSER_MAX;
-use tether_protocol::native::ToExtension;
+use tether_protocol::native::{ExtensionCall, ToExtension};
 use tether_protocol::twin::{FullState, Tab, TabEvent};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
@@ -65,13 +65,10 @@ impl ExtensionTransport {
     }
 
     /// Runs one call in the extension.
-    async fn call(&self, method: &str, params: Value) -> Result<Value, CdpError> {
+    async fn call(&self, call: ExtensionCall) -> Result<Value, CdpError> {
+        let method = call.method();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let message = ToExtension::Call {
-            id,
-            method: method.to_owned(),
-            params,
-        };
+        let message = ToExtension::Call { id, call };
         // Chrome kills the port on a larger message: refuse it here, the port stays.
         let size = serde_json::to_vec(&message)
             .map(|v| v.len())
@@ -182,7 +179,10 @@ fn error_of(method: &str, message: String) -> CdpError {
 impl Transport for ExtensionTransport {
     async fn open_tab(&self, url: &str, group_title: Option<&str>) -> Result<TabInfo, CdpError> {
         let tab = self
-            .call("tabs.create", json!({ "url": url, "groupTitle": group_title }))
+            .call(ExtensionCall::TabsCreate {
+                url: url.to_owned(),
+                group_title: group_title.map(str::to_owned),
+            })
             .await?;
         let tab: Tab = serde_json::from_value(tab)
             .map_err(|e| CdpError::Other(format!("the extension made no tab: {e}")))?;
@@ -192,7 +192,7 @@ impl Transport for ExtensionTransport {
     }
 
     async fn close_tab(&self, tab: TabId) -> Result<(), CdpError> {
-        match self.call("tabs.close", json!({ "tabId": tab })).await {
+        match self.call(ExtensionCall::TabsClose { tab_id: tab }).await {
             Err(CdpError::Other(message)) if message.contains("No tab with") => Err(CdpError::TabGone(tab)),
             other => other.map(|_| ()),
         }
@@ -212,7 +212,7 @@ impl Transport for ExtensionTransport {
         if self.is_attached(tab) {
             return Ok(());
         }
-        match self.call("debugger.attach", json!({ "tabId": tab })).await {
+        match self.call(ExtensionCall::DebuggerAttach { tab_id: tab }).await {
             Ok(_) => {
                 lock(&self.attached).insert(tab);
                 lock(&self.detached).remove(&tab);
@@ -225,7 +225,7 @@ impl Transport for ExtensionTransport {
 
     async fn detach(&self, tab: TabId) -> Result<(), CdpError> {
         lock(&self.attached).remove(&tab);
-        self.call("debugger.detach", json!({ "tabId": tab }))
+        self.call(ExtensionCall::DebuggerDetach { tab_id: tab })
             .await
             .map(|_| ())
     }
@@ -238,8 +238,12 @@ impl Transport for ExtensionTransport {
         if !self.is_attached(tab) {
             return Err(self.not_attached(tab));
         }
-        let params = json!({ "tabId": tab, "method": method, "params": params });
-        match self.call("debugger.send", params).await {
+        let call = ExtensionCall::DebuggerSend {
+            tab_id: tab,
+            method: method.to_owned(),
+            params,
+        };
+        match self.call(call).await {
             Err(CdpError::Other(message)) if message.contains("No tab with") => Err(CdpError::TabGone(tab)),
             // "Debugger is not attached", or a command cut short: "Detached while handling".
             Err(CdpError::Other(message))
@@ -254,5 +258,23 @@ impl Transport for ExtensionTransport {
 
     fn events(&self) -> broadcast::Receiver<BrowserEvent> {
         self.events.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tether_protocol::native::ExtensionCall;
+
+    #[test]
+    fn the_extension_answers_every_call_the_host_makes() {
+        let worker = include_str!("../../../extension/src/service_worker.js");
+        let table = &worker[worker.find("const calls = {").expect("the calls table")..];
+        let table = &table[..table.find("};").expect("its end")];
+        for method in ExtensionCall::METHODS {
+            assert!(
+                table.contains(&format!("\"{method}\":")),
+                "{method} is not in the extension's calls"
+            );
+        }
     }
 }
