@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{DialogAnswer, Element, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Click",
@@ -105,27 +105,20 @@ impl Params {
     }
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-
-    fn check(&self) -> Result<(), String> {
-        if !(1..=3).contains(&self.click_count) {
-            return Err(format!("clickCount must be 1 to 3, not {}", self.click_count));
+crate::tab_action_params!(
+    dialog,
+    check = |p| {
+        if !(1..=3).contains(&p.click_count) {
+            return Err(format!("clickCount must be 1 to 3, not {}", p.click_count));
         }
-        match (Element::named(&self.xpath, &self.r#ref)?, self.x, self.y) {
+        match (Element::named(&p.xpath, &p.r#ref)?, p.x, p.y) {
             (Some(_), None, None) => Ok(()),
             (None, Some(x), Some(y)) if x >= 0.0 && y >= 0.0 && x.is_finite() && y.is_finite() => Ok(()),
             (None, Some(_), Some(_)) => Err("x and y are CSS pixels in the viewport: 0 or more".into()),
             _ => Err("give the element (its xpath or ref), or x and y, not both".into()),
         }
     }
-
-    fn dialog(&self) -> Option<&DialogAnswer> {
-        self.dialog.as_ref()
-    }
-}
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::fields::{check_timeout, DialogAnswer, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Evaluate JavaScript",
@@ -36,22 +36,15 @@ pub struct Params {
     pub dialog: Option<DialogAnswer>,
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-
-    fn check(&self) -> Result<(), String> {
-        if self.expression.trim().is_empty() {
+crate::tab_action_params!(
+    dialog,
+    check = |p| {
+        if p.expression.trim().is_empty() {
             return Err("expression must not be empty".into());
         }
-        check_timeout(self.timeout_ms)
+        check_timeout(p.timeout_ms)
     }
-
-    fn dialog(&self) -> Option<&DialogAnswer> {
-        self.dialog.as_ref()
-    }
-}
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

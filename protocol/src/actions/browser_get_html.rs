@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{Element, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Get HTML",
@@ -26,15 +26,7 @@ pub struct Params {
     pub r#ref: Option<String>,
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-
-    fn check(&self) -> Result<(), String> {
-        Element::named(&self.xpath, &self.r#ref).map(drop)
-    }
-}
+crate::tab_action_params!(check = |p| { Element::named(&p.xpath, &p.r#ref).map(drop) });
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{check_timeout, check_url, DialogAnswer, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Navigate",
@@ -33,20 +33,13 @@ pub struct Params {
     pub dialog: Option<DialogAnswer>,
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
+crate::tab_action_params!(
+    dialog,
+    check = |p| {
+        check_url(&p.url)?;
+        check_timeout(p.timeout_ms)
     }
-
-    fn check(&self) -> Result<(), String> {
-        check_url(&self.url)?;
-        check_timeout(self.timeout_ms)
-    }
-
-    fn dialog(&self) -> Option<&DialogAnswer> {
-        self.dialog.as_ref()
-    }
-}
+);
 
 /// Whether the load event came within the wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

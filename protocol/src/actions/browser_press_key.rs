@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{DialogAnswer, Element, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Press key",
@@ -40,24 +40,17 @@ pub struct Params {
     pub dialog: Option<DialogAnswer>,
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-
-    fn check(&self) -> Result<(), String> {
-        Chord::parse(&self.key)?;
-        Element::named(&self.xpath, &self.r#ref)?;
-        match self.repeat {
+crate::tab_action_params!(
+    dialog,
+    check = |p| {
+        Chord::parse(&p.key)?;
+        Element::named(&p.xpath, &p.r#ref)?;
+        match p.repeat {
             Some(n) if n == 0 || n > MAX_REPEAT => Err(format!("repeat must be 1 to {MAX_REPEAT}, not {n}")),
             _ => Ok(()),
         }
     }
-
-    fn dialog(&self) -> Option<&DialogAnswer> {
-        self.dialog.as_ref()
-    }
-}
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{Element, ImageFormat, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Screenshot",
@@ -42,29 +42,25 @@ pub struct Params {
     pub r#ref: Option<String>,
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-
-    fn check(&self) -> Result<(), String> {
-        if let Some(q) = self.quality {
+crate::tab_action_params!(
+    check = |p| {
+        if let Some(q) = p.quality {
             if q > 100 {
                 return Err(format!("quality must be 0-100, got {q}"));
             }
-            if self.format != ImageFormat::Jpeg {
+            if p.format != ImageFormat::Jpeg {
                 return Err("quality applies to format \"jpeg\" only".into());
             }
         }
-        if Element::named(&self.xpath, &self.r#ref)?.is_some() && self.full_page {
+        if Element::named(&p.xpath, &p.r#ref)?.is_some() && p.full_page {
             return Err("fullPage and an element do not go together: capture the page or one element".into());
         }
-        match self.max_width {
+        match p.max_width {
             Some(0) => Err("maxWidth must be at least 1".into()),
             _ => Ok(()),
         }
     }
-}
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{Element, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Scroll",
@@ -46,23 +46,19 @@ pub struct Params {
     pub into_view: bool,
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-
-    fn check(&self) -> Result<(), String> {
-        if Element::named(&self.xpath, &self.r#ref)?.is_none() && self.into_view {
+crate::tab_action_params!(
+    check = |p| {
+        if Element::named(&p.xpath, &p.r#ref)?.is_none() && p.into_view {
             return Err("intoView needs the element to bring into view: its xpath or ref".into());
         }
-        match self.amount {
+        match p.amount {
             Some(a) if !(a.is_finite() && a > 0.0) => {
                 Err(format!("amount must be a positive number of CSS pixels, not {a}"))
             }
             _ => Ok(()),
         }
     }
-}
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

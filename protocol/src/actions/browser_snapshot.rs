@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::TabId;
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Snapshot (Live Screen)",
@@ -64,20 +64,16 @@ impl Params {
     }
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-
-    fn check(&self) -> Result<(), String> {
-        match self.max_chars {
+crate::tab_action_params!(
+    check = |p| {
+        match p.max_chars {
             Some(n) if n < MIN_MAX_CHARS => Err(format!(
-                "maxChars must be at least {MIN_MAX_CHARS}, got {n}; omit it for the default {DEFAULT_MAX_CHARS}"
-            )),
+            "maxChars must be at least {MIN_MAX_CHARS}, got {n}; omit it for the default {DEFAULT_MAX_CHARS}"
+        )),
             _ => Ok(()),
         }
     }
-}
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

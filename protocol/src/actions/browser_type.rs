@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{default_true, DialogAnswer, Element, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Type text",
@@ -37,19 +37,10 @@ pub struct Params {
     pub dialog: Option<DialogAnswer>,
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-
-    fn check(&self) -> Result<(), String> {
-        Element::required(&self.xpath, &self.r#ref).map(drop)
-    }
-
-    fn dialog(&self) -> Option<&DialogAnswer> {
-        self.dialog.as_ref()
-    }
-}
+crate::tab_action_params!(
+    dialog,
+    check = |p| { Element::required(&p.xpath, &p.r#ref).map(drop) }
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

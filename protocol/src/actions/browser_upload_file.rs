@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{is_plain_file_name, DialogAnswer, Element, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Upload files",
@@ -35,33 +35,26 @@ pub struct Params {
     pub dialog: Option<DialogAnswer>,
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-
-    fn check(&self) -> Result<(), String> {
-        Element::required(&self.xpath, &self.r#ref)?;
-        if self.artifact_ids.is_empty() || self.artifact_ids.len() > MAX_FILES {
+crate::tab_action_params!(
+    dialog,
+    check = |p| {
+        Element::required(&p.xpath, &p.r#ref)?;
+        if p.artifact_ids.is_empty() || p.artifact_ids.len() > MAX_FILES {
             return Err(format!(
                 "artifactIds names 1 to {MAX_FILES} files, not {}",
-                self.artifact_ids.len()
+                p.artifact_ids.len()
             ));
         }
-        for id in &self.artifact_ids {
+        for id in &p.artifact_ids {
             if !is_plain_file_name(id) || id.starts_with('.') {
                 return Err(format!(
-                    "{id:?} is not an artifact id; store the file with PUT /artifacts?name=<file name> and give the artifactId it answers"
-                ));
+                "{id:?} is not an artifact id; store the file with PUT /artifacts?name=<file name> and give the artifactId it answers"
+            ));
             }
         }
         Ok(())
     }
-
-    fn dialog(&self) -> Option<&DialogAnswer> {
-        self.dialog.as_ref()
-    }
-}
+);
 
 /// A file the page was given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{check_timeout, Element, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Wait for",
@@ -56,36 +56,32 @@ pub struct Params {
     pub timeout_ms: Option<u64>,
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-
-    fn check(&self) -> Result<(), String> {
+crate::tab_action_params!(
+    check = |p| {
         let given = [
-            self.text.is_some(),
-            self.text_gone.is_some(),
-            self.xpath.is_some() || self.r#ref.is_some(),
-            self.url.is_some(),
+            p.text.is_some(),
+            p.text_gone.is_some(),
+            p.xpath.is_some() || p.r#ref.is_some(),
+            p.url.is_some(),
         ];
         if given.iter().filter(|g| **g).count() != 1 {
             return Err(
                 "give exactly one of text, textGone, an element (xpath or ref, with state) or url".into(),
             );
         }
-        if Element::named(&self.xpath, &self.r#ref)?.is_none() && self.state.is_some() {
+        if Element::named(&p.xpath, &p.r#ref)?.is_none() && p.state.is_some() {
             return Err("state goes with an element: its xpath or ref".into());
         }
-        if [&self.text, &self.text_gone]
+        if [&p.text, &p.text_gone]
             .into_iter()
             .flatten()
             .any(|t| t.is_empty())
         {
             return Err("the text to wait for must not be empty".into());
         }
-        check_timeout(self.timeout_ms)
+        check_timeout(p.timeout_ms)
     }
-}
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{check_timeout, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, Category};
 
 pub const ABOUT: About = About {
     label: "Wait for page load",
@@ -26,15 +26,7 @@ pub struct Params {
     pub timeout_ms: Option<u64>,
 }
 
-impl ActionParams for Params {
-    fn tab_id(&self) -> Option<TabId> {
-        Some(self.tab_id)
-    }
-
-    fn check(&self) -> Result<(), String> {
-        check_timeout(self.timeout_ms)
-    }
-}
+crate::tab_action_params!(check = |p| { check_timeout(p.timeout_ms) });
 
 /// Only ever `complete`: a page that does not load in time is `ACTION_TIMEOUT`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

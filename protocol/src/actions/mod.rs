@@ -68,6 +68,41 @@ pub trait ActionParams: Serialize + DeserializeOwned + JsonSchema + Clone + Debu
     }
 }
 
+/// Writes `impl ActionParams for Params` of an action on one tab: its `tabId`; with `dialog`,
+/// the dialog answers of its `dialog` param; with `check = |p| { .. }`, what serde's types
+/// cannot say, `p` being the params.
+#[macro_export]
+macro_rules! tab_action_params {
+    (dialog $(, check = |$p:ident| $check:block)?) => {
+        impl $crate::actions::ActionParams for Params {
+            fn tab_id(&self) -> Option<$crate::actions::TabId> {
+                Some(self.tab_id)
+            }
+
+            $(fn check(&self) -> Result<(), String> {
+                let $p = self;
+                $check
+            })?
+
+            fn dialog(&self) -> Option<&$crate::actions::fields::DialogAnswer> {
+                self.dialog.as_ref()
+            }
+        }
+    };
+    ($(check = |$p:ident| $check:block)?) => {
+        impl $crate::actions::ActionParams for Params {
+            fn tab_id(&self) -> Option<$crate::actions::TabId> {
+                Some(self.tab_id)
+            }
+
+            $(fn check(&self) -> Result<(), String> {
+                let $p = self;
+                $check
+            })?
+        }
+    };
+}
+
 /// The catalog: `Variant module` per action, in the order it is listed to agents. It hands the
 /// rows to `$callback`, so the host generates its dispatch from the same table.
 #[macro_export]
