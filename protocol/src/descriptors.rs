@@ -28,6 +28,9 @@ pub struct About {
     pub label: &'static str,
     pub category: Category,
     pub description: &'static str,
+    /// What the action waits for, as the relay's `progress` events say it while it runs
+    /// (docs/protocol.md §12); `None` for an action that answers at once.
+    pub waits_for: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

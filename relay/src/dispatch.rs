@@ -290,16 +290,9 @@ fn relayed_connection(relay: &Relay, client_id: &str, link: &Link) -> Option<Str
 /// room for a busy scheduler.
 const PROGRESS_EVERY: Duration = Duration::from_millis(750);
 
-/// What an action that waits is waiting for, as its `progress` events say it.
+/// What an action that waits is waiting for, as its `progress` events say it (its `ABOUT`).
 fn waits_for(action_name: &str) -> Option<&'static str> {
-    match action_name.parse().ok()? {
-        ActionName::SessionStart => Some("is opening the session's tab"),
-        ActionName::BrowserNavigate => Some("is waiting for the page to load"),
-        ActionName::BrowserWaitForLoaded => Some("is waiting for the page to finish loading"),
-        ActionName::BrowserWaitFor => Some("is waiting for its condition"),
-        ActionName::BrowserScroll => Some("is scrolling and waiting for more to load"),
-        _ => None,
-    }
+    action_name.parse::<ActionName>().ok()?.waits_for()
 }
 
 /// The host's result, held to the request it answers.

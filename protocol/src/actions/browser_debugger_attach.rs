@@ -11,6 +11,7 @@ pub const ABOUT: About = About {
     label: "Attach debugger",
     category: Category::Session,
     description: "Attaches the debugger to a session tab (actions attach on their own; use this to reattach explicitly).",
+    waits_for: None,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

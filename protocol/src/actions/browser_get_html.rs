@@ -11,6 +11,7 @@ pub const ABOUT: About = About {
     category: Category::Extract,
     description:
         "Stores the live DOM's HTML (the whole document, or one element's outerHTML) as a text/html artifact.",
+    waits_for: None,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

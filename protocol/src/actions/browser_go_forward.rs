@@ -9,4 +9,5 @@ pub const ABOUT: About = About {
     label: "Go forward",
     category: Category::Page,
     description: "Goes forward one entry in the tab's history, as the browser's Forward button does, and waits for the page to load. Nothing to go forward to: NAVIGATION_FAILED.",
+    waits_for: None,
 };

@@ -11,6 +11,7 @@ pub const ABOUT: About = About {
     label: "Extract article",
     category: Category::Extract,
     description: "Finds the page's main content as Mozilla Readability would, in the live DOM, and returns it as plain text and Markdown, without navigation, sidebars, ads or footers.",
+    waits_for: None,
 };
 
 /// How much of `text` a result carries inline; the whole text goes to an artifact past it.

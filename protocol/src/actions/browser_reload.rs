@@ -10,4 +10,5 @@ pub const ABOUT: About = About {
     category: Category::Page,
     description:
         "Reloads the tab's page, as the browser's Reload button does, and waits for it to load again.",
+    waits_for: None,
 };

@@ -10,6 +10,7 @@ pub const ABOUT: About = About {
     label: "Screenshot",
     category: Category::Extract,
     description: "Captures the visible part of the page (or all of it), without scrollbars, and stores it as an artifact.",
+    waits_for: None,
 };
 
 /// JPEG quality when `quality` is absent.

@@ -10,6 +10,7 @@ pub const ABOUT: About = About {
     label: "Tabs",
     category: Category::Session,
     description: "Lists the session's own tabs in the order they joined (action \"list\", the default), opens one in the background in the session's group (\"open\", with url; it joins the session), or closes one (\"close\", with tabId). Returns the tabs after the action.",
+    waits_for: None,
 };
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -10,6 +10,7 @@ pub const ABOUT: About = About {
     label: "Type text",
     category: Category::Interact,
     description: "Focuses an input, textarea or contenteditable element and types text with real input events, so the page's own handlers see it.",
+    waits_for: None,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -10,6 +10,7 @@ pub const ABOUT: About = About {
     label: "Wait for page load",
     category: Category::Page,
     description: "Waits until the page finished loading (document.readyState complete, load event fired). Past timeoutMs: ACTION_TIMEOUT.",
+    waits_for: Some("is waiting for the page to finish loading"),
 };
 
 /// The wait when `timeoutMs` is absent.

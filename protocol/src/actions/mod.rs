@@ -158,6 +158,13 @@ macro_rules! define_catalog {
                 }
             }
 
+            /// What the action waits for while it runs, as its `progress` events say it.
+            pub fn waits_for(self) -> Option<&'static str> {
+                match self {
+                    $(ActionName::$variant => $module::ABOUT.waits_for),+
+                }
+            }
+
             fn describe(self) -> ActionDescriptor {
                 match self {
                     $(ActionName::$variant => descriptors::describe::<$module::Params, $module::Output>(

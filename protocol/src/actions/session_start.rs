@@ -11,6 +11,7 @@ pub const ABOUT: About = About {
     label: "Start session",
     category: Category::Session,
     description: "Opens the session's tab in the background (the user's tab keeps the focus), in a tab group where the browser has groups, and navigates it. Returns once the navigation committed; call browser_wait_for_loaded before reading the page.",
+    waits_for: Some("is opening the session's tab"),
 };
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

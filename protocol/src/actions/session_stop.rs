@@ -10,6 +10,7 @@ pub const ABOUT: About = About {
     label: "Stop session",
     category: Category::Session,
     description: "Ends the session: closes its tabs, or with closeTab false leaves them open and detached for a later session_start with reuseExistingTab.",
+    waits_for: None,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
