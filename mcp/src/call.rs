@@ -6,6 +6,7 @@
 use rmcp::model::JsonObject;
 use rmcp::ErrorData;
 use serde_json::Value;
+use tether_protocol::actions::ReadsAs;
 use tether_protocol::{ActionCall, ActionName};
 
 /// How wide a screenshot comes back unless the call says otherwise: an agent's context takes
@@ -40,7 +41,7 @@ impl Call {
                 ))
             }
         };
-        if action == ActionName::BrowserScreenshot {
+        if action.about().reads_as == ReadsAs::Image {
             params.entry("maxWidth").or_insert(SCREENSHOT_MAX_WIDTH.into());
         }
         let call = Self {

@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, Resource};
 use serde_json::Value;
-use tether_protocol::actions::{browser_screenshot, ArtifactRef};
+use tether_protocol::actions::{browser_screenshot, ArtifactRef, ReadsAs};
 use tether_protocol::{ActionName, ActionResult};
 
 use crate::server::Browser;
@@ -30,17 +30,17 @@ pub async fn render(
     }
     let output = result.result.map(|r| r.value()).unwrap_or_default();
     let text = |key: &str| output.get(key).and_then(Value::as_str).unwrap_or_default();
-    match action {
-        ActionName::BrowserSnapshot => ok(format!("[{where_}] {}", text("markdown"))),
-        ActionName::BrowserReadabilityExtract => {
+    match action.about().reads_as {
+        ReadsAs::Markdown => ok(format!("[{where_}] {}", text("markdown"))),
+        ReadsAs::Article => {
             let mut article = format!("[{where_}] {}\n\n{}", text("title"), text("text"));
             if let Some(url) = output.get("url").and_then(Value::as_str) {
                 article.push_str(&format!("\n\n(the text is cut here; all of it: {url})"));
             }
             ok(article)
         }
-        ActionName::BrowserScreenshot => screenshot(browser, output, tab).await,
-        _ => ok(json_naming_tab(output, tab)),
+        ReadsAs::Image => screenshot(browser, output, tab).await,
+        ReadsAs::Json => ok(json_naming_tab(output, tab)),
     }
 }
 

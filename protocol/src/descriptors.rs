@@ -31,6 +31,21 @@ pub struct About {
     /// What the action waits for, as the relay's `progress` events say it while it runs
     /// (docs/protocol.md §12); `None` for an action that answers at once.
     pub waits_for: Option<&'static str>,
+    /// How an agent reads its result over MCP (docs/protocol.md §11).
+    pub reads_as: ReadsAs,
+}
+
+/// How an agent reads an action's result over MCP (docs/protocol.md §11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadsAs {
+    /// The result as compact JSON.
+    Json,
+    /// Its `markdown`, as text (a Live Screen).
+    Markdown,
+    /// Its `title` and `text`, as an article (with where the rest is when it was cut).
+    Article,
+    /// The picture itself (at most 1280 px wide unless the call says), and a link to it.
+    Image,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,13 +4,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{DialogAnswer, Element, TabId};
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Click",
     category: Category::Interact,
     description: "Scrolls the element into view and clicks it with real mouse events (any button, 1-3 clicks, with modifiers held), or clicks at x, y in the viewport. If something covers the element, nothing is clicked: ELEMENT_NOT_INTERACTABLE says what, with details.coveredBy.",
     waits_for: None,
+    reads_as: ReadsAs::Json,
 };
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

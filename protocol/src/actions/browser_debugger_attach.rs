@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub use super::fields::OnTab as Params;
 
@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     category: Category::Session,
     description: "Attaches the debugger to a session tab (actions attach on their own; use this to reattach explicitly).",
     waits_for: None,
+    reads_as: ReadsAs::Json,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -5,13 +5,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::fields::{check_timeout, DialogAnswer, TabId};
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Evaluate JavaScript",
     category: Category::Extract,
     description: "Evaluates expression as a page script (a returned Promise is awaited) and returns its JSON value and its typeof; a value over 256 KiB is stored as an artifact instead. A thrown error or rejected Promise is CDP_ERROR carrying its text, as is a value with no JSON form (a cycle). Off unless the host allows it (tether-host worker --allow-evaluate, or the browser owner's option in the extension): otherwise FORBIDDEN. Prefer the other actions: they act as a person would.",
     waits_for: None,
+    reads_as: ReadsAs::Json,
 };
 
 /// The wait when `timeoutMs` is absent.

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{Element, TabId};
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Get HTML",
@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     description:
         "Stores the live DOM's HTML (the whole document, or one element's outerHTML) as a text/html artifact.",
     waits_for: None,
+    reads_as: ReadsAs::Json,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

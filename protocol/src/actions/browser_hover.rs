@@ -4,13 +4,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{DialogAnswer, Element, TabId};
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Hover",
     category: Category::Interact,
     description: "Scrolls the element into view and moves the pointer onto its centre with a real mouse event, so what opens on hover (menus, tooltips) opens and stays open until the next pointer action. If something covers it: ELEMENT_NOT_INTERACTABLE saying what, with details.coveredBy.",
     waits_for: None,
+    reads_as: ReadsAs::Json,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

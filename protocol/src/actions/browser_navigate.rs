@@ -4,13 +4,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{check_timeout, check_url, DialogAnswer, TabId};
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Navigate",
     category: Category::Page,
     description: "Loads a URL in the tab and waits for its load event. An HTTP error page is a success carrying httpStatus; only a navigation that fails (refused, DNS, aborted) is NAVIGATION_FAILED.",
     waits_for: Some("is waiting for the page to load"),
+    reads_as: ReadsAs::Json,
 };
 
 /// The wait for the load event when `timeoutMs` is absent: below the relay's 30 s action

@@ -6,13 +6,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{DialogAnswer, Element, TabId};
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Press key",
     category: Category::Interact,
     description: "Presses a key with real keyDown/keyUp events to the focused element (or to xpath's element, focused first): \"Enter\", \"Escape\", \"Tab\", \"ArrowDown\", \"PageDown\", \"a\"; modifiers joined with +: \"Control+a\", \"Shift+Tab\". An unknown key name is INVALID_PARAMS.",
     waits_for: None,
+    reads_as: ReadsAs::Json,
 };
 
 /// The most presses one action makes.

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub use super::fields::OnTab as Params;
 
@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     category: Category::Extract,
     description: "Finds the page's main content as Mozilla Readability would, in the live DOM, and returns it as plain text and Markdown, without navigation, sidebars, ads or footers.",
     waits_for: None,
+    reads_as: ReadsAs::Article,
 };
 
 /// How much of `text` a result carries inline; the whole text goes to an artifact past it.

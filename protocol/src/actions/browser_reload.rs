@@ -1,6 +1,6 @@
 //! `browser_reload`: the browser's Reload button.
 
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub use super::browser_navigate::Output;
 pub use super::fields::LoadWait as Params;
@@ -11,4 +11,5 @@ pub const ABOUT: About = About {
     description:
         "Reloads the tab's page, as the browser's Reload button does, and waits for it to load again.",
     waits_for: None,
+    reads_as: ReadsAs::Json,
 };

@@ -4,13 +4,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{Element, ImageFormat, TabId};
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Screenshot",
     category: Category::Extract,
     description: "Captures the visible part of the page (or all of it), without scrollbars, and stores it as an artifact.",
     waits_for: None,
+    reads_as: ReadsAs::Image,
 };
 
 /// JPEG quality when `quality` is absent.

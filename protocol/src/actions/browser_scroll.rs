@@ -5,13 +5,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{Element, TabId};
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Scroll",
     category: Category::Interact,
     description: "Scrolls with real mouse-wheel events over the page (or over the element at xpath), so lists that load on scroll load; or, with intoView, brings the element into view. Returns the scroll position afterwards and whether there is nothing more to scroll that way.",
     waits_for: Some("is scrolling and waiting for more to load"),
+    reads_as: ReadsAs::Json,
 };
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -4,13 +4,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{DialogAnswer, Element, TabId};
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Select option",
     category: Category::Interact,
     description: "Makes values the whole selection of a <select> (option values, or visible labels where no value matches) and fires input and change as a person's pick does. An option that does not exist is INVALID_PARAMS listing the options; an element that is not a select is ELEMENT_NOT_INTERACTABLE.",
     waits_for: None,
+    reads_as: ReadsAs::Json,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

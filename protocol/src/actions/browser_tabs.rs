@@ -4,13 +4,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{check_url, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, ActionParams, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Tabs",
     category: Category::Session,
     description: "Lists the session's own tabs in the order they joined (action \"list\", the default), opens one in the background in the session's group (\"open\", with url; it joins the session), or closes one (\"close\", with tabId). Returns the tabs after the action.",
     waits_for: None,
+    reads_as: ReadsAs::Json,
 };
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -5,13 +5,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{check_timeout, Element, TabId};
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Wait for",
     category: Category::Page,
     description: "Waits until exactly one condition holds: text appears (visible), textGone is no longer visible, the element at xpath reaches state (visible, hidden, attached, detached), or the tab's URL matches url (a glob: * is any run of characters). Follows the tab across navigations. Past timeoutMs: ACTION_TIMEOUT saying what was last seen.",
     waits_for: Some("is waiting for its condition"),
+    reads_as: ReadsAs::Json,
 };
 
 /// The wait when `timeoutMs` is absent.

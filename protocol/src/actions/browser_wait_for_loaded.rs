@@ -4,13 +4,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{check_timeout, TabId};
-use super::{About, Category};
+use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Wait for page load",
     category: Category::Page,
     description: "Waits until the page finished loading (document.readyState complete, load event fired). Past timeoutMs: ACTION_TIMEOUT.",
     waits_for: Some("is waiting for the page to finish loading"),
+    reads_as: ReadsAs::Json,
 };
 
 /// The wait when `timeoutMs` is absent.

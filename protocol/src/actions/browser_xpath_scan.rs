@@ -5,13 +5,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::fields::{BBox, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, ActionParams, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Scan interactive elements",
     category: Category::Extract,
     description: "Lists what a person could interact with (links, buttons, inputs, selects, textareas, contenteditable, clickable elements, interactive ARIA roles), rendered ones only, in document order, each with an XPath and a ref (eN) that every element action accepts. Same-origin iframes and open shadow roots are included.",
     waits_for: None,
+    reads_as: ReadsAs::Json,
 };
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -49,7 +49,7 @@ pub use fields::{
 };
 
 use crate::descriptors::{self, ActionDescriptor};
-pub use crate::descriptors::{About, Category};
+pub use crate::descriptors::{About, Category, ReadsAs};
 use crate::error::{ActionError, ErrorCode};
 
 /// What every action's `Params` can answer once parsed.
@@ -158,11 +158,16 @@ macro_rules! define_catalog {
                 }
             }
 
+            /// What the action says of itself beyond its types (its module's `ABOUT`).
+            pub fn about(self) -> About {
+                match self {
+                    $(ActionName::$variant => $module::ABOUT),+
+                }
+            }
+
             /// What the action waits for while it runs, as its `progress` events say it.
             pub fn waits_for(self) -> Option<&'static str> {
-                match self {
-                    $(ActionName::$variant => $module::ABOUT.waits_for),+
-                }
+                self.about().waits_for
             }
 
             fn describe(self) -> ActionDescriptor {

@@ -5,13 +5,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{check_url, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, ActionParams, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Start session",
     category: Category::Session,
     description: "Opens the session's tab in the background (the user's tab keeps the focus), in a tab group where the browser has groups, and navigates it. Returns once the navigation committed; call browser_wait_for_loaded before reading the page.",
     waits_for: Some("is opening the session's tab"),
+    reads_as: ReadsAs::Json,
 };
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -4,13 +4,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::fields::{default_true, TabId};
-use super::{About, ActionParams, Category};
+use super::{About, ActionParams, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Stop session",
     category: Category::Session,
     description: "Ends the session: closes its tabs, or with closeTab false leaves them open and detached for a later session_start with reuseExistingTab.",
     waits_for: None,
+    reads_as: ReadsAs::Json,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
