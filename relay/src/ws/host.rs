@@ -6,12 +6,16 @@
 use std::time::{Duration, Instant};
 
 use tether_protocol::cluster::ConfirmAnswer;
-use tether_protocol::messages::{Empty, Message, Role, Unreadable, RESULT_KIND};
+use tether_protocol::messages::{
+    Ack, ClientSettings, Confirmation, Empty, Message, Role, SessionMessage, Unreadable, RESULT_KIND,
+};
 use tether_protocol::twin::TwinReport;
+use tether_protocol::ActionResult;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 
 use super::Peer;
 
+use crate::host_link::Link;
 use crate::outbox::Outbox;
 use crate::state::AppState;
 
@@ -37,114 +41,134 @@ pub fn handle(
         state.registry.touch(client_id);
         peer.touched = Some(Instant::now());
     }
-    let report = match read {
-        Ok(Message::BrowserActionAck(ack)) => {
-            if let Some(envelope_id) = answering(outbox, id, reply_to, "browser_action.ack") {
-                if !link.acked(&envelope_id) {
-                    pass_on(state, client_id, envelope_id, Message::BrowserActionAck(ack));
-                }
-            }
-            return;
-        }
-        Ok(Message::BrowserActionResult(result)) => {
-            let Some(envelope_id) = answering(outbox, id, reply_to, RESULT_KIND) else {
-                return;
-            };
-            // A result no action of this link waits for: one another relay of the deployment
-            // sent, or one the host kept (§13).
-            if let Some(Ok(result)) = link.answered(&envelope_id, Ok(result)) {
-                let passed = Message::BrowserActionResult(result.clone());
-                if !pass_on(state, client_id, envelope_id, passed) {
-                    crate::scheduler::kept(state, client_id, result);
-                }
-            }
-            return;
-        }
+    let host = Host {
+        state,
+        outbox,
+        client_id,
+        link,
+    };
+    match read {
+        Ok(Message::BrowserActionAck(ack)) => host.ack(id, reply_to, ack),
+        Ok(Message::BrowserActionResult(result)) => host.result(id, reply_to, Ok(result)),
         Err(Unreadable::BadPayload { kind, why, .. }) if kind == RESULT_KIND => {
-            if let Some(envelope_id) = answering(outbox, id, reply_to, RESULT_KIND) {
-                link.answered(&envelope_id, Err(why));
-            }
-            return;
+            host.result(id, reply_to, Err(why))
         }
-        Ok(Message::FullStateSync(full)) => TwinReport::Full(full),
-        Ok(Message::TabEvent(event)) => TwinReport::Event(event),
-        Ok(Message::Heartbeat(_)) => {
-            if id.is_some() {
-                outbox.reply(id, Message::Heartbeat(Empty {}));
-            }
-            return;
+        Ok(Message::FullStateSync(full)) => host.twin(TwinReport::Full(full)),
+        Ok(Message::TabEvent(event)) => host.twin(TwinReport::Event(event)),
+        Ok(Message::Heartbeat(_)) if id.is_some() => {
+            outbox.reply(id, Message::Heartbeat(Empty {}));
         }
+        Ok(Message::Heartbeat(_)) => {}
         Ok(Message::Join(_)) => {
             outbox.error(id, already_joined());
-            return;
         }
-        // The browser's owner asks to approve every action on it, or no longer (§12).
-        Ok(Message::ClientSettings(settings)) => {
-            state
-                .registry
-                .set_confirm_every_action(client_id, settings.confirm_every_action);
-            crate::cluster::Cluster::host_settings(state, client_id, settings.confirm_every_action);
-            if id.is_some() {
-                outbox.reply(id, Message::ClientSettings(settings));
-            }
-            return;
-        }
-        // The browser's owner talks to the agents of the sessions bound to it (§12).
-        Ok(Message::UserMessage(words)) => {
-            let said = if state.sessions.is_bound_to(&words.session_id, client_id) {
-                crate::talk::say(state, Message::UserMessage(words))
-            } else {
-                Err(ActionError::new(
-                    ErrorCode::Forbidden,
-                    "a browser may only write to the sessions bound to it",
-                ))
-            };
-            match said {
-                Ok(receipt) => outbox.reply(id, receipt),
-                Err(error) => outbox.error(id, error),
-            };
-            return;
-        }
-        // The browser's owner answers, from the extension, for sessions bound to it (§12).
-        Ok(Message::Confirm(confirmation)) => {
-            let answer = ConfirmAnswer {
-                request_id: confirmation.request_id.clone(),
-                approved: confirmation.approved,
-                only_session: None,
-                only_client: Some(client_id.to_owned()),
-                refused: "a browser may only answer confirmations of the sessions bound to it".into(),
-            };
-            let (state, outbox) = (state.clone(), outbox.clone());
-            // The relay waiting for the answer may be another of the deployment.
-            tokio::spawn(async move {
-                match crate::cluster::answer_confirmation(&state, answer).await {
-                    Ok(_) => outbox.reply(id, Message::Confirmed(confirmation)),
-                    Err(error) => outbox.error(id, error),
-                };
-            });
-            return;
-        }
+        Ok(Message::ClientSettings(settings)) => host.settings(id, settings),
+        Ok(Message::UserMessage(words)) => host.user_message(id, words),
+        Ok(Message::Confirm(confirmation)) => host.confirm(id, confirmation),
         Ok(other) => {
-            outbox.error(
-                id,
-                ActionError::internal(format!("{} is not handled here", other.kind())),
-            );
-            return;
+            let error = ActionError::internal(format!("{} is not handled here", other.kind()));
+            outbox.error(id, error);
         }
         Err(Unreadable::BadPayload { kind, why, .. }) => {
-            outbox.error(
-                id,
-                ActionError::new(ErrorCode::InvalidMessage, format!("{kind}: {why}")),
-            );
-            return;
+            let error = ActionError::new(ErrorCode::InvalidMessage, format!("{kind}: {why}"));
+            outbox.error(id, error);
         }
         Err(unreadable) => {
             outbox.error(id, unreadable.error(Role::Host));
-            return;
         }
-    };
-    let twin = state.twins.update(client_id, report);
-    state.client_event(client_id, Message::TwinStateSync(twin));
+    }
+}
+
+/// A joined host, for the handling of one of its frames.
+struct Host<'a> {
+    state: &'a AppState,
+    outbox: &'a Outbox,
+    client_id: &'a str,
+    link: &'a Link,
+}
+
+impl Host<'_> {
+    fn ack(&self, id: Option<String>, reply_to: Option<String>, ack: Ack) {
+        let Some(envelope_id) = answering(self.outbox, id, reply_to, "browser_action.ack") else {
+            return;
+        };
+        if !self.link.acked(&envelope_id) {
+            pass_on(
+                self.state,
+                self.client_id,
+                envelope_id,
+                Message::BrowserActionAck(ack),
+            );
+        }
+    }
+
+    /// A result, or why it could not be read (which still ends its action, `INTERNAL`).
+    fn result(&self, id: Option<String>, reply_to: Option<String>, result: Result<ActionResult, String>) {
+        let Some(envelope_id) = answering(self.outbox, id, reply_to, RESULT_KIND) else {
+            return;
+        };
+        // A result no action of this link waits for: one another relay of the deployment
+        // sent, or one the host kept (§13).
+        if let Some(Ok(result)) = self.link.answered(&envelope_id, result) {
+            let passed = Message::BrowserActionResult(result.clone());
+            if !pass_on(self.state, self.client_id, envelope_id, passed) {
+                crate::scheduler::kept(self.state, self.client_id, result);
+            }
+        }
+    }
+
+    fn twin(&self, report: TwinReport) {
+        let twin = self.state.twins.update(self.client_id, report);
+        self.state
+            .client_event(self.client_id, Message::TwinStateSync(twin));
+    }
+
+    /// The browser's owner asks to approve every action on it, or no longer (§12).
+    fn settings(&self, id: Option<String>, settings: ClientSettings) {
+        let every = settings.confirm_every_action;
+        self.state
+            .registry
+            .set_confirm_every_action(self.client_id, every);
+        crate::cluster::Cluster::host_settings(self.state, self.client_id, every);
+        if id.is_some() {
+            self.outbox.reply(id, Message::ClientSettings(settings));
+        }
+    }
+
+    /// The browser's owner talks to the agents of the sessions bound to it (§12).
+    fn user_message(&self, id: Option<String>, words: SessionMessage) {
+        let said = if self.state.sessions.is_bound_to(&words.session_id, self.client_id) {
+            crate::talk::say(self.state, Message::UserMessage(words))
+        } else {
+            Err(ActionError::new(
+                ErrorCode::Forbidden,
+                "a browser may only write to the sessions bound to it",
+            ))
+        };
+        match said {
+            Ok(receipt) => self.outbox.reply(id, receipt),
+            Err(error) => self.outbox.error(id, error),
+        };
+    }
+
+    /// The browser's owner answers, from the extension, for sessions bound to it (§12).
+    fn confirm(&self, id: Option<String>, confirmation: Confirmation) {
+        let answer = ConfirmAnswer {
+            request_id: confirmation.request_id.clone(),
+            approved: confirmation.approved,
+            only_session: None,
+            only_client: Some(self.client_id.to_owned()),
+            refused: "a browser may only answer confirmations of the sessions bound to it".into(),
+        };
+        let (state, outbox) = (self.state.clone(), self.outbox.clone());
+        // The relay waiting for the answer may be another of the deployment.
+        tokio::spawn(async move {
+            match crate::cluster::answer_confirmation(&state, answer).await {
+                Ok(_) => outbox.reply(id, Message::Confirmed(confirmation)),
+                Err(error) => outbox.error(id, error),
+            };
+        });
+    }
 }
 
 /// The envelope id of the action an ack or result answers (its `replyTo`), which it must name.
