@@ -5,7 +5,8 @@
 
 use tether_protocol::cluster::ConfirmAnswer;
 use tether_protocol::messages::{
-    Catalog, ClientRef, Confirmation, Empty, Message, Role, SessionRef, Subscribe, Subscribed, Unreadable,
+    Binding, Catalog, ClientRef, Confirmation, Empty, Message, Role, SessionRef, Subscribe, Subscribed,
+    Unreadable,
 };
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::sync::OwnedSemaphorePermit;
@@ -60,28 +61,15 @@ pub async fn handle(
             return;
         }
         Message::TwinGet(client) => twin(state, peer, client),
-        Message::SessionGet(SessionRef { session_id }) => match session_id_of(peer, session_id) {
-            Ok(id) => Box::pin(cluster::session_state(state, &id))
-                .await
-                .map(Message::SessionState),
-            Err(error) => Err(error),
-        },
+        Message::SessionGet(SessionRef { session_id }) => {
+            Box::pin(session_get(state, peer, session_id)).await
+        }
         Message::Confirm(confirmation) => Box::pin(confirm(state, peer, confirmation)).await,
         Message::ExtensionList(_) => Ok(Message::ExtensionListResult(state.clients())),
         Message::CatalogGet(_) => Ok(Message::Catalog(Catalog {
             actions: state.catalog.to_vec(),
         })),
-        Message::SessionBind(binding) => {
-            let checked = session_id_of(peer, Some(binding.session_id.clone()))
-                .and_then(|_| required("sessionId", &binding.session_id))
-                .and_then(|_| required("clientId", &binding.client_id));
-            match checked {
-                Ok(_) => Box::pin(cluster::bind(state, binding))
-                    .await
-                    .map(Message::SessionBound),
-                Err(error) => Err(error),
-            }
-        }
+        Message::SessionBind(binding) => Box::pin(session_bind(state, peer, binding)).await,
         Message::AgentMessage(_) => talk::say(state, message),
         Message::UserMessage(ref words) => {
             session_id_of(peer, Some(words.session_id.clone())).and_then(|_| talk::say(state, message))
@@ -96,6 +84,26 @@ pub async fn handle(
         Ok(reply) => outbox.reply(id, reply),
         Err(error) => outbox.error(id, error),
     };
+}
+
+/// `session.get`: a session's state, wherever in the deployment it is owned.
+async fn session_get(
+    state: &AppState,
+    peer: &Peer,
+    session_id: Option<String>,
+) -> Result<Message, ActionError> {
+    let id = session_id_of(peer, session_id)?;
+    cluster::session_state(state, &id)
+        .await
+        .map(Message::SessionState)
+}
+
+/// `session.bind`: a session bound to a browser (an observer's, within what it watches).
+async fn session_bind(state: &AppState, peer: &Peer, binding: Binding) -> Result<Message, ActionError> {
+    session_id_of(peer, Some(binding.session_id.clone()))?;
+    required("sessionId", &binding.session_id)?;
+    required("clientId", &binding.client_id)?;
+    cluster::bind(state, binding).await.map(Message::SessionBound)
 }
 
 async fn action(state: &AppState, outbox: &Outbox, id: Option<String>, read: request::Read) {
