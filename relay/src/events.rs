@@ -244,21 +244,23 @@ impl Events {
 
     /// A session's logged events after `after`, in order.
     pub fn replay(&self, session: &str, after: Option<u64>) -> Vec<Arc<Event>> {
-        let entries = self.log.read_after(session, after).unwrap_or_else(|e| {
-            tracing::error!(session, "cannot read the session log: {e}");
-            Vec::new()
-        });
-        entries
-            .into_iter()
-            .filter(|e| EVENT_KINDS.contains(&e.kind.as_str()))
-            .map(|e| Arc::new(from_entry(e)))
-            .collect()
+        self.read(session, after, 0, (usize::MAX, u64::MAX)).0
     }
 
     /// One page of a session's logged events after `after`, from byte `offset` of its log;
     /// the offset of the next page (the same when there is no more).
     fn page(&self, session: &str, after: Option<u64>, offset: u64) -> (Vec<Arc<Event>>, u64) {
-        match self.log.read_page(session, after, offset, REPLAY_PAGE) {
+        self.read(session, after, offset, REPLAY_PAGE)
+    }
+
+    fn read(
+        &self,
+        session: &str,
+        after: Option<u64>,
+        offset: u64,
+        limits: (usize, u64),
+    ) -> (Vec<Arc<Event>>, u64) {
+        match self.log.read_page(session, after, offset, limits) {
             Ok((entries, next)) => {
                 let events = entries
                     .into_iter()

@@ -81,19 +81,25 @@ pub fn raise_open_file_limit() -> Option<u64> {
     Some(limit.rlim_cur)
 }
 
-/// The connections this process can serve: `wanted`, or fewer when the open-file limit minus
-/// the reserve is lower.
-fn connection_slots(wanted: usize) -> usize {
+/// This process's open-file limit (the soft one, in force; `u64::MAX` when unlimited), or
+/// `None` when it cannot be read.
+pub fn open_file_limit() -> Option<u64> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: as above.
+    // SAFETY: `limit` is a valid rlimit for getrlimit to fill.
     let known = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
-    if !known || limit.rlim_cur == libc::RLIM_INFINITY {
+    known.then_some(limit.rlim_cur)
+}
+
+/// The connections this process can serve: `wanted`, or fewer when the open-file limit minus
+/// the reserve is lower.
+fn connection_slots(wanted: usize) -> usize {
+    let Some(limit) = open_file_limit() else {
         return wanted;
-    }
-    let room = limit.rlim_cur.saturating_sub(FD_RESERVE).max(16);
+    };
+    let room = limit.saturating_sub(FD_RESERVE).max(16);
     wanted.min(usize::try_from(room).unwrap_or(usize::MAX))
 }
 

@@ -11,7 +11,7 @@
 //! held lines (its journal still knows it started), and a line a crash cuts short is skipped
 //! when read.
 //!
-//! Files are held open for the sessions that wrote last, at most [`open_file_limit`] of them
+//! Files are held open for the sessions that wrote last, at most [`files_held_open`] of them
 //! (docs/protocol.md §15): a caller naming thousands of sessions cannot take the relay's file
 //! descriptors. A session whose file was closed opens it again when it next writes.
 
@@ -103,14 +103,8 @@ pub struct SessionLog {
 
 /// How many session logs are held open: an eighth of the open-file limit, between 64 and 4096
 /// (1,024 files allow 128; the relay's connections and its other files need the rest).
-pub fn open_file_limit() -> usize {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a valid rlimit for getrlimit to fill.
-    let known = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
-    let files = if known { limit.rlim_cur / 8 } else { 128 };
+pub fn files_held_open() -> usize {
+    let files = crate::listener::open_file_limit().map_or(128, |limit| limit / 8);
     usize::try_from(files.clamp(64, 4096)).unwrap_or(4096)
 }
 
@@ -122,7 +116,7 @@ impl SessionLog {
             dir,
             open: BySession::default(),
             files: AtomicUsize::new(0),
-            max_files: open_file_limit(),
+            max_files: files_held_open(),
             clock: AtomicU64::new(0),
         })
     }
@@ -199,8 +193,8 @@ impl SessionLog {
 
     /// The entries of a session after `after` (all of them for `None`), in order.
     pub fn read_after(&self, session_id: &str, after: Option<u64>) -> std::io::Result<Vec<Entry>> {
-        self.write_held(session_id)?;
-        self.read_file(session_id, after)
+        let (entries, _) = self.read_page(session_id, after, 0, (usize::MAX, u64::MAX))?;
+        Ok(entries)
     }
 
     /// One page of a session's entries after `after`, read from byte `offset` of its file:
@@ -211,10 +205,29 @@ impl SessionLog {
         session_id: &str,
         after: Option<u64>,
         offset: u64,
+        limits: (usize, u64),
+    ) -> std::io::Result<(Vec<Entry>, u64)> {
+        self.write_held(session_id)?;
+        self.read_from(session_id, after, offset, limits)
+    }
+
+    fn read_file(&self, session_id: &str, after: Option<u64>) -> std::io::Result<Vec<Entry>> {
+        let (entries, _) = self.read_from(session_id, after, 0, (usize::MAX, u64::MAX))?;
+        Ok(entries)
+    }
+
+    /// The entries after `after` in the file from byte `offset`, within the limits, and where
+    /// reading stopped. A line that does not read as an entry (cut short by a crash) is skipped;
+    /// a last line without its end is taken when it reads whole, else left for the next read
+    /// (it may still be being written).
+    fn read_from(
+        &self,
+        session_id: &str,
+        after: Option<u64>,
+        offset: u64,
         (max_entries, max_bytes): (usize, u64),
     ) -> std::io::Result<(Vec<Entry>, u64)> {
         use std::io::{Seek, SeekFrom};
-        self.write_held(session_id)?;
         let mut file = match File::open(self.path(session_id)) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), offset)),
@@ -226,38 +239,19 @@ impl SessionLog {
         while entries.len() < max_entries && at - offset < max_bytes {
             line.clear();
             let read = reader.read_line(&mut line)?;
-            // A last line without its end is still being written (or was cut by a crash).
-            if read == 0 || !line.ends_with('\n') {
+            if read == 0 {
+                break;
+            }
+            let entry = serde_json::from_str::<Entry>(&line).ok();
+            if !line.ends_with('\n') && entry.is_none() {
                 break;
             }
             at += read as u64;
-            let Ok(entry) = serde_json::from_str::<Entry>(&line) else {
-                continue;
-            };
-            if after.is_none_or(|after| entry.event_index > after) {
+            if let Some(entry) = entry.filter(|e| after.is_none_or(|after| e.event_index > after)) {
                 entries.push(entry);
             }
         }
         Ok((entries, at))
-    }
-
-    fn read_file(&self, session_id: &str, after: Option<u64>) -> std::io::Result<Vec<Entry>> {
-        let file = match File::open(self.path(session_id)) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e),
-        };
-        let mut entries = Vec::new();
-        for line in BufReader::new(file).lines() {
-            // A line cut short by a crash is skipped, not fatal.
-            let Ok(entry) = serde_json::from_str::<Entry>(&line?) else {
-                continue;
-            };
-            if after.is_none_or(|after| entry.event_index > after) {
-                entries.push(entry);
-            }
-        }
-        Ok(entries)
     }
 
     fn session(&self, session_id: &str) -> std::io::Result<Arc<Mutex<Open>>> {
