@@ -6,7 +6,7 @@ use axum::extract::{FromRef, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
 use subtle::ConstantTimeEq;
-use tether_protocol::{ActionError, ErrorCode};
+use tether_protocol::ErrorCode;
 
 use crate::app_error::AppError;
 use crate::config::Tokens;
@@ -32,15 +32,23 @@ impl Role {
 impl Tokens {
     /// The role a token grants, compared in constant time so timing tells nothing.
     pub fn role_of(&self, token: &str) -> Option<Role> {
+        self.identify(token).map(|(role, _)| role)
+    }
+
+    /// The role a token grants, and the browser it is bound to when it is a per-browser host
+    /// token (`host_tokens`).
+    pub fn identify(&self, token: &str) -> Option<(Role, Option<String>)> {
         let is = |secret: &str| bool::from(secret.as_bytes().ct_eq(token.as_bytes()));
         if is(&self.orchestrator) {
-            Some(Role::Orchestrator)
+            Some((Role::Orchestrator, None))
         } else if is(&self.host) {
-            Some(Role::Host)
+            Some((Role::Host, None))
         } else if is(&self.observer) {
-            Some(Role::Observer)
+            Some((Role::Observer, None))
         } else {
-            self.bound.client_of(token).map(|_| Role::Host)
+            self.bound
+                .client_of(token)
+                .map(|client| (Role::Host, Some(client)))
         }
     }
 }
@@ -51,12 +59,10 @@ impl Tokens {
 pub fn token_of(parts: &Parts) -> Result<Option<String>, AppError> {
     match bearer(&parts.headers) {
         Some(token) => Ok(Some(token)),
-        None if query_token(parts.uri.query()).is_some() => Err(AppError::with_status(
+        None if query_token(parts.uri.query()).is_some() => Err(AppError::new(
             StatusCode::UNAUTHORIZED,
-            ActionError::new(
-                ErrorCode::Unauthorized,
-                "?token= is accepted only by /ws and /api/sessions/{id}/events (where a browser cannot set headers); send Authorization: Bearer <token>",
-            ),
+            ErrorCode::Unauthorized,
+            "?token= is accepted only by /ws and /api/sessions/{id}/events (where a browser cannot set headers); send Authorization: Bearer <token>",
         )),
         None => Ok(None),
     }
@@ -89,32 +95,29 @@ pub fn require_one_of(token: Option<String>, tokens: &Tokens, roles: &[Role]) ->
     let wanted: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
     let role = wanted.join(" or ");
     let Some(token) = token else {
-        return Err(AppError::with_status(
+        return Err(AppError::new(
             StatusCode::UNAUTHORIZED,
-            ActionError::new(
-                ErrorCode::Unauthorized,
-                format!(
-                    "{} {role} token is required: send Authorization: Bearer <token>",
-                    article(&role)
-                ),
+            ErrorCode::Unauthorized,
+            format!(
+                "{} {role} token is required: send Authorization: Bearer <token>",
+                article(&role),
             ),
         ));
     };
     match tokens.role_of(&token) {
         Some(granted) if roles.contains(&granted) => Ok(granted),
-        Some(granted) => Err(AppError::with_status(
+        Some(granted) => Err(AppError::new(
             StatusCode::FORBIDDEN,
-            ActionError::new(
-                ErrorCode::Forbidden,
-                format!(
-                    "this is a {} token; this route needs the {role} token",
-                    granted.as_str()
-                ),
+            ErrorCode::Forbidden,
+            format!(
+                "this is a {} token; this route needs the {role} token",
+                granted.as_str(),
             ),
         )),
-        None => Err(AppError::with_status(
+        None => Err(AppError::new(
             StatusCode::UNAUTHORIZED,
-            ActionError::new(ErrorCode::Unauthorized, "the token is not valid for this relay"),
+            ErrorCode::Unauthorized,
+            "the token is not valid for this relay",
         )),
     }
 }

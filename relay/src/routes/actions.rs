@@ -8,13 +8,10 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde_json::Value;
-use tether_protocol::{ActionError, ActionResult, ErrorCode};
-use tokio::sync::oneshot;
+use tether_protocol::{ActionResult, ErrorCode};
 
 use crate::app_error::AppError;
 use crate::auth::Orchestrator;
-use crate::cluster;
-use crate::reply::Reply;
 use crate::request::Request;
 use crate::state::AppState;
 
@@ -38,15 +35,8 @@ pub async fn browser_action(
         AppError::bad_request(ErrorCode::InvalidMessage, format!("the body is not JSON: {e}"))
     })?;
     let parsed = Request::read(&payload).map_err(|e| AppError::with_status(StatusCode::BAD_REQUEST, e))?;
-    let (tx, rx) = oneshot::channel();
-    // The action runs to its end even if this caller hangs up: its result is logged and kept
-    // for a retry with the same actionId.
-    cluster::submit(&state, parsed, Reply::Channel(tx)).await;
-    let result = rx.await.map_err(|_| {
-        AppError::with_status(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            ActionError::internal("the relay lost this action's result"),
-        )
-    })?;
+    let result = super::result_of(&state, parsed)
+        .await
+        .map_err(|lost| AppError::with_status(StatusCode::INTERNAL_SERVER_ERROR, lost))?;
     Ok(Json(result))
 }

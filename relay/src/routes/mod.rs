@@ -12,7 +12,14 @@ use serde::Deserialize;
 use tether_protocol::actions::browser_snapshot::Detail;
 use tether_protocol::ErrorCode;
 
+use tether_protocol::{ActionError, ActionResult};
+use tokio::sync::oneshot;
+
 use crate::app_error::AppError;
+use crate::cluster;
+use crate::reply::Reply;
+use crate::request::{Refused, Request};
+use crate::state::AppState;
 
 /// `?detail=live|recent|gist` of a Live Screen route (seed 004's levels); live when absent.
 #[derive(Deserialize)]
@@ -24,6 +31,19 @@ impl DetailQuery {
     pub fn detail(&self) -> Detail {
         self.detail.unwrap_or_default()
     }
+}
+
+/// Submits an action as every caller's are (queue, confirmation, log) and waits for its one
+/// result. The action runs to its end even if the caller hangs up: its result is logged and
+/// kept for a retry with the same actionId.
+pub async fn result_of(
+    state: &AppState,
+    parsed: Result<Request, Refused>,
+) -> Result<ActionResult, ActionError> {
+    let (tx, rx) = oneshot::channel();
+    cluster::submit(state, parsed, Reply::Channel(tx)).await;
+    rx.await
+        .map_err(|_| ActionError::internal("the relay lost this action's result"))
 }
 
 /// The answer to a `?detail=` that is none of the levels.

@@ -18,13 +18,10 @@ use tether_protocol::actions::browser_snapshot::Detail;
 use tether_protocol::actions::browser_tabs::Output as Tabs;
 use tether_protocol::actions::TabId;
 use tether_protocol::{ActionError, ActionName};
-use tokio::sync::oneshot;
 
 use super::{bad_detail, DetailQuery};
 use crate::app_error::AppError;
 use crate::auth::Reader;
-use crate::cluster;
-use crate::reply::Reply;
 use crate::request::Request;
 use crate::state::AppState;
 
@@ -123,11 +120,7 @@ async fn look(
         timeout: Some(LOOK_TIMEOUT),
         peek: true,
     };
-    let (tx, rx) = oneshot::channel();
-    cluster::submit(state, Ok(request), Reply::Channel(tx)).await;
-    let result = rx
-        .await
-        .map_err(|_| ActionError::internal("the relay lost the look's result"))?;
+    let result = super::result_of(state, Ok(request)).await?;
     match (result.error, result.result) {
         (Some(error), _) => Err(error),
         (None, output) => Ok(output.map(|o| o.value()).unwrap_or_default()),

@@ -109,12 +109,12 @@ fn check_token(
             "relay.join needs a token (or one on the upgrade request)",
         )
     })?;
-    match state.tokens.role_of(token) {
+    match state.tokens.identify(token) {
         None => Err(ActionError::new(
             ErrorCode::Unauthorized,
             "the token is not valid for this relay",
         )),
-        Some(granted) if !may_join(granted, join.role) => Err(ActionError::new(
+        Some((granted, _)) if !may_join(granted, join.role) => Err(ActionError::new(
             ErrorCode::Forbidden,
             format!(
                 "the {} token cannot join as {}",
@@ -122,7 +122,7 @@ fn check_token(
                 join.role.as_str()
             ),
         )),
-        Some(_) => Ok(state.tokens.bound.client_of(token)),
+        Some((_, bound_to)) => Ok(bound_to),
     }
 }
 
