@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::client::{connect, join, orchestrator, post_action, recv, recv_type, request, send};
+use common::client::{connect, join, orchestrator, post_action, recv, recv_type, request, send, Ws};
 use common::test_host::TestHost;
 use common::{start, OBSERVER, ORCHESTRATOR};
 use serde_json::{json, Value};
@@ -23,6 +23,20 @@ async fn asking_relay() -> String {
         ..Settings::default()
     };
     start(settings, Limits::default()).await.0.to_string()
+}
+
+/// A person's console (the observer token), joined for `session` or for every session when
+/// `None`, and subscribed to what it watches.
+async fn console(addr: &str, session: Option<&str>) -> Ws {
+    let mut console = connect(addr).await;
+    let mut joining = join("observer", OBSERVER);
+    if let Some(session) = session {
+        joining["payload"]["sessionId"] = json!(session);
+    }
+    send(&mut console, joining).await;
+    assert_eq!(recv(&mut console).await["type"], "relay.joined");
+    request(&mut console, "subscribe", "s", json!({})).await;
+    console
 }
 
 /// An orchestrator's click in `session`, posted in the background (it waits for a person);
@@ -196,10 +210,7 @@ async fn a_browser_answers_confirmations_of_the_sessions_bound_to_it_only() {
     let addr = asking_relay().await;
     let mut owner = TestHost::join(&addr, "owners-browser").await;
     let _other = TestHost::join(&addr, "other-browser").await.serve_echo();
-    let mut watcher = connect(&addr).await;
-    send(&mut watcher, join("observer", OBSERVER)).await;
-    recv(&mut watcher).await;
-    request(&mut watcher, "subscribe", "s", json!({})).await;
+    let mut watcher = console(&addr, None).await;
     for (session, browser) in [("owned", "owners-browser"), ("elsewhere", "other-browser")] {
         let body = json!({ "sessionId": session, "clientId": browser });
         let bound = request(&mut watcher, "session.bind", session, body).await;
@@ -316,12 +327,7 @@ async fn a_browsers_owner_may_approve_every_action_on_it_whatever_the_relay_says
 async fn a_look_at_a_sessions_page_waits_for_the_person() {
     let addr = asking_relay().await;
     let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
-    let mut observer = connect(&addr).await;
-    let mut observe = join("observer", OBSERVER);
-    observe["payload"]["sessionId"] = json!("looked");
-    send(&mut observer, observe).await;
-    recv(&mut observer).await;
-    request(&mut observer, "subscribe", "s", json!({})).await;
+    let mut observer = console(&addr, Some("looked")).await;
     let clicked = click_in_background(&addr, "looked");
     let asked = recv_type(&mut observer, "browser_task.confirmation_requested").await;
     let approve = json!({ "requestId": asked["payload"]["requestId"], "approved": true });
@@ -357,20 +363,14 @@ async fn a_console_that_connects_later_sees_the_questions_already_asked() {
     let addr = asking_relay().await;
     let _host = TestHost::join(&addr, "browser-1").await.serve_echo();
     // Someone is already watching, so the question is asked; the person's console comes later.
-    let mut early = connect(&addr).await;
-    send(&mut early, join("observer", OBSERVER)).await;
-    recv(&mut early).await;
-    request(&mut early, "subscribe", "s", json!({})).await;
+    let mut early = console(&addr, None).await;
     let clicked = click_in_background(&addr, "asked-early");
     let asked = recv_type(&mut early, "browser_task.confirmation_requested").await;
 
-    let mut console = connect(&addr).await;
-    send(&mut console, join("observer", OBSERVER)).await;
-    recv(&mut console).await;
-    request(&mut console, "subscribe", "s", json!({})).await;
-    let shown = recv_type(&mut console, "browser_task.confirmation_requested").await;
+    let mut late = console(&addr, None).await;
+    let shown = recv_type(&mut late, "browser_task.confirmation_requested").await;
     assert_eq!(shown["payload"], asked["payload"]);
     let approve = json!({ "requestId": shown["payload"]["requestId"], "approved": true });
-    request(&mut console, "browser_task.confirm", "c", approve).await;
+    request(&mut late, "browser_task.confirm", "c", approve).await;
     assert_eq!(clicked.await.unwrap().1["status"], "success");
 }

@@ -74,22 +74,16 @@ pub trait ActionParams: Serialize + DeserializeOwned + JsonSchema + Clone + Debu
 #[macro_export]
 macro_rules! tab_action_params {
     (dialog $(, check = |$p:ident| $check:block)?) => {
-        impl $crate::actions::ActionParams for Params {
-            fn tab_id(&self) -> Option<$crate::actions::TabId> {
-                Some(self.tab_id)
-            }
-
-            $(fn check(&self) -> Result<(), String> {
-                let $p = self;
-                $check
-            })?
-
+        $crate::tab_action_params!(@impl [
             fn dialog(&self) -> Option<&$crate::actions::fields::DialogAnswer> {
                 self.dialog.as_ref()
             }
-        }
+        ] $(check = |$p| $check)?);
     };
     ($(check = |$p:ident| $check:block)?) => {
+        $crate::tab_action_params!(@impl [] $(check = |$p| $check)?);
+    };
+    (@impl [$($dialog:tt)*] $(check = |$p:ident| $check:block)?) => {
         impl $crate::actions::ActionParams for Params {
             fn tab_id(&self) -> Option<$crate::actions::TabId> {
                 Some(self.tab_id)
@@ -99,6 +93,8 @@ macro_rules! tab_action_params {
                 let $p = self;
                 $check
             })?
+
+            $($dialog)*
         }
     };
 }
