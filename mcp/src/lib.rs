@@ -7,9 +7,11 @@
 //! wherever the [`Browser`] runs actions (the relay's scheduler, or the host's engine); its
 //! result comes back as content an agent reads (`reply`).
 
+mod browser;
 mod call;
 mod reply;
 mod server;
 pub mod tools;
 
-pub use server::{Browser, McpSessions, TetherMcp};
+pub use browser::Browser;
+pub use server::{McpSessions, TetherMcp};

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tether_protocol::actions::{browser_screenshot, ArtifactRef, ReadsAs};
 use tether_protocol::{ActionName, ActionResult};
 
-use crate::server::Browser;
+use crate::browser::Browser;
 
 /// What an agent reads of `result`; `tab` is the tab the action acted on, if any.
 pub async fn render(

@@ -12,7 +12,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use rand::RngCore;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -21,23 +20,13 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Value};
-use tether_protocol::actions::ArtifactRef;
 use tether_protocol::{ActionError, ActionName, ActionResult};
 use tokio_util::task::TaskTracker;
 
 use crate::call::Call;
 use crate::{reply, tools};
 
-/// Where the actions run: the relay's scheduler, the host's own engine, or a relay reached
-/// over HTTP. Whatever runs them logs them and tells observers as for any other caller.
-#[async_trait]
-pub trait Browser: Send + Sync + 'static {
-    /// Runs one action in the session and answers its result, errors included.
-    async fn act(&self, session_id: &str, action: ActionName, params: Value) -> ActionResult;
-
-    /// The bytes of an artifact an action stored (a screenshot).
-    async fn artifact(&self, artifact: &ArtifactRef) -> Result<Vec<u8>, ActionError>;
-}
+use crate::browser::Browser;
 
 const INSTRUCTIONS: &str = "These tools drive a real browser. Open a page with browser_navigate {url}; \
 read it with browser_snapshot, which writes every element you can act on as [eN] role \"name\"; act on one by \

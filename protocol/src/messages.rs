@@ -383,6 +383,24 @@ impl Envelope {
         self.message()
     }
 
+    /// The frame's message, if a host may send it.
+    pub fn read_from_host(self) -> Result<FromHost, Unreadable> {
+        let message = self.read(Role::Host)?;
+        let kind = message.kind();
+        message
+            .from_host()
+            .ok_or_else(|| Unreadable::UnknownType(kind.into()))
+    }
+
+    /// The frame's message, if a peer of `role` (an orchestrator or an observer) may send it.
+    pub fn read_from_client(self, role: Role) -> Result<FromClient, Unreadable> {
+        let message = self.read(role)?;
+        let kind = message.kind();
+        message
+            .from_client()
+            .ok_or_else(|| Unreadable::UnknownType(kind.into()))
+    }
+
     /// The frame's message, whoever sent it (for peers that trust the relay).
     pub fn message(self) -> Result<Message, Unreadable> {
         // A missing or null payload is an empty one.
@@ -447,6 +465,73 @@ macro_rules! messages {
                 _ => None,
             }
         }
+
+        by_sender!(@next [] [] $($variant($payload) [$($role),*];)+);
+    };
+}
+
+/// Sorts the table's rows by who sends them: [`FromHost`] holds the messages a host may send,
+/// [`FromClient`] those an orchestrator or an observer may, so each handler's match is
+/// checked by the compiler against the table. One row at a time: `@host` then `@client` walk
+/// its senders and add it to their enum.
+macro_rules! by_sender {
+    (@next [$($h:ident($hp:ty);)*] [$($c:ident($cp:ty);)*]) => {
+        /// A message a host may send to the relay.
+        #[derive(Debug)]
+        pub enum FromHost {
+            $($h($hp),)*
+        }
+
+        /// A message an orchestrator or an observer may send to the relay (which of the two
+        /// may send it is `senders`').
+        #[derive(Debug)]
+        pub enum FromClient {
+            $($c($cp),)*
+        }
+
+        impl Message {
+            /// The message as a host's, if a host may send it.
+            pub fn from_host(self) -> Option<FromHost> {
+                match self {
+                    $(Self::$h(payload) => Some(FromHost::$h(payload)),)*
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+
+            /// The message as an orchestrator's or an observer's, if either may send it.
+            pub fn from_client(self) -> Option<FromClient> {
+                match self {
+                    $(Self::$c(payload) => Some(FromClient::$c(payload)),)*
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+        }
+    };
+    (@next $h:tt $c:tt $v:ident($p:ty) $roles:tt; $($rest:tt)*) => {
+        by_sender!(@host $roles $h $c $v($p) $roles; $($rest)*);
+    };
+    (@host [Host $(, $x:ident)*] [$($h:tt)*] $c:tt $v:ident($p:ty) $roles:tt; $($rest:tt)*) => {
+        by_sender!(@client $roles [$($h)* $v($p);] $c $v($p); $($rest)*);
+    };
+    (@host [$first:ident $(, $x:ident)*] $h:tt $c:tt $v:ident($p:ty) $roles:tt; $($rest:tt)*) => {
+        by_sender!(@host [$($x),*] $h $c $v($p) $roles; $($rest)*);
+    };
+    (@host [] $h:tt $c:tt $v:ident($p:ty) $roles:tt; $($rest:tt)*) => {
+        by_sender!(@client $roles $h $c $v($p); $($rest)*);
+    };
+    (@client [Orchestrator $(, $x:ident)*] $h:tt [$($c:tt)*] $v:ident($p:ty); $($rest:tt)*) => {
+        by_sender!(@next $h [$($c)* $v($p);] $($rest)*);
+    };
+    (@client [Observer $(, $x:ident)*] $h:tt [$($c:tt)*] $v:ident($p:ty); $($rest:tt)*) => {
+        by_sender!(@next $h [$($c)* $v($p);] $($rest)*);
+    };
+    (@client [$first:ident $(, $x:ident)*] $h:tt $c:tt $v:ident($p:ty); $($rest:tt)*) => {
+        by_sender!(@client [$($x),*] $h $c $v($p); $($rest)*);
+    };
+    (@client [] $h:tt $c:tt $v:ident($p:ty); $($rest:tt)*) => {
+        by_sender!(@next $h $c $($rest)*);
     };
 }
 

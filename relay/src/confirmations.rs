@@ -62,10 +62,10 @@ impl Confirmations {
         let asking = ConfirmationRequest {
             request_id: request_id.clone(),
             session_id: request.session_id.clone(),
-            action_name: request.action_name.clone(),
+            action_name: request.action.as_str().to_owned(),
             action_id: request.action_id.clone(),
             // Logged and shown beside the actions: typed text appears as its length only.
-            summary: summary(&request.action_name, &request.logged(false).params),
+            summary: summary(request.action.as_str(), &request.logged(false).params),
         };
         self.pending().insert(
             request_id.clone(),
@@ -88,7 +88,7 @@ impl Confirmations {
                 ErrorCode::ActionTimeout,
                 format!(
                     "no one answered confirmation {request_id} for {} before the action's deadline",
-                    request.action_name
+                    request.action
                 ),
             )
         };
@@ -170,12 +170,12 @@ mod tests {
             session_id: "s".into(),
             client_id: None,
             action_id: "a".into(),
-            action_name: "browser_type".into(),
+            action: crate::request::Named::Action(tether_protocol::ActionName::BrowserType),
             params: json!({ "tabId": 1, "xpath": "//input", "text": "hunter2" }),
             timeout: None,
             peek: false,
         };
-        let shown = super::summary(&request.action_name, &request.logged(false).params);
+        let shown = super::summary(request.action.as_str(), &request.logged(false).params);
         assert_eq!(shown, "browser_type tabId=1 xpath=//input text=<typed: 7 chars>");
     }
 }

@@ -58,7 +58,7 @@ pub async fn run(relay: &Relay, request: &Request, on_ack: impl FnOnce()) -> Act
 /// Checks that the session may act and picks its browser (see `Session::choose_client`).
 fn prepare(relay: &Relay, request: &Request) -> Result<(String, Link), (Option<String>, ActionError)> {
     let (chosen, changed, bound_now) = relay.sessions.update(&request.session_id, |session| {
-        if let Err(error) = session.open_for(&request.action_name) {
+        if let Err(error) = session.open_for(request.action.action()) {
             return (Err((session.client_id().map(str::to_owned), error)), None, false);
         }
         let unbound = session.client_id().is_none();
@@ -100,7 +100,7 @@ async fn confirm(
     deadline: Instant,
 ) -> Result<(), ActionError> {
     // Stopping is always allowed: a person must never have to approve an end (docs/protocol.md §12).
-    if request.action_name == ActionName::SessionStop.as_str() {
+    if request.action.is(ActionName::SessionStop) {
         return Ok(());
     }
     let owner_asks = relay.owner_confirms(client_id);
@@ -131,7 +131,7 @@ async fn confirm(
             ErrorCode::UserDenied,
             format!(
                 "a person declined {} in session {}",
-                request.action_name, request.session_id
+                request.action, request.session_id
             ),
         ));
     }
@@ -148,12 +148,12 @@ fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Ut
     relay.journal.append(&Record::Started {
         session_id: request.session_id.as_str().into(),
         action_id: request.action_id.as_str().into(),
-        action_name: request.action_name.as_str().into(),
+        action_name: request.action.as_str().into(),
         tab_id: request.params.get("tabId").and_then(serde_json::Value::as_i64),
     });
     let event = ActionStarted {
         action_id: request.action_id.clone(),
-        action_name: request.action_name.clone(),
+        action_name: request.action.as_str().to_owned(),
         session_id: request.session_id.clone(),
         client_id: client_id.to_owned(),
         started_at: tether_protocol::result::rfc3339_ms(started),
@@ -179,7 +179,7 @@ async fn exchange(
             ErrorCode::ClientOffline,
             format!(
                 "the link to browser {client_id} dropped while {} was running; it may or may not have happened",
-                request.action_name
+                request.action
             ),
         )
     };
@@ -194,7 +194,11 @@ async fn exchange(
     }
     let sent_to = relayed_connection(relay, client_id, link);
     let ack_deadline = (Instant::now() + relay.settings.ack_timeout).min(deadline);
-    let waiting_for = waits_for(&request.action_name).filter(|_| !request.peek);
+    let waiting_for = request
+        .action
+        .action()
+        .and_then(ActionName::waits_for)
+        .filter(|_| !request.peek);
     let sent = Instant::now();
     let mut ticks = waiting_for.map(|_| tokio::time::interval_at(sent + PROGRESS_EVERY, PROGRESS_EVERY));
     // Made once for the whole wait, not again on each turn of the loop (the ack is one).
@@ -225,7 +229,7 @@ async fn exchange(
                 let progress = Progress {
                     action_id: request.action_id.clone(),
                     session_id: request.session_id.clone(),
-                    message: format!("{} {what} ({waited:.1} s)", request.action_name),
+                    message: format!("{} {what} ({waited:.1} s)", request.action),
                     progress: None,
                 };
                 relay.events.session_passing(&request.session_id, Message::Progress(progress));
@@ -235,7 +239,7 @@ async fn exchange(
                     ErrorCode::AckTimeout,
                     format!(
                         "browser {client_id} did not acknowledge {} within {} ms",
-                        request.action_name,
+                        request.action,
                         relay.settings.ack_timeout.as_millis()
                     ),
                 ));
@@ -245,7 +249,7 @@ async fn exchange(
                     ErrorCode::Internal,
                     format!(
                         "the relay stopped before {} finished; it may or may not have happened",
-                        request.action_name
+                        request.action
                     ),
                 ));
             }
@@ -258,7 +262,7 @@ async fn exchange(
                 let limit = request.timeout.unwrap_or(relay.settings.action_timeout);
                 break Err(ActionError::new(
                     ErrorCode::ActionTimeout,
-                    format!("{} did not finish within {} ms", request.action_name, limit.as_millis()),
+                    format!("{} did not finish within {} ms", request.action, limit.as_millis()),
                 ));
             }
         }
@@ -282,18 +286,15 @@ async fn tick(ticks: &mut Option<tokio::time::Interval>) {
 /// The connection of the host at the other end of a link through another relay of the
 /// deployment, as the deployment's directory has it now (None: not online, or a socket here).
 fn relayed_connection(relay: &Relay, client_id: &str, link: &Link) -> Option<String> {
-    let cluster = relay.cluster.as_ref().filter(|_| link.socket().is_none())?;
-    cluster.directory.online_connection(client_id)
+    if link.socket().is_some() {
+        return None;
+    }
+    relay.deployment.connection_elsewhere(client_id)
 }
 
 /// How often an action that waits says so: "at least once a second" (docs/protocol.md §12), with
 /// room for a busy scheduler.
 const PROGRESS_EVERY: Duration = Duration::from_millis(750);
-
-/// What an action that waits is waiting for, as its `progress` events say it (its `ABOUT`).
-fn waits_for(action_name: &str) -> Option<&'static str> {
-    action_name.parse::<ActionName>().ok()?.waits_for()
-}
 
 /// The host's result, held to the request it answers.
 fn from_host(request: &Request, client_id: &str, started: DateTime<Utc>, answer: HostAnswer) -> ActionResult {

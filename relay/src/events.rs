@@ -6,7 +6,7 @@
 //! for subscribers of that client, and copied into the log of every session bound to it.
 //!
 //! In a deployment of several relays (docs/protocol.md §14), a session's events are written by the
-//! relay that owns it and reach the others through [`Deployment`]: a subscriber on any relay
+//! relay that owns it and reach the others through [`SharedLogs`]: a subscriber on any relay
 //! sees them live, and catches up from the owner's log.
 
 use std::collections::VecDeque;
@@ -105,12 +105,12 @@ const REPLAY_PAGE: (usize, u64) = (256, 1 << 20);
 pub struct Events {
     log: SessionLog,
     live: broadcast::Sender<Arc<Event>>,
-    deployment: std::sync::OnceLock<Box<dyn Deployment>>,
+    shared: std::sync::OnceLock<Box<dyn SharedLogs>>,
 }
 
 /// How a relay of a deployment shares its sessions' events, and reads the logs of sessions
 /// other relays own.
-pub trait Deployment: Send + Sync {
+pub trait SharedLogs: Send + Sync {
     /// A session event this relay logged, for the other relays.
     fn publish(&self, event: &Event);
     /// A session's logged events after `after`, wherever the session is owned.
@@ -126,13 +126,13 @@ impl Events {
         Self {
             log,
             live: broadcast::channel(BUFFER).0,
-            deployment: std::sync::OnceLock::new(),
+            shared: std::sync::OnceLock::new(),
         }
     }
 
     /// Joins a deployment: from now on, session events are shared with its other relays.
-    pub fn join(&self, deployment: Box<dyn Deployment>) {
-        let _ = self.deployment.set(deployment);
+    pub fn join(&self, shared: Box<dyn SharedLogs>) {
+        let _ = self.shared.set(shared);
     }
 
     /// A session event another relay of the deployment logged.
@@ -227,8 +227,8 @@ impl Events {
         let written = self.log.append_then(session, &lines, write, |first| {
             for (logged, index) in events.iter().zip(first..) {
                 let event = event(logged, Some(index));
-                if let Some(deployment) = self.deployment.get() {
-                    deployment.publish(&event);
+                if let Some(shared) = self.shared.get() {
+                    shared.publish(&event);
                 }
                 let _ = self.live.send(event);
             }
@@ -358,9 +358,9 @@ impl Subscription {
         let Some(session) = &self.filter.session else {
             return;
         };
-        match events.deployment.get() {
-            Some(deployment) => {
-                let backlog = deployment.replay(session.clone(), self.last).await;
+        match events.shared.get() {
+            Some(shared) => {
+                let backlog = shared.replay(session.clone(), self.last).await;
                 self.backlog.extend(backlog);
             }
             None => self.page_at = Some(0),

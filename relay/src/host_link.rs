@@ -26,7 +26,13 @@ pub enum Route {
     /// The host's socket on this relay.
     Socket(Outbox),
     /// The relay of the deployment that holds the host's socket (docs/protocol.md §14).
-    Relayed(crate::cluster::HostRoute),
+    Relayed(Arc<dyn RelayedRoute>),
+}
+
+/// How a deployment reaches a host whose socket another relay holds.
+pub trait RelayedRoute: Send + Sync {
+    /// Sends an envelope; `undelivered` is told its id when it surely did not reach the host.
+    fn send(&self, envelope: Envelope, undelivered: Box<dyn FnOnce(String) + Send>);
 }
 
 #[derive(Default)]
@@ -83,7 +89,10 @@ impl Link {
             Route::Socket(outbox) => outbox.send(envelope),
             Route::Relayed(route) => {
                 let undelivered = self.clone();
-                route.send(envelope, move |envelope_id| undelivered.forget(&envelope_id));
+                route.send(
+                    envelope,
+                    Box::new(move |envelope_id| undelivered.forget(&envelope_id)),
+                );
                 true
             }
         }

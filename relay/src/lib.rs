@@ -26,6 +26,7 @@ pub mod ids;
 pub mod journal;
 pub mod listener;
 pub mod metrics;
+pub mod open_files;
 pub mod origins;
 pub mod outbox;
 pub mod registry;

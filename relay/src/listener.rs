@@ -58,45 +58,15 @@ impl Default for Bounds {
     }
 }
 
-/// Raises this process's open-file limit to its hard limit (a relay serves thousands of
-/// sockets; the common soft limit is 1,024). Returns the limit now in force.
-pub fn raise_open_file_limit() -> Option<u64> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a valid rlimit for getrlimit to fill and setrlimit to read.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
-            return None;
-        }
-        let raised = libc::rlimit {
-            rlim_cur: limit.rlim_max,
-            rlim_max: limit.rlim_max,
-        };
-        if raised.rlim_cur > limit.rlim_cur && libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-            limit = raised;
-        }
-    }
-    Some(limit.rlim_cur)
-}
-
-/// This process's open-file limit (the soft one, in force; `u64::MAX` when unlimited), or
-/// `None` when it cannot be read.
-pub fn open_file_limit() -> Option<u64> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a valid rlimit for getrlimit to fill.
-    let known = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
-    known.then_some(limit.rlim_cur)
+/// `GET /healthz`: no token, and served even when every connection slot is taken.
+pub async fn healthz() -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({ "status": "ok" }))
 }
 
 /// The connections this process can serve: `wanted`, or fewer when the open-file limit minus
 /// the reserve is lower.
 fn connection_slots(wanted: usize) -> usize {
-    let Some(limit) = open_file_limit() else {
+    let Some(limit) = crate::open_files::limit() else {
         return wanted;
     };
     let room = limit.saturating_sub(FD_RESERVE).max(16);
@@ -168,7 +138,7 @@ impl Served {
             .header_read_timeout(OVERFLOW_HEADER_TIMEOUT)
             .keep_alive(false);
         let healthz_only = Router::new()
-            .route("/healthz", axum::routing::get(crate::server::healthz))
+            .route("/healthz", axum::routing::get(healthz))
             .fallback(|| async {
                 let error = tether_protocol::ActionError::new(
                     tether_protocol::ErrorCode::Internal,

@@ -80,7 +80,7 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
             args.listen
         );
     }
-    if let Some(limit) = tether_relay::listener::raise_open_file_limit() {
+    if let Some(limit) = tether_relay::open_files::raise() {
         tracing::debug!("open-file limit: {limit}");
     }
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
@@ -94,11 +94,11 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
         };
         let cluster = Cluster::join(joining).await?;
         relay.artifacts.use_secret(cluster.artifact_secret.clone());
-        relay.cluster = Some(cluster);
+        relay.deployment = Box::new(cluster);
     }
     tracing::info!("session logs go to {}", args.data_dir.join("logs").display());
     let relay = Arc::new(relay);
-    Cluster::start(&relay).await?;
+    relay.deployment.start(&relay).await?;
     let stopping = relay.clone();
     let grace = args.shutdown_grace();
     let shutdown = async move {

@@ -20,7 +20,13 @@ pub enum Reply {
         slot: OwnedSemaphorePermit,
     },
     /// Another relay of the deployment, which took the action from its orchestrator.
-    Relayed(crate::cluster::Answering),
+    Relayed(Box<dyn RelayedReply>),
+}
+
+/// How a deployment answers the relay that took an action from its orchestrator.
+pub trait RelayedReply: Send + Sync {
+    fn ack(&self, action_id: &str);
+    fn deliver(&self, result: ActionResult);
 }
 
 impl Reply {

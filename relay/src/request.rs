@@ -10,19 +10,61 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use tether_protocol::messages::ActionRequest;
 use tether_protocol::result::ActionHeader;
-use tether_protocol::{ActionCall, ActionError, ActionResult, ErrorCode};
+use tether_protocol::{ActionCall, ActionError, ActionName, ActionResult, ErrorCode};
 
 #[derive(Debug, Clone)]
 pub struct Request {
     pub session_id: String,
     pub client_id: Option<String>,
     pub action_id: String,
-    pub action_name: String,
+    pub action: Named,
     pub params: Value,
     pub timeout: Option<Duration>,
     /// A person's look at the session (screen.md), never an orchestrator's: see
     /// `ActionRequest::peek`.
     pub peek: bool,
+}
+
+/// The action a request names: one of the catalog's, or a name it does not have (said back in
+/// the request's `UNKNOWN_ACTION` result).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Named {
+    Action(ActionName),
+    Unknown(String),
+}
+
+impl Named {
+    pub fn new(name: String) -> Self {
+        match name.parse() {
+            Ok(action) => Self::Action(action),
+            Err(_) => Self::Unknown(name),
+        }
+    }
+
+    /// The name on the wire.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Action(action) => action.as_str(),
+            Self::Unknown(name) => name,
+        }
+    }
+
+    pub fn action(&self) -> Option<ActionName> {
+        match self {
+            Self::Action(action) => Some(*action),
+            Self::Unknown(_) => None,
+        }
+    }
+
+    pub fn is(&self, action: ActionName) -> bool {
+        self.action() == Some(action)
+    }
+}
+
+impl std::fmt::Display for Named {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A request the relay answers with an error result instead of running it.
@@ -53,7 +95,7 @@ impl Request {
         };
         // The relay checks params with the host's own types, so a bad call fails fast and the
         // same way whichever browser would have run it.
-        match ActionCall::parse(&request.action_name, &request.params) {
+        match ActionCall::parse(request.action.as_str(), &request.params) {
             Ok(_) => Ok(Ok(request)),
             Err(error) => Ok(Err((request, error))),
         }
@@ -69,7 +111,7 @@ impl Request {
                 .action_id
                 .filter(|id| !id.is_empty())
                 .unwrap_or_else(new_action_id),
-            action_name: wire.action_name,
+            action: Named::new(wire.action_name),
             params: wire.params,
             timeout: wire.timeout_ms.map(|ms| Duration::from_millis(ms.get())),
             peek: wire.peek,
@@ -94,7 +136,7 @@ impl Request {
             action_id: text("actionId")
                 .filter(|id| !id.is_empty())
                 .unwrap_or_else(new_action_id),
-            action_name,
+            action: Named::new(action_name),
             params: payload.get("params").cloned().unwrap_or(Value::Null),
             timeout: None,
             peek: false,
@@ -105,7 +147,7 @@ impl Request {
     pub fn header(&self, client_id: Option<&str>) -> ActionHeader {
         ActionHeader {
             action_id: self.action_id.clone(),
-            action_name: self.action_name.clone(),
+            action_name: self.action.as_str().to_owned(),
             session_id: self.session_id.clone(),
             client_id: client_id
                 .or(self.client_id.as_deref())
@@ -149,7 +191,7 @@ impl Request {
             session_id: self.session_id.clone(),
             client_id,
             action_id: Some(self.action_id.clone()),
-            action_name: self.action_name.clone(),
+            action_name: self.action.as_str().to_owned(),
             params: self.params.clone(),
             // A deadline already passed still sends 1 ms: the host answers ACTION_TIMEOUT.
             timeout_ms: timeout.map(|t| {

@@ -7,7 +7,6 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Extension, Json, Router};
-use serde_json::json;
 use std::sync::Arc;
 use tether_protocol::messages::Catalog;
 use tether_protocol::ErrorCode;
@@ -15,7 +14,7 @@ use tether_protocol::ErrorCode;
 use crate::app_error::AppError;
 use crate::auth::{token_from, Orchestrator, Reader};
 use crate::listener::{self, Bounds, ReadBudget};
-use crate::routes::{actions, artifacts, console, mcp, screen, sessions, twin};
+use crate::routes::{actions, artifacts, base_url, console, mcp, screen, sessions, twin};
 use crate::state::AppState;
 use crate::ws;
 use crate::{agent_docs, catalog_md};
@@ -37,11 +36,6 @@ pub async fn serve(
     listener::serve(listener, router(state), bounds, shutdown).await
 }
 
-/// `GET /healthz`: no token, and served even when every connection slot is taken.
-pub async fn healthz() -> Json<serde_json::Value> {
-    Json(json!({ "status": "ok" }))
-}
-
 pub fn router(state: AppState) -> Router {
     // Uploads may be as large as the store accepts (axum's default is 2 MB).
     let upload_limit = usize::try_from(state.artifacts.limits().max_artifact_bytes).unwrap_or(usize::MAX);
@@ -50,7 +44,7 @@ pub fn router(state: AppState) -> Router {
         .route("/console.css", get(console::style))
         .route("/console.js", get(console::script))
         .route("/favicon.svg", get(console::icon))
-        .route("/healthz", get(healthz))
+        .route("/healthz", get(listener::healthz))
         .route("/metrics", get(metrics))
         .route("/api/actions", get(actions_json))
         .route("/api/actions.md", get(actions_md))
@@ -153,18 +147,4 @@ async fn websocket(
             budget.allow_only(ws::PRE_JOIN_BYTES);
             ws::serve(socket, state, token, budget)
         }))
-}
-
-/// The relay's URL as the caller reached it, for links it hands back. Behind a TLS proxy
-/// that says so (`X-Forwarded-Proto: https`), the links are https too.
-pub fn base_url(headers: &HeaderMap) -> String {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("127.0.0.1:17800");
-    let scheme = match headers.get("x-forwarded-proto").and_then(|v| v.to_str().ok()) {
-        Some("https") => "https",
-        _ => "http",
-    };
-    format!("{scheme}://{host}")
 }

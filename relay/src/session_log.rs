@@ -104,7 +104,7 @@ pub struct SessionLog {
 /// How many session logs are held open: an eighth of the open-file limit, between 64 and 4096
 /// (1,024 files allow 128; the relay's connections and its other files need the rest).
 pub fn files_held_open() -> usize {
-    let files = crate::listener::open_file_limit().map_or(128, |limit| limit / 8);
+    let files = crate::open_files::limit().map_or(128, |limit| limit / 8);
     usize::try_from(files.clamp(64, 4096)).unwrap_or(4096)
 }
 

@@ -39,13 +39,28 @@ pub struct Job {
 }
 
 /// What the session is doing right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 enum Activity {
+    /// Nothing: its status is how it stands after what ran ([`Standing`]).
     #[default]
     Idle,
-    Running,
+    /// The action with this id is with the browser.
+    Running(String),
     WaitingForBrowserSelection,
     WaitingForUserConfirmation,
+}
+
+/// How an idle session stands after what ran in it (§2.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Standing {
+    /// Nothing has finished in it yet.
+    #[default]
+    Created,
+    Ongoing,
+    /// The last failure of the browser or its link has not been followed by a success.
+    Error,
+    /// `session_stop` succeeded and nothing has started the session again.
+    Completed,
 }
 
 /// A finished result as the JSON text sent: a tenth of the memory of the parsed tree, shared
@@ -87,17 +102,11 @@ pub struct Session {
     id: String,
     client_id: Option<String>,
     activity: Activity,
-    in_flight: Option<String>,
+    standing: Standing,
     queue: VecDeque<Job>,
     /// A runner task is draining the queue.
     runner: bool,
     last_error: Option<ActionError>,
-    /// Some action has finished in this session.
-    ran: bool,
-    /// The last browser failure has not been followed by a success yet.
-    failed: bool,
-    /// `session_stop` succeeded and nothing has started the session again.
-    completed: bool,
     /// A person approved an action of this session (`--confirm first`).
     confirmed: bool,
     outcomes: HashMap<String, Outcome>,
@@ -115,14 +124,14 @@ impl Session {
     }
 
     pub fn status(&self) -> SessionStatus {
-        match self.activity {
-            Activity::Running => SessionStatus::Running,
-            Activity::WaitingForBrowserSelection => SessionStatus::WaitingForBrowserSelection,
-            Activity::WaitingForUserConfirmation => SessionStatus::WaitingForUserConfirmation,
-            Activity::Idle if self.completed => SessionStatus::Completed,
-            Activity::Idle if self.failed => SessionStatus::Error,
-            Activity::Idle if self.ran => SessionStatus::Ongoing,
-            Activity::Idle => SessionStatus::Created,
+        match (&self.activity, self.standing) {
+            (Activity::Running(_), _) => SessionStatus::Running,
+            (Activity::WaitingForBrowserSelection, _) => SessionStatus::WaitingForBrowserSelection,
+            (Activity::WaitingForUserConfirmation, _) => SessionStatus::WaitingForUserConfirmation,
+            (Activity::Idle, Standing::Completed) => SessionStatus::Completed,
+            (Activity::Idle, Standing::Error) => SessionStatus::Error,
+            (Activity::Idle, Standing::Ongoing) => SessionStatus::Ongoing,
+            (Activity::Idle, Standing::Created) => SessionStatus::Created,
         }
     }
 
@@ -132,7 +141,10 @@ impl Session {
             session_id: self.id.clone(),
             status: self.status(),
             client_id: self.client_id.clone(),
-            in_flight: self.in_flight.clone(),
+            in_flight: match &self.activity {
+                Activity::Running(action_id) => Some(action_id.clone()),
+                _ => None,
+            },
             queued: self.queue.len(),
             last_error: self.last_error.clone(),
         }
@@ -207,10 +219,12 @@ impl Session {
     }
 
     /// Whether the session may run this action: a stopped session runs only `session_start`.
-    pub fn open_for(&mut self, action_name: &str) -> Result<(), ActionError> {
-        if action_name == ActionName::SessionStart.as_str() {
-            self.completed = false;
-        } else if self.completed {
+    pub fn open_for(&mut self, action: Option<ActionName>) -> Result<(), ActionError> {
+        if action == Some(ActionName::SessionStart) {
+            if self.standing == Standing::Completed {
+                self.standing = Standing::Ongoing;
+            }
+        } else if self.standing == Standing::Completed {
             return Err(ActionError::new(
                 ErrorCode::SessionNotActive,
                 format!(
@@ -268,10 +282,7 @@ impl Session {
 
     /// The action went to the browser.
     pub fn start(&mut self, action_id: &str) -> Changed {
-        self.transition(|s| {
-            s.in_flight = Some(action_id.to_owned());
-            s.activity = Activity::Running;
-        })
+        self.transition(|s| s.activity = Activity::Running(action_id.to_owned()))
     }
 
     /// An action ended: the status it leaves (a failure of the browser or the link puts the
@@ -303,27 +314,20 @@ impl Session {
     }
 
     fn settle(&mut self, result: &ActionResult) {
-        self.in_flight = None;
-        self.ran = true;
         let code = result.error.as_ref().map(|e| e.code);
         self.activity = match code {
             Some(ErrorCode::NoClientSelected) => Activity::WaitingForBrowserSelection,
             _ => Activity::Idle,
         };
-        match code {
-            None => {
-                self.failed = false;
-                self.last_error = None;
-                if result.action_name == ActionName::SessionStop.as_str() {
-                    self.completed = true;
-                }
-            }
-            Some(code) if is_browser_failure(code) => {
-                self.failed = true;
-                self.last_error = result.error.clone();
-            }
-            Some(_) => self.last_error = result.error.clone(),
-        }
+        self.last_error = result.error.clone();
+        self.standing = match code {
+            None if result.action_name.parse() == Ok(ActionName::SessionStop) => Standing::Completed,
+            None => Standing::Ongoing,
+            Some(code) if is_browser_failure(code) => Standing::Error,
+            // An action's own error leaves the session as it stood.
+            Some(_) if self.standing == Standing::Created => Standing::Ongoing,
+            Some(_) => self.standing,
+        };
     }
 
     fn keep(&mut self, action_id: &str, stored: Stored) -> Vec<Reply> {
@@ -367,7 +371,7 @@ impl Session {
                 tab_id,
                 ..
             } => {
-                let _ = self.open_for(&action_name);
+                let _ = self.open_for(action_name.parse().ok());
                 self.start(&action_id);
                 self.outcomes
                     .insert(action_id.into_owned(), Outcome::Unsettled(tab_id));
@@ -394,7 +398,12 @@ impl Session {
     fn restore(&mut self, snapshot: Snapshot<'_>) {
         self.client_id = snapshot.client_id.map(Into::into);
         self.current_tab = snapshot.current_tab;
-        (self.ran, self.failed, self.completed) = (snapshot.ran, snapshot.failed, snapshot.completed);
+        self.standing = match (snapshot.ran, snapshot.failed, snapshot.completed) {
+            (_, _, true) => Standing::Completed,
+            (_, true, _) => Standing::Error,
+            (true, _, _) => Standing::Ongoing,
+            _ => Standing::Created,
+        };
         self.last_error = snapshot.last_error;
         for result in snapshot.results {
             match serde_json::from_str::<ActionId>(result.get()) {
@@ -412,8 +421,10 @@ impl Session {
 
     /// After a restart nothing runs: the action that was with the browser stays unsettled.
     fn woken(&mut self) {
-        self.in_flight = None;
-        if self.activity == Activity::Running || self.activity == Activity::WaitingForUserConfirmation {
+        if matches!(
+            self.activity,
+            Activity::Running(_) | Activity::WaitingForUserConfirmation
+        ) {
             self.activity = Activity::Idle;
         }
     }
@@ -435,9 +446,9 @@ impl Session {
             session_id: self.id.as_str().into(),
             client_id: self.client_id.as_deref().map(Into::into),
             current_tab: self.current_tab,
-            ran: self.ran,
-            failed: self.failed,
-            completed: self.completed,
+            ran: self.standing != Standing::Created,
+            failed: self.standing == Standing::Error,
+            completed: self.standing == Standing::Completed,
             last_error: self.last_error.clone(),
             results: results.collect(),
             unsettled: unsettled.collect(),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_protocol::actions;
+use tether_protocol::between_relays::{ConfirmAnswer, ConfirmOutcome};
 use tether_protocol::descriptors::ActionDescriptor;
 use tether_protocol::messages::{Binding, ClientList, Message, SessionStatus, StreamEnd};
 use tether_protocol::{ActionError, ErrorCode};
@@ -25,6 +26,9 @@ use crate::sessions::{Changed, Sessions};
 use crate::shutdown::{Phase, Shutdown};
 use crate::twin::Twins;
 
+mod deployment;
+pub use deployment::{Deployment, RunHere, Standalone};
+
 pub struct Relay {
     pub settings: Settings,
     pub tokens: Tokens,
@@ -41,8 +45,8 @@ pub struct Relay {
     pub shutdown: Shutdown,
     /// Where the relay is, and which pages may talk to its socket (docs/protocol.md §15).
     pub origins: Origins,
-    /// The other relays of the deployment, with `--nats` (docs/protocol.md §14).
-    pub cluster: Option<crate::cluster::Cluster>,
+    /// Where the relay runs: alone, or as one of several (docs/protocol.md §14).
+    pub deployment: Box<dyn Deployment>,
 }
 
 impl Relay {
@@ -68,7 +72,7 @@ impl Relay {
             metrics: Metrics::default(),
             shutdown: Shutdown::default(),
             origins,
-            cluster: None,
+            deployment: Box::new(Standalone),
         }
     }
 
@@ -102,10 +106,7 @@ impl Relay {
     /// The `extension.list` payload: every browser that has joined, with its sessions.
     pub fn clients(&self) -> ClientList {
         self.forget_offline_browsers();
-        let mut clients = match &self.cluster {
-            Some(cluster) => cluster.directory.list(),
-            None => self.registry.list(),
-        };
+        let mut clients = self.deployment.clients(self);
         for client in &mut clients {
             client.sessions = self.sessions.bound_to(&client.client_id);
         }
@@ -191,10 +192,7 @@ impl Relay {
     /// Publishes a browser's event to its subscribers and the sessions bound to it, on every
     /// relay of the deployment.
     pub fn client_event(&self, client_id: &str, event: Message) {
-        match &self.cluster {
-            Some(cluster) => cluster.client_event(client_id, event),
-            None => self.local_client_event(client_id, event),
-        }
+        self.deployment.client_event(self, client_id, event);
     }
 
     /// Publishes a browser's event to this relay's subscribers and sessions; the twin of a
@@ -211,29 +209,17 @@ impl Relay {
 
     /// Whether a browser has joined (this relay, or any of the deployment).
     pub fn knows_client(&self, client_id: &str) -> bool {
-        match &self.cluster {
-            Some(cluster) => cluster.directory.is_known(client_id),
-            None => self.registry.is_known(client_id),
-        }
+        self.deployment.knows_client(self, client_id)
     }
 
     /// A browser's meta and whether it is online, wherever it joined.
     pub fn client_meta(&self, client_id: &str) -> Option<(serde_json::Value, bool)> {
-        match self.held_elsewhere(client_id) {
-            Some(cluster) => cluster
-                .directory
-                .entry(client_id)
-                .map(|entry| (entry.meta, cluster.directory.is_online(client_id))),
-            None => self.registry.meta(client_id),
-        }
+        self.deployment.client_meta(self, client_id)
     }
 
     /// The browsers online now, sorted.
     pub fn online_clients(&self) -> Vec<String> {
-        match &self.cluster {
-            Some(cluster) => cluster.directory.online(),
-            None => self.registry.online(),
-        }
+        self.deployment.online_clients(self)
     }
 
     /// The link to a browser: its socket here, or through the relay of the deployment that
@@ -241,21 +227,29 @@ impl Relay {
     pub fn link_to(&self, client_id: &str) -> Option<Link> {
         self.registry
             .link(client_id)
-            .or_else(|| self.cluster.as_ref()?.link(client_id))
+            .or_else(|| self.deployment.link_elsewhere(client_id))
     }
 
     /// Whether the owner of a browser approves each of its actions (§12).
     pub fn owner_confirms(&self, client_id: &str) -> bool {
-        match self.held_elsewhere(client_id) {
-            Some(cluster) => cluster.directory.confirms_every_action(client_id),
-            None => self.registry.confirms_every_action(client_id),
-        }
+        self.deployment.owner_confirms(self, client_id)
     }
 
-    /// The deployment, when the browser is not online on this relay: what it knows of the
-    /// browser is then the deployment's directory's.
-    fn held_elsewhere(&self, client_id: &str) -> Option<&crate::cluster::Cluster> {
-        self.cluster.as_ref().filter(|_| !self.registry.holds(client_id))
+    /// A person's answer to a confirmation this relay asked (§12), within the answer's limits:
+    /// the sessions it may answer for.
+    pub fn answer_confirmation(&self, answer: &ConfirmAnswer) -> ConfirmOutcome {
+        self.confirmations.answer(
+            &answer.request_id,
+            answer.approved,
+            |session| {
+                answer.only_session.as_deref().is_none_or(|only| only == session)
+                    && answer
+                        .only_client
+                        .as_deref()
+                        .is_none_or(|client| self.sessions.is_bound_to(session, client))
+            },
+            &answer.refused,
+        )
     }
 }
 

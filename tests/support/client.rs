@@ -9,7 +9,7 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use crate::relay::ORCHESTRATOR;
+use crate::tokens::ORCHESTRATOR;
 
 pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -202,7 +202,7 @@ impl SseStream {
     pub async fn open(addr: &str, session: &str, last_event_id: Option<u64>) -> Self {
         let mut request = http()
             .get(format!("http://{addr}/api/sessions/{session}/events"))
-            .bearer_auth(crate::relay::ORCHESTRATOR);
+            .bearer_auth(ORCHESTRATOR);
         if let Some(id) = last_event_id {
             request = request.header("Last-Event-ID", id.to_string());
         }

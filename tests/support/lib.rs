@@ -20,6 +20,7 @@ pub mod person;
 pub mod process;
 pub mod relay;
 pub mod timing;
+pub mod tokens;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};

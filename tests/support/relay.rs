@@ -18,9 +18,7 @@ use tether_host::worker::{BrowserAt, Worker};
 
 use crate::{client, Harness};
 
-pub const ORCHESTRATOR: &str = "test-orchestrator-token";
-pub const HOST: &str = "test-host-token";
-pub const OBSERVER: &str = "test-observer-token";
+pub use crate::tokens::{HOST, OBSERVER, ORCHESTRATOR};
 
 fn tokens() -> Tokens {
     Tokens {

@@ -16,7 +16,7 @@ pub const ABOUT: About = About {
 
 /// The wait for the load event when `timeoutMs` is absent: below the relay's 30 s action
 /// timeout, so a slow page is reported as `"loading"` rather than lost to `ACTION_TIMEOUT`.
-pub const DEFAULT_TIMEOUT_MS: u64 = 20_000;
+pub const DEFAULT_TIMEOUT_MS: u64 = super::fields::LOAD_TIMEOUT_MS;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

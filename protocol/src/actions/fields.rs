@@ -172,6 +172,9 @@ impl super::ActionParams for OnTab {
     }
 }
 
+/// How long an action that loads a document waits for its load event, unless told.
+pub const LOAD_TIMEOUT_MS: u64 = 20_000;
+
 /// The params of an action that loads a document in the tab and waits for it: history
 /// navigation and reload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -181,7 +184,7 @@ pub struct LoadWait {
     pub tab_id: TabId,
     /// How long to wait for the load event; past it the result says status "loading".
     #[serde(default)]
-    #[schemars(extend("default" = super::browser_navigate::DEFAULT_TIMEOUT_MS))]
+    #[schemars(extend("default" = LOAD_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
     /// How to answer the JavaScript dialogs that open during this action; when absent, alert
     /// and beforeunload are accepted, confirm and prompt dismissed.

@@ -46,7 +46,7 @@ pub(super) async fn store(
 
 impl Cluster {
     /// Puts an artifact where every relay finds it; `description` is the store's own.
-    pub async fn share_artifact(
+    pub(super) async fn put_artifact(
         &self,
         id: &str,
         description: String,
@@ -62,7 +62,7 @@ impl Cluster {
     }
 
     /// An artifact another relay stored: its description and bytes.
-    pub async fn fetch_artifact(&self, id: &str) -> Option<(String, Vec<u8>)> {
+    pub(super) async fn get_artifact(&self, id: &str) -> Option<(String, Vec<u8>)> {
         let mut object = self.artifacts.get(id).await.ok()?;
         let description = object.info.description.clone()?;
         let mut bytes = Vec::with_capacity(object.info.size);

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::on_each;
-use tether_protocol::cluster::{ConfirmAnswer, ConfirmOutcome};
+use super::{on_each, Cluster};
+use tether_protocol::between_relays::{ConfirmAnswer, ConfirmOutcome};
 use tether_protocol::ActionError;
 
 use crate::state::Relay;
@@ -17,11 +17,8 @@ const SUBJECT: &str = "tether.confirmations";
 const ASK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Applies a person's answer: here if this relay asked, else on the relay that did.
-pub async fn answer(relay: &Relay, answer: ConfirmAnswer) -> ConfirmOutcome {
-    let here = answer_here(relay, &answer);
-    let Some(cluster) = &relay.cluster else {
-        return here;
-    };
+pub async fn answer(cluster: &Cluster, relay: &Relay, answer: ConfirmAnswer) -> ConfirmOutcome {
+    let here = relay.answer_confirmation(&answer);
     if here.is_ok() || relay.confirmations.is_waiting(&answer.request_id) {
         return here;
     }
@@ -36,35 +33,23 @@ pub async fn answer(relay: &Relay, answer: ConfirmAnswer) -> ConfirmOutcome {
     }
 }
 
-fn answer_here(relay: &Relay, answer: &ConfirmAnswer) -> ConfirmOutcome {
-    relay.confirmations.answer(
-        &answer.request_id,
-        answer.approved,
-        |session| {
-            answer.only_session.as_deref().is_none_or(|only| only == session)
-                && answer
-                    .only_client
-                    .as_deref()
-                    .is_none_or(|client| relay.sessions.is_bound_to(session, client))
-        },
-        &answer.refused,
-    )
-}
-
 /// Takes the answers other relays were given for the confirmations this relay asked.
-pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
-    on_each(relay, SUBJECT.into(), |relay, message| async move {
-        let Ok(answer) = serde_json::from_slice::<ConfirmAnswer>(&message.payload) else {
-            return;
-        };
-        // Only the relay waiting for it replies.
-        if !relay.confirmations.is_waiting(&answer.request_id) {
-            return;
-        }
-        let outcome = answer_here(&relay, &answer);
-        if let Some(cluster) = &relay.cluster {
+pub(super) async fn serve(cluster: &Cluster, relay: &Arc<Relay>) -> anyhow::Result<()> {
+    on_each(
+        cluster,
+        relay,
+        SUBJECT.into(),
+        |cluster, relay, message| async move {
+            let Ok(answer) = serde_json::from_slice::<ConfirmAnswer>(&message.payload) else {
+                return;
+            };
+            // Only the relay waiting for it replies.
+            if !relay.confirmations.is_waiting(&answer.request_id) {
+                return;
+            }
+            let outcome = relay.answer_confirmation(&answer);
             cluster.respond(message.reply, &outcome).await;
-        }
-    })
+        },
+    )
     .await
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use async_nats::jetstream::kv;
 use futures::{StreamExt, TryStreamExt};
 use serde_json::Value;
-use tether_protocol::cluster::ClientEntry;
+use tether_protocol::between_relays::ClientEntry;
 use tether_protocol::messages::{ClientRef, ClientSummary, Message};
 use tether_protocol::result::rfc3339_ms;
 use tether_protocol::Envelope;
@@ -200,34 +200,31 @@ impl Directory {
 
 impl Cluster {
     /// A host joined this relay: serve its subject, then tell the deployment where it is.
-    pub fn host_joined(relay: &Arc<Relay>, client_id: &str, connection_id: &str, meta: &Value) {
-        let Some(cluster) = &relay.cluster else { return };
+    pub(super) fn host_joined(&self, relay: &Arc<Relay>, client_id: &str, connection_id: &str, meta: &Value) {
         let entry = ClientEntry {
             client_id: client_id.to_owned(),
-            relay_id: cluster.relay_id.clone(),
+            relay_id: self.relay_id.clone(),
             connection_id: connection_id.to_owned(),
             online: true,
             meta: meta.clone(),
             last_seen: rfc3339_ms(chrono::Utc::now()),
             confirm_every_action: false,
         };
-        let relay = relay.clone();
+        let (cluster, relay) = (self.clone(), relay.clone());
         tokio::spawn(async move {
-            let Some(cluster) = &relay.cluster else { return };
-            super::remote::serve_host(&relay, &entry.client_id).await;
+            super::remote::serve_host(&cluster, &relay, &entry.client_id).await;
             cluster.directory.write(&entry).await;
             let online = ClientRef {
                 client_id: entry.client_id.clone(),
             };
-            cluster.client_event(&entry.client_id, Message::ClientOnline(online));
+            cluster.share_client_event(&entry.client_id, Message::ClientOnline(online));
         });
     }
 
     /// A host's socket on this relay closed (and no newer one replaced it).
-    pub fn host_left(relay: &Arc<Relay>, client_id: &str, connection_id: &str) {
-        let Some(cluster) = &relay.cluster else { return };
-        cluster.remote.stop_serving(client_id);
-        let Some(mut entry) = cluster.directory.entry(client_id) else {
+    pub(super) fn host_left(&self, client_id: &str, connection_id: &str) {
+        self.remote.stop_serving(client_id);
+        let Some(mut entry) = self.directory.entry(client_id) else {
             return;
         };
         if entry.connection_id != connection_id {
@@ -235,34 +232,28 @@ impl Cluster {
         }
         entry.online = false;
         entry.last_seen = rfc3339_ms(chrono::Utc::now());
-        let relay = relay.clone();
+        let cluster = self.clone();
         tokio::spawn(async move {
-            let Some(cluster) = &relay.cluster else { return };
             cluster.directory.write(&entry).await;
             let offline = ClientRef {
                 client_id: entry.client_id.clone(),
             };
-            cluster.client_event(&entry.client_id, Message::ClientOffline(offline));
+            cluster.share_client_event(&entry.client_id, Message::ClientOffline(offline));
         });
     }
 
     /// The owner of a browser changed its `client.settings`.
-    pub fn host_settings(relay: &Arc<Relay>, client_id: &str, confirm_every_action: bool) {
-        let Some(cluster) = &relay.cluster else { return };
-        let Some(mut entry) = cluster.directory.entry(client_id) else {
+    pub(super) fn share_settings(&self, client_id: &str, confirm_every_action: bool) {
+        let Some(mut entry) = self.directory.entry(client_id) else {
             return;
         };
         entry.confirm_every_action = confirm_every_action;
-        let relay = relay.clone();
-        tokio::spawn(async move {
-            if let Some(cluster) = &relay.cluster {
-                cluster.directory.write(&entry).await;
-            }
-        });
+        let cluster = self.clone();
+        tokio::spawn(async move { cluster.directory.write(&entry).await });
     }
 
     /// Tells every relay of a browser's event.
-    pub fn client_event(&self, client_id: &str, event: Message) {
+    pub(super) fn share_client_event(&self, client_id: &str, event: Message) {
         match serde_json::to_vec(&Envelope::of(event)) {
             Ok(body) => self.send(subject::client_events(client_id), body),
             Err(e) => tracing::error!("cannot encode a browser's event: {e}"),
@@ -272,11 +263,12 @@ impl Cluster {
 
 /// Takes every browser's events: each relay copies them into the sessions it owns that are
 /// bound to that browser, and hands them to its own subscribers of that browser.
-pub(super) async fn serve_events(relay: &Arc<Relay>) -> anyhow::Result<()> {
+pub(super) async fn serve_events(cluster: &Cluster, relay: &Arc<Relay>) -> anyhow::Result<()> {
     on_each(
+        cluster,
         relay,
         subject::ALL_CLIENT_EVENTS.into(),
-        |relay, message| async move {
+        |_, relay, message| async move {
             let client_id = message
                 .subject
                 .as_str()

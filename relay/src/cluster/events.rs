@@ -6,25 +6,25 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use tether_protocol::cluster::{LogRequest, SessionEvent};
+use tether_protocol::between_relays::{LogRequest, SessionEvent};
 
 use super::{on_each, subject, Cluster, FROM};
-use crate::events::{Deployment, Event, Scope};
+use crate::events::{Event, Scope, SharedLogs};
 use crate::state::Relay;
 
 /// How long a catching-up subscriber waits for the owner's log before going on live.
 const REPLAY_TIMEOUT: Duration = Duration::from_secs(5);
 
-struct Shared(Weak<Relay>);
+struct Shared {
+    cluster: Cluster,
+    relay: Weak<Relay>,
+}
 
-impl Deployment for Shared {
+impl SharedLogs for Shared {
     fn publish(&self, event: &Event) {
-        let (Some(relay), Scope::Session(session_id), Some(index)) =
-            (self.0.upgrade(), &event.scope, event.index)
-        else {
+        let (Scope::Session(session_id), Some(index)) = (&event.scope, event.index) else {
             return;
         };
-        let Some(cluster) = &relay.cluster else { return };
         let shared = SessionEvent {
             session_id: session_id.clone(),
             event_index: index,
@@ -34,25 +34,21 @@ impl Deployment for Shared {
             copy: event.copy,
         };
         match serde_json::to_vec(&shared) {
-            Ok(body) => cluster.send(subject::session_events(session_id), body),
+            Ok(body) => self.cluster.send(subject::session_events(session_id), body),
             Err(e) => tracing::error!("cannot encode a session event: {e}"),
         }
     }
 
     fn replay(&self, session: String, after: Option<u64>) -> BoxFuture<'static, Vec<Arc<Event>>> {
-        let relay = self.0.clone();
+        let (cluster, relay) = (self.cluster.clone(), self.relay.clone());
         Box::pin(async move {
             let Some(relay) = relay.upgrade() else {
                 return Vec::new();
             };
-            let owner = match &relay.cluster {
-                Some(cluster) => cluster.current_owner(&session).await,
-                None => None,
-            };
-            match (owner, &relay.cluster) {
-                (Some(owner), Some(cluster)) if owner != cluster.relay_id => {
+            match cluster.current_owner(&session).await {
+                Some(owner) if owner != cluster.relay_id => {
                     read_log(
-                        cluster,
+                        &cluster,
                         &owner,
                         LogRequest {
                             session_id: session,
@@ -99,18 +95,18 @@ fn from_shared(shared: SessionEvent) -> Event {
 }
 
 /// Shares this relay's session events, takes the others', and serves its logs.
-pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
-    let Some(cluster) = &relay.cluster else {
-        return Ok(());
-    };
-    relay.events.join(Box::new(Shared(Arc::downgrade(relay))));
+pub(super) async fn serve(cluster: &Cluster, relay: &Arc<Relay>) -> anyhow::Result<()> {
+    relay.events.join(Box::new(Shared {
+        cluster: cluster.clone(),
+        relay: Arc::downgrade(relay),
+    }));
     on_each(
+        cluster,
         relay,
         subject::ALL_SESSION_EVENTS.into(),
-        |relay, message| async move {
-            let me = relay.cluster.as_ref().map(|c| c.relay_id.as_str());
+        |cluster, relay, message| async move {
             let from = message.headers.as_ref().and_then(|h| h.get(FROM));
-            if from.is_some_and(|from| Some(from.as_str()) == me) {
+            if from.is_some_and(|from| from.as_str() == cluster.relay_id) {
                 return;
             }
             match serde_json::from_slice::<SessionEvent>(&message.payload) {
@@ -121,9 +117,10 @@ pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
     )
     .await?;
     on_each(
+        cluster,
         relay,
         subject::relay(&cluster.relay_id, "log"),
-        |relay, message| async move {
+        |cluster, relay, message| async move {
             let Ok(request) = serde_json::from_slice::<LogRequest>(&message.payload) else {
                 return;
             };
@@ -140,9 +137,7 @@ pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
                     copy: e.copy,
                 })
                 .collect();
-            if let Some(cluster) = &relay.cluster {
-                cluster.respond(message.reply, &logged).await;
-            }
+            cluster.respond(message.reply, &logged).await;
         },
     )
     .await

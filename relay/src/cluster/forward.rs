@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use tether_protocol::cluster::{Forwarded, Taken};
+use tether_protocol::between_relays::{Forwarded, Taken};
 use tether_protocol::messages::{Ack, Binding, Message, SessionRef, SessionState};
 use tether_protocol::{ActionError, ActionResult, Envelope};
 
 use super::{on_each, subject, Cluster, Owner};
-use crate::reply::Reply;
+use crate::reply::{RelayedReply, Reply};
 use crate::request::{Refused, Request};
 use crate::scheduler;
 use crate::state::Relay;
@@ -41,18 +41,20 @@ pub struct Answering {
     outgoing: tokio::sync::mpsc::UnboundedSender<(String, Bytes)>,
 }
 
-impl Answering {
-    pub fn ack(&self, action_id: &str) {
+impl RelayedReply for Answering {
+    fn ack(&self, action_id: &str) {
         let ack = Ack {
             action_id: action_id.to_owned(),
         };
         self.send(Message::BrowserActionAck(ack));
     }
 
-    pub fn deliver(&self, result: ActionResult) {
+    fn deliver(&self, result: ActionResult) {
         self.send(Message::BrowserActionResult(result));
     }
+}
 
+impl Answering {
     fn send(&self, message: Message) {
         let envelope = Envelope::of(message).reply_to(Some(self.ticket.to_string()));
         if let Ok(body) = serde_json::to_vec(&envelope) {
@@ -63,17 +65,14 @@ impl Answering {
 
 /// Takes an orchestrator's action: into this relay's queue when it owns the session, else to
 /// the owner.
-pub async fn submit(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply) {
-    let Some(cluster) = &relay.cluster else {
-        return scheduler::submit(relay, parsed, reply);
-    };
+pub async fn submit(cluster: &Cluster, relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply) {
     let session_id = match &parsed {
         Ok(request) | Err((request, _)) => &request.session_id,
     };
     // A session this relay owns takes the request as it is; only one owned elsewhere is
     // written out for the wire.
     if cluster.owner_of(relay, session_id).await.ok() == Some(Owner::This) {
-        return run_here(relay, parsed, reply);
+        return run_here(cluster, relay, parsed, reply);
     }
     let (request, refused) = match parsed {
         Ok(request) => (request, None),
@@ -85,19 +84,18 @@ pub async fn submit(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply:
         request: request.as_received(),
         refused,
     };
-    route(relay, forwarded, reply).await;
+    route(cluster, relay, forwarded, reply).await;
 }
 
 /// Runs a forwarded action here if this relay owns its session, else hands it to the owner.
-async fn route(relay: &Arc<Relay>, forwarded: Forwarded, reply: Reply) {
-    let Some(cluster) = &relay.cluster else { return };
+async fn route(cluster: &Cluster, relay: &Arc<Relay>, forwarded: Forwarded, reply: Reply) {
     let session_id = forwarded.request.session_id.clone();
     let mut reply = Some(reply);
     for _ in 0..3 {
         match cluster.owner_of(relay, &session_id).await {
             Ok(Owner::This) => {
                 let Some(reply) = reply.take() else { return };
-                return run_here(relay, parsed(&forwarded), reply);
+                return run_here(cluster, relay, parsed(&forwarded), reply);
             }
             Ok(Owner::Other(owner)) => {
                 let Some(back) = reply.take() else { return };
@@ -150,9 +148,8 @@ fn parsed(forwarded: &Forwarded) -> Result<Request, Refused> {
 }
 
 /// Queues a request for a session this relay owns, unless the relay is out of touch.
-fn run_here(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply) {
-    let in_touch = relay.cluster.as_ref().is_none_or(Cluster::in_touch);
-    if !in_touch {
+fn run_here(cluster: &Cluster, relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply) {
+    if !cluster.in_touch() {
         // Another relay may be taking this relay's sessions: it must not run one too.
         let error = ActionError::internal(
             "this relay lost touch with the deployment (NATS) and runs nothing until it is back; send the action to another relay, by its actionId",
@@ -215,8 +212,7 @@ async fn hand_over(
 
 /// A relay of the deployment died: the actions forwarded to it go, in order, to whoever owns
 /// their sessions now.
-pub(super) async fn owner_gone(relay: &Arc<Relay>, dead: &str) {
-    let Some(cluster) = &relay.cluster else { return };
+pub(super) async fn owner_gone(cluster: &Cluster, relay: &Arc<Relay>, dead: &str) {
     let orphans: Vec<Waiting> = {
         let mut forwards = cluster.forwards.lock();
         let tickets: Vec<u64> = forwards
@@ -227,59 +223,56 @@ pub(super) async fn owner_gone(relay: &Arc<Relay>, dead: &str) {
         tickets.iter().filter_map(|t| forwards.remove(t)).collect()
     };
     for waiting in orphans {
-        route(relay, waiting.forwarded, waiting.reply).await;
+        route(cluster, relay, waiting.forwarded, waiting.reply).await;
     }
 }
 
 /// Answers what other relays send this one: actions for the sessions it owns, their acks and
 /// results coming back for the actions it forwarded, and session requests.
-pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
-    let Some(cluster) = &relay.cluster else {
-        return Ok(());
-    };
+pub(super) async fn serve(cluster: &Cluster, relay: &Arc<Relay>) -> anyhow::Result<()> {
     let me = &cluster.relay_id;
     // One at a time, in order: a session's actions are queued as they were sent.
     on_each(
+        cluster,
         relay,
         subject::relay(me, "actions"),
-        |relay, message| async move { take_forwarded(&relay, message).await },
+        |cluster, relay, message| async move { take_forwarded(&cluster, &relay, message).await },
     )
     .await?;
     on_each(
+        cluster,
         relay,
         subject::relay(me, "answers"),
-        |relay, message| async move {
+        |cluster, _, message| async move {
             match serde_json::from_slice::<Envelope>(&message.payload) {
-                Ok(envelope) => answered(&relay, envelope),
+                Ok(envelope) => answered(&cluster, envelope),
                 Err(e) => tracing::warn!("an unreadable answer from another relay: {e}"),
             }
         },
     )
     .await?;
     on_each(
+        cluster,
         relay,
         subject::relay(me, "sessions"),
-        |relay, message| async move {
+        |cluster, relay, message| async move {
             let answer = session_request(&relay, &message.payload).await;
-            if let Some(cluster) = &relay.cluster {
-                cluster.respond(message.reply, &answer).await;
-            }
+            cluster.respond(message.reply, &answer).await;
         },
     )
     .await
 }
 
-async fn take_forwarded(relay: &Arc<Relay>, message: async_nats::Message) {
-    let Some(cluster) = &relay.cluster else { return };
+async fn take_forwarded(cluster: &Cluster, relay: &Arc<Relay>, message: async_nats::Message) {
     let taken = match serde_json::from_slice::<Forwarded>(&message.payload) {
         Ok(forwarded)
             if cluster.owner_of(relay, &forwarded.request.session_id).await.ok() == Some(Owner::This) =>
         {
-            let reply = Reply::Relayed(Answering {
+            let reply = Reply::Relayed(Box::new(Answering {
                 cluster_subject: subject::relay(&forwarded.from, "answers"),
                 ticket: forwarded.ticket,
                 outgoing: cluster.outgoing.clone(),
-            });
+            }));
             scheduler::submit(relay, parsed(&forwarded), reply);
             true
         }
@@ -292,8 +285,7 @@ async fn take_forwarded(relay: &Arc<Relay>, message: async_nats::Message) {
     cluster.respond(message.reply, &Taken { taken }).await;
 }
 
-fn answered(relay: &Relay, envelope: Envelope) {
-    let Some(cluster) = &relay.cluster else { return };
+fn answered(cluster: &Cluster, envelope: Envelope) {
     let Some(ticket) = envelope.reply_to.as_deref().and_then(|t| t.parse::<u64>().ok()) else {
         return;
     };
@@ -314,10 +306,7 @@ fn answered(relay: &Relay, envelope: Envelope) {
 }
 
 /// `session.bind` wherever the session is owned.
-pub async fn bind(relay: &Arc<Relay>, binding: Binding) -> Result<Binding, ActionError> {
-    let Some(cluster) = &relay.cluster else {
-        return relay.bind(&binding.session_id, &binding.client_id);
-    };
+pub async fn bind(cluster: &Cluster, relay: &Arc<Relay>, binding: Binding) -> Result<Binding, ActionError> {
     match ask_owner(
         relay,
         cluster,
@@ -335,10 +324,11 @@ pub async fn bind(relay: &Arc<Relay>, binding: Binding) -> Result<Binding, Actio
 }
 
 /// `session.get` wherever the session is owned.
-pub async fn session_state(relay: &Arc<Relay>, session_id: &str) -> Result<SessionState, ActionError> {
-    let Some(cluster) = &relay.cluster else {
-        return Ok(relay.sessions.state(session_id));
-    };
+pub async fn session_state(
+    cluster: &Cluster,
+    relay: &Arc<Relay>,
+    session_id: &str,
+) -> Result<SessionState, ActionError> {
     let get = Message::SessionGet(SessionRef {
         session_id: Some(session_id.to_owned()),
     });

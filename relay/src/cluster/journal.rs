@@ -35,8 +35,7 @@ pub(super) async fn stream(js: &jetstream::Context) -> anyhow::Result<stream::St
 }
 
 /// Shares every record this relay journals from now on.
-pub(super) fn share(relay: &Arc<Relay>) {
-    let Some(cluster) = &relay.cluster else { return };
+pub(super) fn share(cluster: &Cluster, relay: &Arc<Relay>) {
     let outgoing = cluster.outgoing.clone();
     relay.journal.share(Box::new(move |session_id, line| {
         let _ = outgoing.send((subject::journal(session_id), line.to_vec().into()));

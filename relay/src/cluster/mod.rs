@@ -8,6 +8,7 @@
 
 mod artifacts;
 mod confirm;
+mod deployment;
 mod directory;
 mod events;
 mod forward;
@@ -15,6 +16,7 @@ mod journal;
 mod owners;
 mod remote;
 
+use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,18 +29,28 @@ use tokio::time::Instant;
 
 use crate::state::Relay;
 
-pub use confirm::answer as answer_confirmation;
 pub use directory::Directory;
-pub use forward::{bind, session_state, submit, Answering};
 pub use owners::Owner;
-pub use remote::HostRoute;
 
 /// How long a relay that stopped beating still owns its sessions and holds its hosts.
 pub const LEASE: Duration = Duration::from_secs(3);
 /// How often a relay says it is alive.
 const BEAT: Duration = Duration::from_secs(1);
 
-pub struct Cluster {
+/// This relay as one of the deployment: the [`crate::state::Deployment`] `main` chooses with
+/// `--nats`. Cloned into each task that serves what other relays send.
+#[derive(Clone)]
+pub struct Cluster(Arc<Member>);
+
+impl Deref for Cluster {
+    type Target = Member;
+
+    fn deref(&self) -> &Member {
+        &self.0
+    }
+}
+
+pub struct Member {
     /// This relay's name in the deployment: its run id (a restarted relay is a new member).
     pub relay_id: String,
     client: async_nats::Client,
@@ -118,7 +130,7 @@ impl Cluster {
         let journal = journal::stream(&js).await?;
         let (outgoing, queue) = mpsc::unbounded_channel();
         tokio::spawn(publish_in_order(client.clone(), from(relay_id), queue));
-        let cluster = Self {
+        let cluster = Self(Arc::new(Member {
             relay_id: relay_id.to_owned(),
             client,
             relays,
@@ -132,33 +144,30 @@ impl Cluster {
             artifacts,
             artifact_secret,
             journal,
-        };
+        }));
         cluster.beat().await?;
         Ok(cluster)
     }
 
     /// Starts this relay's part: beating, following the directory, and answering what other
     /// relays send it.
-    pub async fn start(relay: &Arc<Relay>) -> anyhow::Result<()> {
-        let Some(cluster) = &relay.cluster else {
-            return Ok(());
-        };
-        let weak = Arc::downgrade(relay);
+    async fn serve(&self, relay: &Arc<Relay>) -> anyhow::Result<()> {
+        let weak = Arc::downgrade(&self.0);
         let left = move |client_id: &str| {
-            if let Some(cluster) = weak.upgrade().as_ref().and_then(|r| r.cluster.as_ref()) {
-                cluster.remote.close(client_id);
+            if let Some(member) = weak.upgrade() {
+                member.remote.close(client_id);
             }
         };
-        cluster.directory.follow(&cluster.relays, left).await?;
-        forward::serve(relay).await?;
-        remote::serve(relay).await?;
-        directory::serve_events(relay).await?;
-        events::serve(relay).await?;
-        confirm::serve(relay).await?;
-        journal::share(relay);
-        let beating = relay.clone();
-        tokio::spawn(async move { keep_beating(beating).await });
-        tracing::info!(relay_id = cluster.relay_id, "joined the deployment");
+        self.directory.follow(&self.relays, left).await?;
+        forward::serve(self, relay).await?;
+        remote::serve(self, relay).await?;
+        directory::serve_events(self, relay).await?;
+        events::serve(self, relay).await?;
+        confirm::serve(self, relay).await?;
+        journal::share(self, relay);
+        let (cluster, beating) = (self.clone(), relay.clone());
+        tokio::spawn(async move { keep_beating(cluster, beating).await });
+        tracing::info!(relay_id = self.relay_id, "joined the deployment");
         Ok(())
     }
 
@@ -213,19 +222,21 @@ impl Cluster {
 }
 
 /// Subscribes to `subject` and hands each message to `take`, one at a time, in order.
-async fn on_each<F, Fut>(relay: &Arc<Relay>, subject: String, take: F) -> anyhow::Result<()>
+async fn on_each<F, Fut>(
+    cluster: &Cluster,
+    relay: &Arc<Relay>,
+    subject: String,
+    take: F,
+) -> anyhow::Result<()>
 where
-    F: Fn(Arc<Relay>, async_nats::Message) -> Fut + Send + 'static,
+    F: Fn(Cluster, Arc<Relay>, async_nats::Message) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
-    let Some(cluster) = &relay.cluster else {
-        return Ok(());
-    };
     let mut messages = cluster.client.subscribe(subject).await?;
-    let relay = relay.clone();
+    let (cluster, relay) = (cluster.clone(), relay.clone());
     tokio::spawn(async move {
         while let Some(message) = messages.next().await {
-            take(relay.clone(), message).await;
+            take(cluster.clone(), relay.clone(), message).await;
         }
     });
     Ok(())
@@ -286,8 +297,7 @@ async fn publish_in_order(
 
 /// Beats every [`BEAT`] and refreshes which relays are alive; when another relay dies, the
 /// actions forwarded to it go to the session's next owner, and the hosts it held show offline.
-async fn keep_beating(relay: Arc<Relay>) {
-    let Some(cluster) = &relay.cluster else { return };
+async fn keep_beating(cluster: Cluster, relay: Arc<Relay>) {
     let mut ticks = tokio::time::interval(BEAT);
     loop {
         ticks.tick().await;
@@ -305,7 +315,7 @@ async fn keep_beating(relay: Arc<Relay>) {
         for relay_id in gone {
             tracing::warn!(relay_id, "a relay of the deployment stopped");
             cluster.owners.forget_relay(&relay_id);
-            forward::owner_gone(&relay, &relay_id).await;
+            forward::owner_gone(&cluster, &relay, &relay_id).await;
         }
     }
 }

@@ -16,12 +16,11 @@ use tether_protocol::{ActionResult, Envelope};
 use tokio::task::JoinHandle;
 
 use super::{on_each, subject, Cluster};
-use crate::host_link::{Link, Route};
+use crate::host_link::{Link, RelayedRoute, Route};
 use crate::state::Relay;
 
 /// How a relay reaches a host whose socket another relay holds.
-#[derive(Clone)]
-pub struct HostRoute {
+struct HostRoute {
     client: async_nats::Client,
     subject: String,
 }
@@ -33,9 +32,8 @@ const NOT_HERE: &[u8] = b"not here";
 /// taken for gone.
 const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 
-impl HostRoute {
-    /// Sends an envelope; `undelivered` is told its id when it surely did not reach the host.
-    pub fn send(&self, envelope: Envelope, undelivered: impl FnOnce(String) + Send + 'static) {
+impl RelayedRoute for HostRoute {
+    fn send(&self, envelope: Envelope, undelivered: Box<dyn FnOnce(String) + Send>) {
         let (client, subject) = (self.client.clone(), self.subject.clone());
         let id = envelope.id.clone().unwrap_or_default();
         let body = match serde_json::to_vec(&envelope) {
@@ -87,7 +85,7 @@ impl RemoteHosts {
 
 impl Cluster {
     /// The link to a browser another relay holds, if it is online.
-    pub fn link(&self, client_id: &str) -> Option<Link> {
+    pub(super) fn link(&self, client_id: &str) -> Option<Link> {
         let connection_id = self.directory.online_connection(client_id)?;
         let mut links = self.remote.links();
         let link = links.entry(client_id.to_owned()).or_insert_with(|| {
@@ -95,35 +93,33 @@ impl Cluster {
                 client: self.client.clone(),
                 subject: subject::host(client_id),
             };
-            Link::routed(connection_id, Route::Relayed(route))
+            Link::routed(connection_id, Route::Relayed(Arc::new(route)))
         });
         Some(link.clone())
     }
 
     /// Hands a host's ack or result to the relay that sent the action (this one too, when it
     /// sent it through another relay before the host moved here).
-    pub fn pass_answer(relay: &Relay, client_id: &str, sender: &str, envelope: Envelope) {
-        let Some(cluster) = &relay.cluster else { return };
+    pub(super) fn pass_to_sender(&self, relay: &Relay, client_id: &str, sender: &str, envelope: Envelope) {
         // A relay that is gone (or an earlier run of this one) waits for nothing: the result
         // is one the host kept, for the session's owner to take (§13).
-        if sender == cluster.relay_id || !cluster.directory.is_relay_alive(sender) {
-            return answered(relay, client_id, envelope);
+        if sender == self.relay_id || !self.directory.is_relay_alive(sender) {
+            return answered(self, relay, client_id, envelope);
         }
         match serde_json::to_vec(&(client_id, &envelope)) {
-            Ok(body) => cluster.send(subject::relay(sender, "answers-from-hosts"), body),
+            Ok(body) => self.send(subject::relay(sender, "answers-from-hosts"), body),
             Err(e) => tracing::error!("cannot encode a host's answer: {e}"),
         }
     }
 }
 
 /// Serves a host this relay holds: envelopes other relays send to its subject go to its socket.
-pub(super) async fn serve_host(relay: &Arc<Relay>, client_id: &str) {
-    let Some(cluster) = &relay.cluster else { return };
+pub(super) async fn serve_host(cluster: &Cluster, relay: &Arc<Relay>, client_id: &str) {
     let mut envelopes = match cluster.client.subscribe(subject::host(client_id)).await {
         Ok(envelopes) => envelopes,
         Err(e) => return tracing::error!(client_id, "cannot serve a host's subject: {e}"),
     };
-    let (relay, client_id) = (relay.clone(), client_id.to_owned());
+    let (answering, relay, client_id) = (cluster.clone(), relay.clone(), client_id.to_owned());
     let served = client_id.clone();
     let task = tokio::spawn(async move {
         while let Some(message) = envelopes.next().await {
@@ -133,9 +129,9 @@ pub(super) async fn serve_host(relay: &Arc<Relay>, client_id: &str) {
                 (Some(envelope), Some(outbox)) => outbox.send(envelope),
                 _ => false,
             };
-            if let (Some(reply), Some(cluster)) = (message.reply, &relay.cluster) {
+            if let Some(reply) = message.reply {
                 let answer = if sent { SENT } else { NOT_HERE };
-                let _ = cluster.client.publish(reply, Bytes::from_static(answer)).await;
+                let _ = answering.client.publish(reply, Bytes::from_static(answer)).await;
             }
         }
     });
@@ -146,22 +142,18 @@ pub(super) async fn serve_host(relay: &Arc<Relay>, client_id: &str) {
 }
 
 /// Takes the acks and results hosts on other relays send for the actions this relay sent.
-pub(super) async fn serve(relay: &Arc<Relay>) -> anyhow::Result<()> {
-    let Some(cluster) = &relay.cluster else {
-        return Ok(());
-    };
+pub(super) async fn serve(cluster: &Cluster, relay: &Arc<Relay>) -> anyhow::Result<()> {
     let subject = subject::relay(&cluster.relay_id, "answers-from-hosts");
-    on_each(relay, subject, |relay, message| async move {
+    on_each(cluster, relay, subject, |cluster, relay, message| async move {
         match serde_json::from_slice::<(String, Envelope)>(&message.payload) {
-            Ok((client_id, envelope)) => answered(&relay, &client_id, envelope),
+            Ok((client_id, envelope)) => answered(&cluster, &relay, &client_id, envelope),
             Err(e) => tracing::warn!("an unreadable answer from another relay: {e}"),
         }
     })
     .await
 }
 
-fn answered(relay: &Relay, client_id: &str, envelope: Envelope) {
-    let Some(cluster) = &relay.cluster else { return };
+fn answered(cluster: &Cluster, relay: &Relay, client_id: &str, envelope: Envelope) {
     let link = cluster.remote.links().get(client_id).cloned();
     let reply_to = envelope.reply_to.clone().unwrap_or_default();
     match envelope.message() {

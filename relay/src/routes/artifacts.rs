@@ -19,10 +19,10 @@ use serde::Deserialize;
 use tether_protocol::actions::{is_plain_file_name, ArtifactRef, MAX_FILE_NAME_BYTES};
 use tether_protocol::ErrorCode;
 
+use super::base_url;
 use crate::app_error::AppError;
 use crate::artifacts::{is_id, StoreError};
 use crate::auth::{self, Role, Uploader};
-use crate::server::base_url;
 use crate::state::AppState;
 
 /// `?name=`: the file name an orchestrator uploads a file under (for `browser_upload_file`).
@@ -170,15 +170,15 @@ pub async fn download(
 
 /// In a deployment, an artifact is stored where every relay finds it too (docs/protocol.md §14).
 async fn share(state: &AppState, id: &str, bytes: &[u8]) -> anyhow::Result<()> {
-    let (Some(cluster), Some(description)) = (&state.cluster, state.artifacts.description(id)) else {
+    let Some(description) = state.artifacts.description(id) else {
         return Ok(());
     };
-    cluster.share_artifact(id, description, bytes).await
+    state.deployment.share_artifact(id, description, bytes).await
 }
 
 /// An artifact another relay of the deployment stored.
 async fn from_deployment(state: &AppState, id: &str) -> Option<(String, Option<String>, Vec<u8>)> {
-    let (description, bytes) = state.cluster.as_ref()?.fetch_artifact(id).await?;
+    let (description, bytes) = state.deployment.fetch_artifact(id).await?;
     crate::artifacts::ArtifactStore::described(&description, bytes)
 }
 

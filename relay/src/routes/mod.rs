@@ -8,6 +8,7 @@ pub mod screen;
 pub mod sessions;
 pub mod twin;
 
+use axum::http::{header, HeaderMap};
 use serde::Deserialize;
 use tether_protocol::actions::browser_snapshot::Detail;
 use tether_protocol::ErrorCode;
@@ -16,7 +17,6 @@ use tether_protocol::{ActionError, ActionResult};
 use tokio::sync::oneshot;
 
 use crate::app_error::AppError;
-use crate::cluster;
 use crate::reply::Reply;
 use crate::request::{Refused, Request};
 use crate::state::AppState;
@@ -41,7 +41,7 @@ pub async fn result_of(
     parsed: Result<Request, Refused>,
 ) -> Result<ActionResult, ActionError> {
     let (tx, rx) = oneshot::channel();
-    cluster::submit(state, parsed, Reply::Channel(tx)).await;
+    crate::scheduler::take(state, parsed, Reply::Channel(tx)).await;
     rx.await
         .map_err(|_| ActionError::internal("the relay lost this action's result"))
 }
@@ -49,4 +49,18 @@ pub async fn result_of(
 /// The answer to a `?detail=` that is none of the levels.
 pub fn bad_detail() -> AppError {
     AppError::bad_request(ErrorCode::InvalidParams, "detail is one of live, recent, gist")
+}
+
+/// The relay's URL as the caller reached it, for links it hands back. Behind a TLS proxy
+/// that says so (`X-Forwarded-Proto: https`), the links are https too.
+pub fn base_url(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1:17800");
+    let scheme = match headers.get("x-forwarded-proto").and_then(|v| v.to_str().ok()) {
+        Some("https") => "https",
+        _ => "http",
+    };
+    format!("{scheme}://{host}")
 }

@@ -22,7 +22,7 @@ use tether_protocol::{ActionError, ActionName};
 use super::{bad_detail, DetailQuery};
 use crate::app_error::AppError;
 use crate::auth::Reader;
-use crate::request::Request;
+use crate::request::{Named, Request};
 use crate::state::AppState;
 
 /// How long a look may take: a person is waiting for the page.
@@ -115,7 +115,7 @@ async fn look(
         session_id: session_id.to_owned(),
         client_id: Some(client.to_owned()),
         action_id: format!("look-{}", crate::ids::random_hex(8)),
-        action_name: action.as_str().to_owned(),
+        action: Named::Action(action),
         params,
         timeout: Some(LOOK_TIMEOUT),
         peek: true,

@@ -76,7 +76,9 @@ pub async fn bind(
         session_id,
         client_id,
     };
-    let bound = crate::cluster::bind(&state, binding)
+    let bound = state
+        .deployment
+        .bind(&state, binding)
         .await
         .map_err(|e| AppError::with_status(StatusCode::NOT_FOUND, e))?;
     Ok(Json(bound))
@@ -87,7 +89,9 @@ pub async fn get(
     State(state): State<AppState>,
     Path(session_id): Path<String>,
 ) -> Result<Json<SessionState>, AppError> {
-    let session = crate::cluster::session_state(&state, &session_id)
+    let session = state
+        .deployment
+        .session_state(&state, &session_id)
         .await
         .map_err(|e| AppError::with_status(StatusCode::SERVICE_UNAVAILABLE, e))?;
     Ok(Json(session))

@@ -14,7 +14,7 @@ fn request(action_id: &str, action_name: &str) -> Request {
         session_id: "s".into(),
         client_id: None,
         action_id: action_id.into(),
-        action_name: action_name.into(),
+        action: crate::request::Named::new(action_name.into()),
         params: json!({}),
         timeout: None,
         peek: false,
@@ -111,11 +111,11 @@ fn a_stopped_session_runs_only_session_start() {
         status_after(run(&mut session, "session_stop", None)),
         Some(SessionStatus::Completed)
     );
-    let refused = session.open_for("browser_click").unwrap_err();
+    let refused = session.open_for(Some(ActionName::BrowserClick)).unwrap_err();
     assert_eq!(refused.code, ErrorCode::SessionNotActive);
-    assert!(session.open_for("session_start").is_ok());
+    assert!(session.open_for(Some(ActionName::SessionStart)).is_ok());
     assert_eq!(session.status(), SessionStatus::Ongoing);
-    assert!(session.open_for("browser_click").is_ok());
+    assert!(session.open_for(Some(ActionName::BrowserClick)).is_ok());
 }
 
 #[test]

@@ -5,9 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use tether_protocol::cluster::ConfirmAnswer;
+use tether_protocol::between_relays::ConfirmAnswer;
 use tether_protocol::messages::{
-    Ack, ClientSettings, Confirmation, Empty, Message, Role, SessionMessage, Unreadable, RESULT_KIND,
+    Ack, ClientSettings, Confirmation, Empty, FromHost, Message, Role, SessionMessage, Unreadable,
+    RESULT_KIND,
 };
 use tether_protocol::twin::TwinReport;
 use tether_protocol::ActionResult;
@@ -30,7 +31,7 @@ pub fn handle(
     outbox: &Outbox,
     peer: &mut Peer,
     (id, reply_to): Ids,
-    read: Result<Message, Unreadable>,
+    read: Result<FromHost, Unreadable>,
 ) {
     let (Some(client_id), Some(link)) = (peer.client_id.as_deref(), peer.link.as_ref()) else {
         return;
@@ -48,27 +49,23 @@ pub fn handle(
         link,
     };
     match read {
-        Ok(Message::BrowserActionAck(ack)) => host.ack(id, reply_to, ack),
-        Ok(Message::BrowserActionResult(result)) => host.result(id, reply_to, Ok(result)),
+        Ok(FromHost::BrowserActionAck(ack)) => host.ack(id, reply_to, ack),
+        Ok(FromHost::BrowserActionResult(result)) => host.result(id, reply_to, Ok(result)),
         Err(Unreadable::BadPayload { kind, why, .. }) if kind == RESULT_KIND => {
             host.result(id, reply_to, Err(why))
         }
-        Ok(Message::FullStateSync(full)) => host.twin(TwinReport::Full(full)),
-        Ok(Message::TabEvent(event)) => host.twin(TwinReport::Event(event)),
-        Ok(Message::Heartbeat(_)) if id.is_some() => {
+        Ok(FromHost::FullStateSync(full)) => host.twin(TwinReport::Full(full)),
+        Ok(FromHost::TabEvent(event)) => host.twin(TwinReport::Event(event)),
+        Ok(FromHost::Heartbeat(_)) if id.is_some() => {
             outbox.reply(id, Message::Heartbeat(Empty {}));
         }
-        Ok(Message::Heartbeat(_)) => {}
-        Ok(Message::Join(_)) => {
+        Ok(FromHost::Heartbeat(_)) => {}
+        Ok(FromHost::Join(_)) => {
             outbox.error(id, already_joined());
         }
-        Ok(Message::ClientSettings(settings)) => host.settings(id, settings),
-        Ok(Message::UserMessage(words)) => host.user_message(id, words),
-        Ok(Message::Confirm(confirmation)) => host.confirm(id, confirmation),
-        Ok(other) => {
-            let error = ActionError::internal(format!("{} is not handled here", other.kind()));
-            outbox.error(id, error);
-        }
+        Ok(FromHost::ClientSettings(settings)) => host.settings(id, settings),
+        Ok(FromHost::UserMessage(words)) => host.user_message(id, words),
+        Ok(FromHost::Confirm(confirmation)) => host.confirm(id, confirmation),
         Err(Unreadable::BadPayload { kind, why, .. }) => {
             let error = ActionError::new(ErrorCode::InvalidMessage, format!("{kind}: {why}"));
             outbox.error(id, error);
@@ -129,7 +126,9 @@ impl Host<'_> {
         self.state
             .registry
             .set_confirm_every_action(self.client_id, every);
-        crate::cluster::Cluster::host_settings(self.state, self.client_id, every);
+        self.state
+            .deployment
+            .host_settings(self.state, self.client_id, every);
         if id.is_some() {
             self.outbox.reply(id, Message::ClientSettings(settings));
         }
@@ -163,7 +162,7 @@ impl Host<'_> {
         let (state, outbox) = (self.state.clone(), self.outbox.clone());
         // The relay waiting for the answer may be another of the deployment.
         tokio::spawn(async move {
-            match crate::cluster::answer_confirmation(&state, answer).await {
+            match state.deployment.answer_confirmation(&state, answer).await {
                 Ok(_) => outbox.reply(id, Message::Confirmed(confirmation)),
                 Err(error) => outbox.error(id, error),
             };
@@ -184,17 +183,13 @@ fn answering(outbox: &Outbox, id: Option<String>, reply_to: Option<String>, kind
 }
 
 /// Hands a host's ack or result that no action of this link waits for to the relay of the
-/// deployment that sent the action (docs/protocol.md §14); false without a deployment.
+/// deployment that sent the action (docs/protocol.md §14); false when there is none.
 fn pass_on(state: &AppState, client_id: &str, reply_to: String, answer: Message) -> bool {
-    if state.cluster.is_none() {
-        return false;
-    }
     let Some(sender) = crate::dispatch::sender_of(&reply_to) else {
         return false;
     };
     let envelope = Envelope::of(answer).reply_to(Some(reply_to.clone()));
-    crate::cluster::Cluster::pass_answer(state, client_id, sender, envelope);
-    true
+    state.deployment.pass_answer(state, client_id, sender, envelope)
 }
 
 pub fn already_joined() -> ActionError {

@@ -2,7 +2,7 @@
 //! it with that role's token; a host also names its stable clientId and describes itself.
 
 use serde_json::Value;
-use tether_protocol::messages::{ClientRef, Join, Joined, Message, Role, Unreadable};
+use tether_protocol::messages::{Join, Joined, Message, Role, Unreadable};
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 
 use super::Peer;
@@ -60,12 +60,15 @@ pub fn join(
         },
     };
     outbox.reply(id, Message::Joined(joined));
-    // In a deployment, the directory says so first (`Cluster::host_joined`).
-    if let (Role::Host, Some(client_id), None) = (peer.role, &peer.client_id, &state.cluster) {
-        let online = ClientRef {
-            client_id: client_id.clone(),
-        };
-        state.client_event(client_id, Message::ClientOnline(online));
+    if let (Role::Host, Some(client_id)) = (peer.role, &peer.client_id) {
+        let meta = state
+            .registry
+            .meta(client_id)
+            .map(|(meta, _)| meta)
+            .unwrap_or_default();
+        state
+            .deployment
+            .host_online(state, client_id, &peer.connection_id, &meta);
     }
     Ok(peer)
 }
@@ -151,7 +154,6 @@ fn join_host(
     let meta = join
         .meta
         .map_or(Value::Null, |meta| serde_json::to_value(meta).unwrap_or_default());
-    crate::cluster::Cluster::host_joined(state, &client_id, &peer.connection_id, &meta);
     if let Some(old) = state.registry.connect(&client_id, meta, link.clone()) {
         old.close();
         let error = ActionError::new(

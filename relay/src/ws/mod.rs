@@ -11,7 +11,7 @@ use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket};
 use futures::stream::SplitSink;
 use futures::{SinkExt, StreamExt};
 use tether_protocol::envelope::PROTOCOL_VERSION;
-use tether_protocol::messages::{self, ClientRef, Role};
+use tether_protocol::messages::Role;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::task::JoinHandle;
 
@@ -135,15 +135,16 @@ pub async fn serve(
                     break;
                 }
             },
-            Some(p) => {
-                let read = envelope.read(p.role);
-                match p.role {
-                    Role::Host => host::handle(&state, &outbox, p, (id, reply_to), read),
-                    Role::Orchestrator | Role::Observer => {
-                        orchestrator::handle(&state, &outbox, p, id, read).await
-                    }
+            Some(p) => match p.role {
+                Role::Host => {
+                    let read = envelope.read_from_host();
+                    host::handle(&state, &outbox, p, (id, reply_to), read)
                 }
-            }
+                Role::Orchestrator | Role::Observer => {
+                    let read = envelope.read_from_client(p.role);
+                    orchestrator::handle(&state, &outbox, p, id, read).await
+                }
+            },
         }
     }
 
@@ -219,14 +220,9 @@ fn leave(state: &AppState, peer: Peer) {
         link.close();
         if state.registry.disconnect(client_id, &peer.connection_id) {
             tracing::info!(client_id, "host offline");
-            if state.cluster.is_some() {
-                // The directory says so first.
-                return crate::cluster::Cluster::host_left(state, client_id, &peer.connection_id);
-            }
-            let offline = ClientRef {
-                client_id: client_id.clone(),
-            };
-            state.client_event(client_id, messages::Message::ClientOffline(offline));
+            state
+                .deployment
+                .host_offline(state, client_id, &peer.connection_id);
         }
     }
 }

@@ -3,17 +3,16 @@
 //! joined for a session is held to that session (and its browser); one that named none may
 //! watch every session.
 
-use tether_protocol::cluster::ConfirmAnswer;
+use tether_protocol::between_relays::ConfirmAnswer;
 use tether_protocol::messages::{
-    Binding, Catalog, ClientRef, Confirmation, Empty, Message, Role, SessionRef, Subscribe, Subscribed,
-    Unreadable,
+    Binding, Catalog, ClientRef, Confirmation, Empty, FromClient, Message, Role, SessionRef, Subscribe,
+    Subscribed, Unreadable,
 };
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::host::already_joined;
 use super::Peer;
-use crate::cluster;
 use crate::events::Filter;
 use crate::outbox::Outbox;
 use crate::reply::Reply;
@@ -27,7 +26,7 @@ pub async fn handle(
     outbox: &Outbox,
     peer: &mut Peer,
     id: Option<String>,
-    read: Result<Message, Unreadable>,
+    read: Result<FromClient, Unreadable>,
 ) {
     let message = match read {
         Ok(message) => message,
@@ -47,38 +46,33 @@ pub async fn handle(
         }
     };
     let answer = match message {
-        Message::BrowserAction(wire) => return action(state, outbox, id, Request::accept(wire)).await,
-        Message::Subscribe(subscribe) => {
+        FromClient::BrowserAction(wire) => return action(state, outbox, id, Request::accept(wire)).await,
+        FromClient::Subscribe(subscribe) => {
             if let Err(error) = start_subscription(state, outbox, peer, id.clone(), subscribe) {
                 outbox.error(id, error);
             }
             return;
         }
-        Message::Heartbeat(_) => {
+        FromClient::Heartbeat(_) => {
             if id.is_some() {
                 outbox.reply(id, Message::Heartbeat(Empty {}));
             }
             return;
         }
-        Message::TwinGet(client) => twin(state, peer, client),
-        Message::SessionGet(SessionRef { session_id }) => {
+        FromClient::TwinGet(client) => twin(state, peer, client),
+        FromClient::SessionGet(SessionRef { session_id }) => {
             Box::pin(session_get(state, peer, session_id)).await
         }
-        Message::Confirm(confirmation) => Box::pin(confirm(state, peer, confirmation)).await,
-        Message::ExtensionList(_) => Ok(Message::ExtensionListResult(state.clients())),
-        Message::CatalogGet(_) => Ok(Message::Catalog(Catalog {
+        FromClient::Confirm(confirmation) => Box::pin(confirm(state, peer, confirmation)).await,
+        FromClient::ExtensionList(_) => Ok(Message::ExtensionListResult(state.clients())),
+        FromClient::CatalogGet(_) => Ok(Message::Catalog(Catalog {
             actions: state.catalog.to_vec(),
         })),
-        Message::SessionBind(binding) => Box::pin(session_bind(state, peer, binding)).await,
-        Message::AgentMessage(_) => talk::say(state, message),
-        Message::UserMessage(ref words) => {
-            session_id_of(peer, Some(words.session_id.clone())).and_then(|_| talk::say(state, message))
-        }
-        Message::Join(_) => Err(already_joined()),
-        other => Err(ActionError::internal(format!(
-            "{} is not handled here",
-            other.kind()
-        ))),
+        FromClient::SessionBind(binding) => Box::pin(session_bind(state, peer, binding)).await,
+        FromClient::AgentMessage(words) => talk::say(state, Message::AgentMessage(words)),
+        FromClient::UserMessage(words) => session_id_of(peer, Some(words.session_id.clone()))
+            .and_then(|_| talk::say(state, Message::UserMessage(words))),
+        FromClient::Join(_) => Err(already_joined()),
     };
     match answer {
         Ok(reply) => outbox.reply(id, reply),
@@ -93,7 +87,9 @@ async fn session_get(
     session_id: Option<String>,
 ) -> Result<Message, ActionError> {
     let id = session_id_of(peer, session_id)?;
-    cluster::session_state(state, &id)
+    state
+        .deployment
+        .session_state(state, &id)
         .await
         .map(Message::SessionState)
 }
@@ -103,7 +99,11 @@ async fn session_bind(state: &AppState, peer: &Peer, binding: Binding) -> Result
     session_id_of(peer, Some(binding.session_id.clone()))?;
     required("sessionId", &binding.session_id)?;
     required("clientId", &binding.client_id)?;
-    cluster::bind(state, binding).await.map(Message::SessionBound)
+    state
+        .deployment
+        .bind(state, binding)
+        .await
+        .map(Message::SessionBound)
 }
 
 async fn action(state: &AppState, outbox: &Outbox, id: Option<String>, read: request::Read) {
@@ -117,13 +117,7 @@ async fn action(state: &AppState, outbox: &Outbox, id: Option<String>, read: req
                 request_id: id,
                 slot,
             };
-            // A deployment's routing is boxed: inline, its state would grow the task of every
-            // connection, hosts' included (measured with 1000 hosts: 28.4 KiB per host inline, 20.4 boxed).
-            if state.cluster.is_some() {
-                Box::pin(cluster::submit(state, parsed, reply)).await;
-            } else {
-                scheduler::submit(state, parsed, reply);
-            }
+            scheduler::take(state, parsed, reply).await;
         }
         Err(not_an_action) => {
             outbox.error(id, not_an_action);
@@ -197,7 +191,7 @@ async fn confirm(state: &AppState, peer: &Peer, confirmation: Confirmation) -> R
         only_client: None,
         refused: "this observer may only answer confirmations of the session it joined for".into(),
     };
-    cluster::answer_confirmation(state, answer).await?;
+    state.deployment.answer_confirmation(state, answer).await?;
     Ok(Message::Confirmed(confirmation))
 }
 

@@ -1,0 +1,231 @@
+//! The house rules docs/architecture.md states, read from the sources: no module of any crate
+//! imports another in a circle, and in the relay only `cluster/` and `main.rs` name the NATS
+//! deployment (the rest reaches it through `state::Deployment`).
+//!
+//! Modules are compared as siblings: a reference from `a::x` to `b::y` is an edge `a -> b`
+//! under their common parent; a module may use its own parent or children freely. References
+//! are the `crate::` and `super::` paths (in `use` and inline), outside `#[cfg(test)]` code.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+type Module = Vec<String>;
+
+const CRATES: &[&str] = &["protocol", "mcp", "host", "relay", "tests/support"];
+
+#[test]
+fn no_module_imports_another_in_a_circle() {
+    let mut circles = Vec::new();
+    for krate in CRATES {
+        let files = sources(&workspace().join(krate));
+        let modules: BTreeSet<Module> = files.keys().cloned().collect();
+        let mut edges: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+        for (module, text) in &files {
+            for path in references(module, text) {
+                if let Some((from, to)) = sibling_edge(module, &deepest(&modules, &path)) {
+                    edges.entry(from).or_default().insert(to);
+                }
+            }
+        }
+        for circle in strongly_connected(&edges) {
+            let names: Vec<String> = circle.iter().map(|m| m.join("::")).collect();
+            circles.push(format!("{krate}: {}", names.join(" <-> ")));
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "modules importing each other in a circle:\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn only_the_cluster_and_main_name_the_cluster() {
+    let src = workspace().join("relay/src");
+    let named: Vec<String> = sources(&workspace().join("relay"))
+        .into_iter()
+        .filter(|(module, _)| !matches!(module.first().map(String::as_str), Some("cluster" | "main")))
+        .filter(|(module, text)| !module.is_empty() && text.to_lowercase().contains("cluster"))
+        .map(|(module, _)| module.join("::"))
+        .collect();
+    assert!(
+        named.is_empty(),
+        "modules of {} outside cluster/ and main.rs that name the cluster: {named:?}",
+        src.display()
+    );
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Every `.rs` file under the crate's source folder, by module path (the crate root is `[]`;
+/// `lib.rs`, `main.rs` and `mod.rs` are their folder's module), its text without comments and
+/// test code.
+fn sources(krate: &Path) -> BTreeMap<Module, String> {
+    let root = if krate.join("src").is_dir() {
+        krate.join("src")
+    } else {
+        krate.to_path_buf()
+    };
+    let mut files = BTreeMap::new();
+    let mut folders = vec![root.clone()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let mut module: Module = path
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .with_extension("")
+                    .iter()
+                    .map(|part| part.to_string_lossy().into_owned())
+                    .collect();
+                if matches!(module.last().map(String::as_str), Some("lib" | "main" | "mod")) {
+                    module.pop();
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                let code: Vec<&str> = code
+                    .lines()
+                    .map(|line| line.split("//").next().unwrap_or_default())
+                    .collect();
+                files.insert(module, code.join("\n"));
+            }
+        }
+    }
+    files
+}
+
+/// The module paths `text` (the source of `module`) reaches through `crate::` and `super::`.
+fn references(module: &Module, text: &str) -> Vec<Module> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("crate::").into_iter().chain(rest.find("super::")).min() {
+        let (mut base, mut tail) = match rest[at..].starts_with("crate::") {
+            true => (Vec::new(), &rest[at + "crate::".len()..]),
+            false => (module.clone(), &rest[at..]),
+        };
+        while let Some(after) = tail.strip_prefix("super::") {
+            base.pop();
+            tail = after;
+        }
+        for path in paths(tail) {
+            found.push(base.iter().cloned().chain(path).collect());
+        }
+        rest = &rest[at + 1..];
+    }
+    found
+}
+
+/// The paths at the start of `text`: `a::b` or a group `{a::b, c::{d, e}}` (each item's leading
+/// path is enough to find its module).
+fn paths(text: &str) -> Vec<Module> {
+    let ident = |s: &str| {
+        s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or("")
+            .to_owned()
+    };
+    if let Some(group) = text.strip_prefix('{') {
+        let (mut depth, mut items, mut item) = (0, Vec::new(), String::new());
+        for c in group.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => items.push(std::mem::take(&mut item)),
+                _ if depth == 0 => item.push(c),
+                _ => {}
+            }
+        }
+        items.push(item);
+        return items.iter().flat_map(|item| paths(item.trim())).collect();
+    }
+    let mut path = Vec::new();
+    let mut tail = text;
+    loop {
+        let name = ident(tail);
+        if name.is_empty() {
+            break;
+        }
+        tail = &tail[name.len()..];
+        path.push(name);
+        match tail.strip_prefix("::") {
+            Some(after) if !after.starts_with('{') => tail = after,
+            _ => break,
+        }
+    }
+    vec![path]
+}
+
+/// The longest prefix of `path` that is a module of the crate.
+fn deepest(modules: &BTreeSet<Module>, path: &Module) -> Module {
+    (0..=path.len())
+        .rev()
+        .map(|n| path[..n].to_vec())
+        .find(|prefix| modules.contains(prefix))
+        .unwrap_or_default()
+}
+
+/// The edge between the two children of `from`'s and `to`'s common parent that hold them; none
+/// when one holds the other.
+fn sibling_edge(from: &Module, to: &Module) -> Option<(Module, Module)> {
+    let common = from.iter().zip(to).take_while(|(a, b)| a == b).count();
+    (common < from.len() && common < to.len()).then(|| (from[..=common].to_vec(), to[..=common].to_vec()))
+}
+
+/// The groups of two or more modules that reach each other (Tarjan's algorithm).
+fn strongly_connected(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
+    struct Walk<'a> {
+        edges: &'a BTreeMap<Module, BTreeSet<Module>>,
+        index: BTreeMap<&'a Module, (usize, usize)>,
+        stack: Vec<&'a Module>,
+        found: Vec<Vec<Module>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, v: &'a Module) {
+            let n = self.index.len();
+            self.index.insert(v, (n, n));
+            self.stack.push(v);
+            for w in self.edges.get(v).into_iter().flatten() {
+                match self.index.get(w) {
+                    None => {
+                        self.visit(w);
+                        let low = self.index[w].1.min(self.index[v].1);
+                        self.index.get_mut(v).unwrap().1 = low;
+                    }
+                    Some(&(at, _)) if self.stack.contains(&w) => {
+                        let low = at.min(self.index[v].1);
+                        self.index.get_mut(v).unwrap().1 = low;
+                    }
+                    Some(_) => {}
+                }
+            }
+            if self.index[v].0 == self.index[v].1 {
+                let at = self.stack.iter().position(|m| *m == v).unwrap();
+                let group: Vec<Module> = self.stack.drain(at..).cloned().collect();
+                if group.len() > 1 {
+                    self.found.push(group);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        edges,
+        index: BTreeMap::new(),
+        stack: Vec::new(),
+        found: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !walk.index.contains_key(v) {
+            walk.visit(v);
+        }
+    }
+    walk.found
+}
