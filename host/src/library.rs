@@ -11,7 +11,7 @@ use tether_protocol::actions::browser_scroll::{self, Direction};
 use tether_protocol::actions::browser_snapshot::SnapshotScope;
 use tether_protocol::actions::browser_wait_for;
 use tether_protocol::actions::browser_xpath_scan::{self, ScanScope};
-use tether_protocol::actions::fields::BBox;
+use tether_protocol::actions::fields::{BBox, ElementSeen};
 use tether_protocol::actions::Element;
 
 /// The in-page library: its parts, in the order they build on each other, inside one arrow
@@ -50,6 +50,99 @@ pub struct Point {
 impl LibraryCall for ClickPoint<'_> {
     const FUNCTION: &'static str = "clickPoint";
     type Reply = Point;
+}
+
+/// What is under a point of the viewport.
+#[derive(Serialize)]
+pub struct HitAt {
+    pub x: f64,
+    pub y: f64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Hit {
+    pub element: Option<ElementSeen>,
+}
+
+impl LibraryCall for HitAt {
+    const FUNCTION: &'static str = "hitAt";
+    type Reply = Hit;
+}
+
+/// The point a drag releases on an element: its first box fragment's middle, in the viewport
+/// as it is (not scrolled).
+#[derive(Serialize)]
+pub struct DropPoint<'a> {
+    #[serde(flatten)]
+    pub at: Element<'a>,
+}
+
+impl LibraryCall for DropPoint<'_> {
+    const FUNCTION: &'static str = "dropPoint";
+    type Reply = Point;
+}
+
+/// Watches for the page's next `dragstart`, which tells a drag's moves that an HTML5 drag began.
+#[derive(Serialize)]
+pub struct ArmDrag {}
+
+#[derive(Debug, Deserialize)]
+pub struct Nothing {}
+
+impl LibraryCall for ArmDrag {
+    const FUNCTION: &'static str = "armDrag";
+    type Reply = Nothing;
+}
+
+/// Whether an HTML5 drag began (a `dragstart` the page did not cancel) since [`ArmDrag`].
+#[derive(Serialize)]
+pub struct DragStarted {}
+
+#[derive(Debug, Deserialize)]
+pub struct Started {
+    pub started: bool,
+}
+
+impl LibraryCall for DragStarted {
+    const FUNCTION: &'static str = "dragStarted";
+    type Reply = Started;
+}
+
+/// Resolves once the page has drawn its next frame: the input sent before it was handled.
+#[derive(Serialize)]
+pub struct NextFrame {}
+
+impl LibraryCall for NextFrame {
+    const FUNCTION: &'static str = "nextFrame";
+    type Reply = Nothing;
+}
+
+/// Watches for the page's next input event of `type` (`pointermove`, `wheel`, ...).
+#[derive(Serialize)]
+pub struct ArmInput {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+}
+
+impl LibraryCall for ArmInput {
+    const FUNCTION: &'static str = "armInput";
+    type Reply = Nothing;
+}
+
+/// Whether the page saw the event [`ArmInput`] watches for, waiting at most `within` ms.
+#[derive(Serialize)]
+pub struct InputSeen {
+    pub within: u64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SeenInput {
+    pub seen: bool,
+}
+
+impl LibraryCall for InputSeen {
+    const FUNCTION: &'static str = "inputSeen";
+    type Reply = SeenInput;
 }
 
 /// Focuses a text field and selects its content (`clear`) or puts the caret at its end.

@@ -236,6 +236,38 @@ impl<'a> Page<'a> {
         Ok(())
     }
 
+    /// One mouse event at a point of the viewport, as CDP's `Input.dispatchMouseEvent` takes
+    /// it: `kind` (`mouseMoved`, `mousePressed`, `mouseReleased`), the button it is about
+    /// (`"none"` for a plain move), the buttons held once it happened (their bits).
+    pub async fn mouse(
+        &self,
+        kind: &str,
+        (x, y): (f64, f64),
+        button: &str,
+        buttons: u32,
+    ) -> Result<(), ActionError> {
+        let click_count = u8::from(kind != "mouseMoved");
+        let event = json!({
+            "type": kind, "x": x, "y": y, "button": button, "buttons": buttons, "clickCount": click_count,
+        });
+        self.cdp("Input.dispatchMouseEvent", event).await.map(drop)
+    }
+
+    /// A point given as x and y, once it is inside the viewport (a press outside it would
+    /// reach no element, or the browser's frame).
+    pub async fn inside_viewport(&self, x: f64, y: f64) -> Result<(f64, f64), ActionError> {
+        let metrics = self.cdp("Page.getLayoutMetrics", json!({})).await?;
+        let viewport = &metrics["cssLayoutViewport"];
+        let width = viewport["clientWidth"].as_f64().unwrap_or(f64::INFINITY);
+        let height = viewport["clientHeight"].as_f64().unwrap_or(f64::INFINITY);
+        if x < 0.0 || y < 0.0 || x >= width || y >= height {
+            return Err(ActionError::invalid_params(format!(
+                "({x}, {y}) is outside the viewport, which is {width} x {height} CSS pixels; scroll first, or name an element by xpath or ref"
+            )));
+        }
+        Ok((x, y))
+    }
+
     /// Events of this tab from now on.
     pub fn events(&self) -> TabEvents {
         TabEvents {

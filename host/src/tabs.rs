@@ -46,6 +46,12 @@ pub struct TabState {
     /// Whether a plain capture of the tab's viewport once showed more than the page's content
     /// (a scrollbar strip, a pinch zoom): its viewport shots are clipped from then on.
     clip_viewport: std::sync::atomic::AtomicBool,
+    /// The mouse buttons `browser_mouse` left held (their bits), so its moves carry them.
+    held_buttons: std::sync::atomic::AtomicU32,
+    /// The device metrics `browser_resize` set on the tab (CDP's
+    /// `Emulation.setDeviceMetricsOverride` params), for what overrides them for a moment (a
+    /// full-page screenshot) to put back.
+    device_metrics: Mutex<Option<serde_json::Value>>,
 }
 
 /// What the host remembers of a tab's snapshots and refs.
@@ -76,6 +82,26 @@ impl TabState {
     pub fn clip_viewport_from_now_on(&self) {
         self.clip_viewport
             .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn device_metrics(&self) -> Option<serde_json::Value> {
+        self.device_metrics
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn set_device_metrics(&self, metrics: Option<serde_json::Value>) {
+        *self.device_metrics.lock().unwrap_or_else(|p| p.into_inner()) = metrics;
+    }
+
+    pub fn held_buttons(&self) -> u32 {
+        self.held_buttons.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn set_held_buttons(&self, buttons: u32) {
+        self.held_buttons
+            .store(buttons, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn screens(&self) -> MutexGuard<'_, Screens> {

@@ -247,6 +247,8 @@ mod tests {
     fn sample_for(name: &str, kind: FieldType) -> Value {
         match name {
             "dialog" => json!({ "accept": true }),
+            "action" => json!("move"),
+            "colorScheme" => json!("dark"),
             _ => sample(kind),
         }
     }

@@ -27,6 +27,8 @@ pub enum ErrorCode {
     PayloadTooLarge,
     CdpError,
     UserDenied,
+    /// The browser or mode cannot do this (§16); the message says which, and what would.
+    Unsupported,
     Internal,
 }
 
@@ -54,6 +56,7 @@ impl ErrorCode {
             Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Self::CdpError => "CDP_ERROR",
             Self::UserDenied => "USER_DENIED",
+            Self::Unsupported => "UNSUPPORTED",
             Self::Internal => "INTERNAL",
         }
     }

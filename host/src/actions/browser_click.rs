@@ -2,14 +2,12 @@
 //! the element and not something covering it (or takes the point it is given), then presses
 //! it with real mouse events through CDP Input: any button, 1-3 clicks, modifiers held. Tabs the click opened join the session and are listed in `openedTabIds`.
 
-use serde_json::json;
 use tether_protocol::actions::browser_click::{Output, Params};
 use tether_protocol::actions::TabId;
 use tether_protocol::ActionError;
 
 use super::{element, Context};
 use crate::library::ClickPoint;
-use crate::page::Page;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
@@ -18,7 +16,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
             let point = page.call(&ClickPoint { at }).await?;
             (point.x, point.y)
         }
-        (None, Some(x), Some(y)) => inside_viewport(&page, x, y).await?,
+        (None, Some(x), Some(y)) => page.inside_viewport(x, y).await?,
         _ => {
             return Err(ActionError::invalid_params(
                 "give the element (its xpath or ref), or x and y",
@@ -47,19 +45,4 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         clicked: true,
         opened_tab_ids: opened,
     })
-}
-
-/// A point given as x and y, once it is inside the viewport (a press outside it would reach
-/// no element, or the browser's frame).
-async fn inside_viewport(page: &Page<'_>, x: f64, y: f64) -> Result<(f64, f64), ActionError> {
-    let metrics = page.cdp("Page.getLayoutMetrics", json!({})).await?;
-    let viewport = &metrics["cssLayoutViewport"];
-    let width = viewport["clientWidth"].as_f64().unwrap_or(f64::INFINITY);
-    let height = viewport["clientHeight"].as_f64().unwrap_or(f64::INFINITY);
-    if x >= width || y >= height {
-        return Err(ActionError::invalid_params(format!(
-            "({x}, {y}) is outside the viewport, which is {width} x {height} CSS pixels; scroll first, or click an element by xpath or ref"
-        )));
-    }
-    Ok((x, y))
 }

@@ -155,17 +155,28 @@ async fn measure(page: &Page<'_>, full_page: bool) -> Result<Region, ActionError
 
 /// Captures the whole page by making the viewport as tall as the content for the shot.
 /// (`captureBeyondViewport` would be one call, but it leaves the page without its scrollbar
-/// afterwards: a visible change to the user's page. The override is cleared whatever happens.)
+/// afterwards: a visible change to the user's page. The override is undone whatever happens.)
 async fn capture_full_page(page: &Page<'_>, region: &Region, params: Value) -> Result<Vec<u8>, ActionError> {
+    // A viewport browser_resize set keeps its scale and mobile layout, and comes back after.
+    let resized = page.state().device_metrics();
+    let setting = |key: &str, otherwise: Value| {
+        resized
+            .as_ref()
+            .and_then(|m| m.get(key).cloned())
+            .unwrap_or(otherwise)
+    };
     let viewport = json!({
         "width": region.width.round() as u64,
         "height": region.height.round().max(1.0) as u64,
-        "deviceScaleFactor": 0,
-        "mobile": false,
+        "deviceScaleFactor": setting("deviceScaleFactor", json!(0)),
+        "mobile": setting("mobile", json!(false)),
     });
     page.cdp("Emulation.setDeviceMetricsOverride", viewport).await?;
     let shot = capture(page, params).await;
-    let cleared = page.cdp("Emulation.clearDeviceMetricsOverride", json!({})).await;
+    let cleared = match resized {
+        Some(metrics) => page.cdp("Emulation.setDeviceMetricsOverride", metrics).await,
+        None => page.cdp("Emulation.clearDeviceMetricsOverride", json!({})).await,
+    };
     let bytes = shot?;
     cleared?;
     Ok(bytes)

@@ -8,15 +8,19 @@
 
 pub mod browser_click;
 pub mod browser_debugger_attach;
+pub mod browser_drag;
 pub mod browser_evaluate;
 pub mod browser_get_html;
 pub mod browser_go_back;
 pub mod browser_go_forward;
 pub mod browser_hover;
+pub mod browser_mouse;
 pub mod browser_navigate;
+pub mod browser_pdf;
 pub mod browser_press_key;
 pub mod browser_readability_extract;
 pub mod browser_reload;
+pub mod browser_resize;
 pub mod browser_screenshot;
 pub mod browser_scroll;
 pub mod browser_select_option;

@@ -13,12 +13,23 @@
     return { el, r };
   }
 
+  // The first of an element's box fragments (one per line it wraps over) that shows in the
+  // viewport, else its first with an area.
+  function firstFragment(el) {
+    const rects = [...el.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
+    const view = el.ownerDocument.defaultView;
+    return rects.find((r) => r.bottom > 0 && r.right > 0 && r.top < view.innerHeight && r.left < view.innerWidth) || rects[0] || null;
+  }
+
   // ---- click ------------------------------------------------------------------------------
   function clickPoint(at) {
     const target = shown(at);
     if (target.error) return target;
-    const { el, r } = target;
+    const { el } = target;
     if (el.disabled || el.getAttribute("aria-disabled") === "true") return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
+    // The middle of its first box fragment: a link wrapped over two lines is pressed on its
+    // first line's text, not between the lines.
+    const r = firstFragment(el) || target.r;
     const offset = frameOffset(el.ownerDocument);
     const x = offset.x + r.left + r.width / 2;
     const y = offset.y + r.top + r.height / 2;
@@ -34,6 +45,80 @@
         { coveredBy });
     }
     return { x, y };
+  }
+
+  // ---- drag -------------------------------------------------------------------------------
+  // An element as a result names it: its tag, id and an XPath to it.
+  function seen(el) {
+    if (!el) return null;
+    const named = { tag: el.localName, xpath: pathOf(el) };
+    if (el.id) named.id = el.id;
+    return named;
+  }
+
+  // What is under a point of the top viewport.
+  function hitAt({ x, y }) {
+    return { element: seen(deepHit(x, y)) };
+  }
+
+  // Where a drag ends on an element: the middle of its first box fragment, left where it is
+  // (scrolling it into view could scroll the drag's start away).
+  function dropPoint(at) {
+    const found = resolve(at);
+    if (found.error) return found;
+    const el = found.el;
+    const r = firstFragment(el);
+    if (!r) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
+    const offset = frameOffset(el.ownerDocument);
+    const x = offset.x + r.left + r.width / 2;
+    const y = offset.y + r.top + r.height / 2;
+    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) {
+      return fail("ELEMENT_NOT_INTERACTABLE",
+        `${describe(el)} is outside the viewport (its middle at ${Math.round(x)},${Math.round(y)}) while the drag's start shows; scroll so both show, or give the end as dx, dy`);
+    }
+    return { x, y };
+  }
+
+  // Whether an HTML5 drag started (a dragstart the page did not cancel) since armDrag. Each
+  // call has a fresh library, so the watch is kept on the window, under a symbol pages do
+  // not see by name.
+  const DRAG = Symbol.for("tether.dragstart");
+  function armDrag() {
+    const watch = { event: null };
+    globalThis[DRAG] = watch;
+    addEventListener("dragstart", (e) => { watch.event = e; }, { once: true, capture: true });
+    return {};
+  }
+  // Asked after a frame: the browser hands pointer moves to the page with the next frame, so
+  // the move just sent may not have reached it before.
+  async function dragStarted() {
+    await nextFrame();
+    const e = globalThis[DRAG] && globalThis[DRAG].event;
+    return { started: !!e && !e.defaultPrevented };
+  }
+
+  // Whether the page has seen the input event just sent (a pointer step of browser_mouse):
+  // armed before it is sent, waited for after, at most `within` ms (a point over another
+  // site's frame is seen by that frame alone).
+  const INPUT = Symbol.for("tether.input");
+  function armInput({ type }) {
+    const watch = { seen: false, wake: null };
+    globalThis[INPUT] = watch;
+    addEventListener(type, () => { watch.seen = true; if (watch.wake) watch.wake(); }, { once: true, capture: true, passive: true });
+    return {};
+  }
+  function inputSeen({ within }) {
+    const watch = globalThis[INPUT];
+    if (!watch || watch.seen) return { seen: !!watch };
+    return new Promise((done) => {
+      const late = setTimeout(() => done({ seen: false }), within);
+      watch.wake = () => { clearTimeout(late); done({ seen: true }); };
+    });
+  }
+
+  // Resolves once the page has drawn its next frame, and the input sent before it was handled.
+  function nextFrame() {
+    return new Promise((done) => requestAnimationFrame(() => setTimeout(() => done({}), 0)));
   }
 
   // ---- screenshot -------------------------------------------------------------------------

@@ -205,3 +205,22 @@ impl super::ActionParams for LoadWait {
         self.dialog.as_ref()
     }
 }
+
+/// A point of the viewport, in CSS pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+/// An element as a result names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ElementSeen {
+    /// Its tag name, lowercase.
+    pub tag: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// An XPath to it, as the element actions take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xpath: Option<String>,
+}

@@ -12,15 +12,19 @@ pub mod fields;
 
 pub mod browser_click;
 pub mod browser_debugger_attach;
+pub mod browser_drag;
 pub mod browser_evaluate;
 pub mod browser_get_html;
 pub mod browser_go_back;
 pub mod browser_go_forward;
 pub mod browser_hover;
+pub mod browser_mouse;
 pub mod browser_navigate;
+pub mod browser_pdf;
 pub mod browser_press_key;
 pub mod browser_readability_extract;
 pub mod browser_reload;
+pub mod browser_resize;
 pub mod browser_screenshot;
 pub mod browser_scroll;
 pub mod browser_select_option;
@@ -121,12 +125,16 @@ macro_rules! with_catalog {
             BrowserXpathScan browser_xpath_scan,
             BrowserClick browser_click,
             BrowserHover browser_hover,
+            BrowserDrag browser_drag,
+            BrowserMouse browser_mouse,
             BrowserPressKey browser_press_key,
             BrowserSelectOption browser_select_option,
             BrowserScroll browser_scroll,
+            BrowserResize browser_resize,
             BrowserType browser_type,
             BrowserUploadFile browser_upload_file,
             BrowserGetHtml browser_get_html,
+            BrowserPdf browser_pdf,
             BrowserEvaluate browser_evaluate,
         }
     };

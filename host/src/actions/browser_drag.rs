@@ -1,0 +1,133 @@
+//! `browser_drag`: a person's drag with real pointer events. The pointer moves to the start,
+//! presses, moves in `steps` to the end and releases there. Widgets that follow the pointer
+//! (sliders, sortable lists, resize handles, canvases) see mouse and pointer events all the
+//! way. An HTML5 drag (`draggable`) is different: once the page's `dragstart` goes through,
+//! the browser would start a drag of the operating system, which a headless or debugged
+//! browser never finishes; with `Input.setInterceptDrags` the browser hands the drag's data to
+//! the host instead, and the rest of the way is `Input.dispatchDragEvent` (enter, over, drop),
+//! so `dragenter`, `dragover`, `drop` and `dragend` fire with the page's own `DataTransfer`.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tether_protocol::actions::browser_drag::{Output, Params, Spot};
+use tether_protocol::actions::fields::Point;
+use tether_protocol::{ActionError, ErrorCode};
+use tokio::time::Instant;
+
+use super::Context;
+use crate::library::{ArmDrag, ClickPoint, DragStarted, DropPoint, HitAt};
+use crate::page::{Page, TabEvents};
+
+/// How long the browser may take to hand over a drag the page started.
+const INTERCEPT_WAIT: Duration = Duration::from_secs(2);
+
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    let page = cx.page(p.tab_id);
+    let from = match p.start().map_err(ActionError::invalid_params)? {
+        Spot::At(at) => {
+            let point = page.call(&ClickPoint { at }).await?;
+            (point.x, point.y)
+        }
+        Spot::Point(x, y) | Spot::By(x, y) => page.inside_viewport(x, y).await?,
+    };
+    let to = match p.end().map_err(ActionError::invalid_params)? {
+        Spot::At(at) => {
+            let point = page.call(&DropPoint { at }).await?;
+            (point.x, point.y)
+        }
+        Spot::Point(x, y) => page.inside_viewport(x, y).await?,
+        Spot::By(dx, dy) => page.inside_viewport(from.0 + dx, from.1 + dy).await?,
+    };
+    page.call(&ArmDrag {}).await?;
+    page.mouse("mouseMoved", from, "none", 0).await?;
+    page.mouse("mousePressed", from, "left", 1).await?;
+    if let Some(hold) = p.hold_ms.filter(|ms| *ms > 0) {
+        // The drag's own pause (a long press), not a wait for anything.
+        tokio::time::sleep(Duration::from_millis(hold)).await;
+    }
+    let intercepting = intercept(&page, true).await;
+    let dragged = moves(&page, from, to, p.steps(), intercepting).await;
+    if intercepting {
+        intercept(&page, false).await;
+    }
+    let drop_target = dragged?;
+    Ok(Output {
+        dragged: true,
+        from: Point { x: from.0, y: from.1 },
+        to: Point { x: to.0, y: to.1 },
+        drop_target,
+    })
+}
+
+/// Moves from the press to `to` in `steps`, and releases (or drops) there; answers what was
+/// under the pointer just before.
+async fn moves(
+    page: &Page<'_>,
+    from: (f64, f64),
+    to: (f64, f64),
+    steps: u32,
+    intercepting: bool,
+) -> Result<Option<tether_protocol::actions::fields::ElementSeen>, ActionError> {
+    let mut events = page.events();
+    let mut dragging: Option<Value> = None;
+    for step in 1..=steps {
+        let t = f64::from(step) / f64::from(steps);
+        let at = (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t);
+        match &dragging {
+            Some(data) => drag_event(page, "dragOver", at, data).await?,
+            None => {
+                page.mouse("mouseMoved", at, "left", 1).await?;
+                if intercepting && page.call(&DragStarted {}).await?.started {
+                    let data = handed_over(&mut events).await?;
+                    drag_event(page, "dragEnter", at, &data).await?;
+                    dragging = Some(data);
+                }
+            }
+        }
+    }
+    let under = page.call(&HitAt { x: to.0, y: to.1 }).await?.element;
+    match &dragging {
+        Some(data) => drag_event(page, "drop", to, data).await?,
+        None => page.mouse("mouseReleased", to, "left", 0).await?,
+    }
+    Ok(under)
+}
+
+/// Turns the browser's handing over of HTML5 drags on or off; false if it will not.
+async fn intercept(page: &Page<'_>, enabled: bool) -> bool {
+    match page
+        .cdp("Input.setInterceptDrags", json!({ "enabled": enabled }))
+        .await
+    {
+        Ok(_) => true,
+        Err(e) => {
+            tracing::debug!(tab = page.tab, "the browser does not hand over drags: {e}");
+            false
+        }
+    }
+}
+
+/// The data of the drag the page started, as the browser hands it over.
+async fn handed_over(events: &mut TabEvents) -> Result<Value, ActionError> {
+    let deadline = Instant::now() + INTERCEPT_WAIT;
+    while let Some((method, params)) = events.next_until(deadline).await? {
+        if method == "Input.dragIntercepted" {
+            return Ok(params["data"].clone());
+        }
+    }
+    Err(ActionError::new(
+        ErrorCode::CdpError,
+        "the page started an HTML5 drag, but the browser did not hand it over within 2 s",
+    ))
+}
+
+async fn drag_event(
+    page: &Page<'_>,
+    kind: &str,
+    (x, y): (f64, f64),
+    data: &Value,
+) -> Result<(), ActionError> {
+    let event = json!({ "type": kind, "x": x, "y": y, "data": data });
+    page.cdp("Input.dispatchDragEvent", event).await.map(drop)
+}

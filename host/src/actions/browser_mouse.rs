@@ -1,0 +1,63 @@
+//! `browser_mouse`: one pointer step at a point, through CDP Input as a person's mouse would
+//! send it. The tab remembers the buttons left held, so a move between a `down` and its `up`
+//! carries them (a canvas sees a stroke, not a hover). A step is done once the page has seen
+//! it: the browser hands moves and wheels to the page with its next frame, after CDP answered.
+
+use serde_json::json;
+use tether_protocol::actions::browser_click::MouseButton;
+use tether_protocol::actions::browser_mouse::{MouseStep, Output, Params};
+use tether_protocol::ActionError;
+
+use super::Context;
+use crate::library::{ArmInput, InputSeen};
+
+/// How long a step waits for the page to see it (a point over another site's frame is seen by
+/// that frame alone, and never here).
+const SEEN_WITHIN_MS: u64 = 1000;
+
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    let page = cx.page(p.tab_id);
+    let at = page.inside_viewport(p.x, p.y).await?;
+    let state = page.state();
+    let held = state.held_buttons();
+    let kind = match p.action {
+        MouseStep::Move => "pointermove",
+        MouseStep::Down => "pointerdown",
+        MouseStep::Up => "pointerup",
+        MouseStep::Wheel => "wheel",
+    };
+    page.call(&ArmInput { kind }).await?;
+    match p.action {
+        MouseStep::Move => page.mouse("mouseMoved", at, held_button(held), held).await?,
+        MouseStep::Down => {
+            let held = held | p.button.bit();
+            page.mouse("mousePressed", at, p.button.as_str(), held).await?;
+            state.set_held_buttons(held);
+        }
+        MouseStep::Up => {
+            let held = held & !p.button.bit();
+            page.mouse("mouseReleased", at, p.button.as_str(), held).await?;
+            state.set_held_buttons(held);
+        }
+        MouseStep::Wheel => {
+            let wheel = json!({
+                "type": "mouseWheel", "x": at.0, "y": at.1, "buttons": held,
+                "deltaX": p.delta_x.unwrap_or(0.0), "deltaY": p.delta_y.unwrap_or(0.0),
+            });
+            page.cdp("Input.dispatchMouseEvent", wheel).await?;
+        }
+    }
+    page.call(&InputSeen {
+        within: SEEN_WITHIN_MS,
+    })
+    .await?;
+    Ok(Output { done: true })
+}
+
+/// The button a move reports while `held` are down: the first of them, as a mouse reports it.
+fn held_button(held: u32) -> &'static str {
+    [MouseButton::Left, MouseButton::Right, MouseButton::Middle]
+        .into_iter()
+        .find(|button| held & button.bit() != 0)
+        .map_or("none", MouseButton::as_str)
+}

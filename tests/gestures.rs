@@ -1,0 +1,236 @@
+//! Gestures beyond a click (docs/protocol.md §16): drags that widgets and HTML5 drag and drop
+//! both take for a person's, a pointer that draws on a canvas, the viewport a page sees, and
+//! the page printed. Each test reads the page's own state afterwards, in both modes.
+
+use serde_json::json;
+use tether_protocol::ErrorCode;
+use tether_tests::run;
+
+#[test]
+fn a_drag_moves_a_slider_that_follows_the_pointer() {
+    run(|h| async move {
+        let s = "drag-slider";
+        let tab = h.start(s, "/fixtures/drag.html").await;
+        let dragged = h
+            .ok(
+                s,
+                "browser_drag",
+                json!({ "tabId": tab, "xpath": "//div[@id='thumb']", "dx": 150, "dy": 0 }),
+            )
+            .await;
+        assert_eq!(dragged["dragged"], true);
+        let (from, to) = (&dragged["from"], &dragged["to"]);
+        assert_eq!(to["x"].as_f64().unwrap() - from["x"].as_f64().unwrap(), 150.0);
+        assert_eq!(
+            h.eval(tab, "window.slider").await,
+            50,
+            "the thumb followed the pointer half way"
+        );
+    });
+}
+
+#[test]
+fn a_drag_carries_a_card_into_a_drop_zone_through_html5_drag_and_drop() {
+    run(|h| async move {
+        let s = "drag-html5";
+        let tab = h.start(s, "/fixtures/drag.html").await;
+        let dragged = h
+            .ok(
+                s,
+                "browser_drag",
+                json!({ "tabId": tab, "xpath": "//div[@id='pear']", "toXpath": "//div[@id='zone']" }),
+            )
+            .await;
+        assert_eq!(dragged["dropTarget"]["id"], "zone", "{dragged}");
+        let events = h.eval(tab, "window.dnd.map(e => e.split(':')[0])").await;
+        assert_eq!(
+            h.eval(tab, "document.getElementById('pear').parentElement.id")
+                .await,
+            "zone",
+            "the page's drop handler read the card from its DataTransfer: {events}"
+        );
+        assert_eq!(events, json!(["dragstart", "dragenter", "drop", "dragend"]));
+    });
+}
+
+#[test]
+fn the_mouse_draws_a_stroke_with_its_button_held_between_down_and_up() {
+    run(|h| async move {
+        let s = "mouse-stroke";
+        let tab = h.start(s, "/fixtures/drag.html").await;
+        let canvas = h
+            .eval(tab, "(() => { const r = document.getElementById('canvas').getBoundingClientRect(); return [r.left, r.top]; })()")
+            .await;
+        let (left, top) = (canvas[0].as_f64().unwrap(), canvas[1].as_f64().unwrap());
+        let step = |action: &str, x: f64, y: f64| json!({ "tabId": tab, "action": action, "x": left + x, "y": top + y });
+        for params in [
+            step("down", 10.0, 10.0),
+            step("move", 60.0, 40.0),
+            step("move", 110.0, 70.0),
+            step("up", 110.0, 70.0),
+            step("move", 150.0, 70.0),
+        ] {
+            assert_eq!(h.ok(s, "browser_mouse", params).await["done"], true);
+        }
+        let strokes = h
+            .eval(
+                tab,
+                "window.strokes.filter(e => e.type !== 'mousemove' || e.x !== 10)",
+            )
+            .await;
+        let seen: Vec<(String, i64, i64, i64)> = strokes
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["type"].as_str().unwrap().to_owned(),
+                    e["x"].as_i64().unwrap(),
+                    e["y"].as_i64().unwrap(),
+                    e["buttons"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        let expected = [
+            ("mousedown", 10, 10, 1),
+            ("mousemove", 60, 40, 1),
+            ("mousemove", 110, 70, 1),
+            ("mouseup", 110, 70, 0),
+            ("mousemove", 150, 70, 0),
+        ];
+        let expected: Vec<(String, i64, i64, i64)> = expected
+            .iter()
+            .map(|(t, x, y, b)| ((*t).to_owned(), *x, *y, *b))
+            .collect();
+        assert_eq!(seen, expected);
+        assert!(strokes.as_array().unwrap().iter().all(|e| e["trusted"] == true));
+        let wheel =
+            json!({ "tabId": tab, "action": "wheel", "x": left + 20.0, "y": top + 20.0, "deltaY": 120 });
+        h.ok(s, "browser_mouse", wheel).await;
+        assert_eq!(
+            h.eval(tab, "window.strokes.at(-1)").await,
+            json!({ "type": "wheel", "deltaY": 120 })
+        );
+    });
+}
+
+#[test]
+fn a_resized_viewport_is_what_the_page_sees_until_reset() {
+    run(|h| async move {
+        let s = "resize";
+        let tab = h.start(s, "/fixtures/drag.html").await;
+        let before = h.eval(tab, "[innerWidth, innerHeight]").await;
+        let resized = h
+            .ok(
+                s,
+                "browser_resize",
+                json!({ "tabId": tab, "width": 500, "height": 400, "deviceScaleFactor": 2, "colorScheme": "dark" }),
+            )
+            .await;
+        assert_eq!(
+            resized,
+            json!({ "width": 500, "height": 400, "deviceScaleFactor": 2.0 })
+        );
+        assert_eq!(
+            h.eval(tab, "[innerWidth, innerHeight, devicePixelRatio]").await,
+            json!([500, 400, 2])
+        );
+        assert_eq!(
+            h.eval(tab, "matchMedia('(prefers-color-scheme: dark)').matches")
+                .await,
+            true
+        );
+        let phone = h
+            .ok(
+                s,
+                "browser_resize",
+                json!({ "tabId": tab, "width": 390, "height": 800, "mobile": true }),
+            )
+            .await;
+        assert_eq!(
+            phone["width"], 980,
+            "a page without a viewport meta tag lays out as on a phone: {phone}"
+        );
+        assert_eq!(
+            h.eval(tab, "matchMedia('(pointer: coarse)').matches").await,
+            true,
+            "touch, as on a phone"
+        );
+        h.ok(s, "browser_resize", json!({ "tabId": tab, "reset": true }))
+            .await;
+        assert_eq!(h.eval(tab, "[innerWidth, innerHeight]").await, before);
+        assert_eq!(
+            h.eval(tab, "matchMedia('(prefers-color-scheme: dark)').matches")
+                .await,
+            false
+        );
+    });
+}
+
+#[test]
+fn the_page_prints_to_a_pdf_artifact() {
+    run(|h| async move {
+        let s = "pdf";
+        let tab = h.start(s, "/fixtures/article.html").await;
+        let printed = h
+            .ok(s, "browser_pdf", json!({ "tabId": tab, "paper": "Letter" }))
+            .await;
+        let bytes = h.artifact(&printed).await;
+        assert!(bytes.starts_with(b"%PDF-"), "a PDF");
+        assert_eq!(printed["bytes"], bytes.len());
+        assert!(printed["pages"].as_u64().unwrap() >= 1, "{printed}");
+    });
+}
+
+#[test]
+fn gestures_with_incomplete_or_out_of_range_params_say_which() {
+    run(|h| async move {
+        let s = "gesture-params";
+        let tab = h.start(s, "/fixtures/drag.html").await;
+        for (action, params, names) in [
+            (
+                "browser_drag",
+                json!({ "tabId": tab, "x": 5, "y": 5, "dx": 10 }),
+                "dx needs dy",
+            ),
+            (
+                "browser_drag",
+                json!({ "tabId": tab, "x": 5, "y": 5, "dx": 1, "dy": 1, "steps": 0 }),
+                "steps",
+            ),
+            (
+                "browser_drag",
+                json!({ "tabId": tab, "x": 5, "y": 5, "dx": 1, "dy": 1, "holdMs": 5000 }),
+                "holdMs",
+            ),
+            (
+                "browser_drag",
+                json!({ "tabId": tab, "xpath": "//a", "x": 5, "y": 5, "dx": 1, "dy": 1 }),
+                "start once",
+            ),
+            (
+                "browser_drag",
+                json!({ "tabId": tab, "x": 5, "y": 5, "toX": 1, "toY": 1, "dx": 1, "dy": 1 }),
+                "end once",
+            ),
+            (
+                "browser_mouse",
+                json!({ "tabId": tab, "action": "wheel", "x": 5, "y": 5 }),
+                "deltaX or deltaY",
+            ),
+            (
+                "browser_resize",
+                json!({ "tabId": tab, "width": 100, "height": 400 }),
+                "width must be 200 to 4000",
+            ),
+            (
+                "browser_resize",
+                json!({ "tabId": tab, "reset": true, "width": 400 }),
+                "reset",
+            ),
+        ] {
+            let error = h.fails_with(ErrorCode::InvalidParams, s, action, params).await;
+            assert!(error.message.contains(names), "{action}: {}", error.message);
+        }
+    });
+}
