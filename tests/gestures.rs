@@ -234,3 +234,149 @@ fn gestures_with_incomplete_or_out_of_range_params_say_which() {
         }
     });
 }
+
+#[test]
+fn a_form_is_filled_in_one_action_as_a_person_fills_it() {
+    run(|h| async move {
+        let s = "fill-form";
+        let tab = h.start(s, "/fixtures/checkout.html").await;
+        let fields = json!([
+            { "xpath": "//input[@id='name']", "value": "Ada Lovelace" },
+            { "xpath": "//textarea[@id='notes']", "value": "Leave at the door" },
+            { "xpath": "//select[@id='country']", "value": "New Zealand" },
+            { "xpath": "//select[@id='extras']", "value": ["wrap", "Bag"] },
+            { "xpath": "//input[@id='news']", "value": false },
+            { "xpath": "//input[@id='fast']", "value": true },
+        ]);
+        let filled = h
+            .ok(
+                s,
+                "browser_fill_form",
+                json!({ "tabId": tab, "fields": fields, "submit": { "xpath": "//button[@id='pay']" } }),
+            )
+            .await;
+        let filled = filled["filled"].as_array().unwrap();
+        assert_eq!(filled.len(), 6);
+        assert_eq!(filled[0], json!({ "xpath": "//input[@id='name']", "ok": true }));
+        assert_eq!(
+            h.eval(tab, "window.state").await,
+            json!({ "name": "Ada Lovelace", "notes": "Leave at the door", "country": "nz",
+                    "extras": ["wrap", "bag"], "news": false, "ship": "express", "paid": 1 }),
+            "the page's own state saw each field's input, then the submit"
+        );
+    });
+}
+
+#[test]
+fn a_field_that_fails_ends_the_fill_saying_which_and_what_was_set() {
+    run(|h| async move {
+        let s = "fill-form-fails";
+        let tab = h.start(s, "/fixtures/checkout.html").await;
+        let fields = json!([
+            { "xpath": "//input[@id='name']", "value": "Ada" },
+            { "xpath": "//input[@id='news']", "value": "yes" },
+            { "xpath": "//textarea[@id='notes']", "value": "never typed" },
+        ]);
+        let error = h
+            .fails_with(
+                ErrorCode::InvalidParams,
+                s,
+                "browser_fill_form",
+                json!({ "tabId": tab, "fields": fields }),
+            )
+            .await;
+        assert!(error.message.contains("takes true or false"), "{}", error.message);
+        let details = error.details.expect("details");
+        assert_eq!(details["field"], 1);
+        assert_eq!(
+            details["filled"],
+            json!([{ "xpath": "//input[@id='name']", "ok": true }])
+        );
+        assert_eq!(
+            h.eval(tab, "[window.state.name, window.state.notes]").await,
+            json!(["Ada", ""])
+        );
+        let none = h
+            .fails_with(
+                ErrorCode::InvalidParams,
+                s,
+                "browser_fill_form",
+                json!({ "tabId": tab, "fields": [] }),
+            )
+            .await;
+        assert!(none.message.contains("1 to 100"), "{}", none.message);
+    });
+}
+
+#[test]
+fn a_link_wrapped_over_two_lines_is_pressed_on_its_text() {
+    run(|h| async move {
+        let s = "land-wrapped";
+        let tab = h.start(s, "/fixtures/landing.html").await;
+        let lines = h
+            .eval(tab, "document.getElementById('wrapped').getClientRects().length")
+            .await;
+        assert_eq!(lines, 2, "the fixture's link wraps");
+        let clicked = h
+            .ok(
+                s,
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//a[@id='wrapped']" }),
+            )
+            .await;
+        assert_eq!(clicked["pressed"]["id"], "wrapped", "{clicked}");
+        assert_eq!(h.eval(tab, "location.hash").await, "#read");
+    });
+}
+
+#[test]
+fn a_press_that_would_land_elsewhere_once_the_pointer_arrives_is_refused() {
+    run(|h| async move {
+        let s = "land-swapped";
+        let tab = h.start(s, "/fixtures/landing.html").await;
+        let error = h
+            .fails_with(
+                ErrorCode::ElementNotInteractable,
+                s,
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//span[@id='icon']" }),
+            )
+            .await;
+        assert!(
+            error.message.contains("stopped being rendered"),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            h.eval(tab, "[window.shared, window.pressedOn]").await,
+            json!([0, []]),
+            "nothing was pressed"
+        );
+    });
+}
+
+#[test]
+fn fields_under_a_banner_are_neither_typed_into_nor_chosen() {
+    run(|h| async move {
+        let s = "land-banner";
+        let tab = h.start(s, "/fixtures/landing.html").await;
+        h.eval(tab, "document.getElementById('banner').hidden = false; document.getElementById('below').style.top = (innerHeight - 40) + 'px'; true").await;
+        let select = json!({ "tabId": tab, "xpath": "//select[@id='size']", "values": ["m"] });
+        let covered = h
+            .fails_with(
+                ErrorCode::ElementNotInteractable,
+                s,
+                "browser_select_option",
+                select,
+            )
+            .await;
+        assert_eq!(covered.details.unwrap()["coveredBy"]["id"], "banner");
+        let typing = json!({ "tabId": tab, "xpath": "//input[@id='name']", "text": "Ada" });
+        let covered = h
+            .fails_with(ErrorCode::ElementNotInteractable, s, "browser_type", typing)
+            .await;
+        assert!(covered.message.contains("banner"), "{}", covered.message);
+        let state = "[document.getElementById('size').value, document.getElementById('name').value]";
+        assert_eq!(h.eval(tab, state).await, json!(["s", ""]), "nothing changed");
+    });
+}

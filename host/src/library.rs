@@ -52,6 +52,49 @@ impl LibraryCall for ClickPoint<'_> {
     type Reply = Point;
 }
 
+/// Once the pointer rests on `x`, `y`: the point to press the element at, checked again (and
+/// once more after a frame if the layout moved); with `arm`, the press's target is watched.
+#[derive(Serialize)]
+pub struct Landing<'a> {
+    #[serde(flatten)]
+    pub at: Element<'a>,
+    pub x: f64,
+    pub y: f64,
+    pub arm: bool,
+}
+
+impl LibraryCall for Landing<'_> {
+    const FUNCTION: &'static str = "landing";
+    type Reply = Point;
+}
+
+/// Watches which element the next press at `x`, `y` reaches (a point no element names).
+#[derive(Serialize)]
+pub struct ArmPress {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl LibraryCall for ArmPress {
+    const FUNCTION: &'static str = "armPress";
+    type Reply = Nothing;
+}
+
+/// The element the watched press reached, and whether it is the element pressed or inside it.
+#[derive(Serialize)]
+pub struct Pressed {}
+
+#[derive(Debug, Deserialize)]
+pub struct PressedReply {
+    pub element: Option<ElementSeen>,
+    pub inside: bool,
+}
+
+impl LibraryCall for Pressed {
+    const FUNCTION: &'static str = "pressed";
+    type Reply = PressedReply;
+}
+
 /// What is under a point of the viewport.
 #[derive(Serialize)]
 pub struct HitAt {
@@ -143,6 +186,52 @@ pub struct SeenInput {
 impl LibraryCall for InputSeen {
     const FUNCTION: &'static str = "inputSeen";
     type Reply = SeenInput;
+}
+
+/// What kind of form field an element is, and how it stands.
+#[derive(Serialize)]
+pub struct FieldKind<'a> {
+    #[serde(flatten)]
+    pub at: Element<'a>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldSort {
+    Text,
+    Select,
+    Checkbox,
+    Radio,
+    Other,
+}
+
+impl FieldSort {
+    /// What a field of this kind takes, as a message says it.
+    pub fn takes(self, multiple: bool) -> &'static str {
+        match self {
+            Self::Text => "a string",
+            Self::Select if multiple => "a string or an array of strings (values or labels)",
+            Self::Select => "a string (an option's value or label)",
+            Self::Checkbox | Self::Radio => "true or false",
+            Self::Other => "no value (it is no form field: give an input, a textarea, a select or a contenteditable element)",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct FieldKindReply {
+    pub kind: FieldSort,
+    #[serde(default)]
+    pub multiple: bool,
+    #[serde(default)]
+    pub checked: bool,
+    /// The element as a message names it.
+    pub name: String,
+}
+
+impl LibraryCall for FieldKind<'_> {
+    const FUNCTION: &'static str = "fieldKind";
+    type Reply = FieldKindReply;
 }
 
 /// Focuses a text field and selects its content (`clear`) or puts the caret at its end.

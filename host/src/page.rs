@@ -212,9 +212,8 @@ impl<'a> Page<'a> {
         remote_object_of(reply)
     }
 
-    /// A person's click at a point of the viewport: the pointer moves there, then the button
-    /// goes down and up `count` times (the second press of a double click counting 2, as a
-    /// mouse reports it), with `modifiers` (CDP's bit field) held.
+    /// A person's click at a point of the viewport: the pointer moves there, then presses
+    /// ([`Page::press_at`]).
     pub async fn click_at(
         &self,
         (x, y): (f64, f64),
@@ -224,6 +223,19 @@ impl<'a> Page<'a> {
     ) -> Result<(), ActionError> {
         let moved = json!({ "type": "mouseMoved", "x": x, "y": y, "buttons": 0, "modifiers": modifiers });
         self.cdp("Input.dispatchMouseEvent", moved).await?;
+        self.press_at((x, y), button, count, modifiers).await
+    }
+
+    /// The button goes down and up `count` times where the pointer rests (the second press of
+    /// a double click counting 2, as a mouse reports it), with `modifiers` (CDP's bit field)
+    /// held.
+    pub async fn press_at(
+        &self,
+        (x, y): (f64, f64),
+        button: MouseButton,
+        count: u8,
+        modifiers: u32,
+    ) -> Result<(), ActionError> {
         for count in 1..=count {
             for (kind, buttons) in [("mousePressed", button.bit()), ("mouseReleased", 0)] {
                 let event = json!({

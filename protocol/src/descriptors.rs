@@ -33,6 +33,9 @@ pub struct About {
     pub waits_for: Option<&'static str>,
     /// How an agent reads its result over MCP (docs/protocol.md §11).
     pub reads_as: ReadsAs,
+    /// The params of the example call `/api/actions.md` shows (JSON), where filling in the
+    /// required params with plausible values would not make a call the action takes.
+    pub example: Option<&'static str>,
 }
 
 /// How an agent reads an action's result over MCP (docs/protocol.md §11).

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 use tether_protocol::descriptors::{ActionDescriptor, FieldDescriptor};
+use tether_protocol::ActionName;
 
 /// How an agent reads a page and acts on what it read: snapshot, refs, recent.
 pub const READING_A_PAGE: &str = "
@@ -86,6 +87,14 @@ fn fields(md: &mut String, heading: &str, fields: &std::collections::BTreeMap<St
 /// A body with the required params filled in with plausible values, and the element (if the
 /// action takes one) given by ref.
 fn example(action: &ActionDescriptor) -> String {
+    let own = action
+        .name
+        .parse::<ActionName>()
+        .ok()
+        .and_then(|name| name.about().example);
+    if let Some(params) = own.and_then(|text| serde_json::from_str::<Value>(text).ok()) {
+        return json!({ "sessionId": "my-session", "actionName": action.name, "params": params }).to_string();
+    }
     let mut params = Map::new();
     for (name, f) in action.params.iter().filter(|(_, f)| f.required == Some(true)) {
         let value = match name.as_str() {
@@ -104,9 +113,6 @@ fn example(action: &ActionDescriptor) -> String {
     // An element action names its element by a ref from a scan (or an xpath).
     if action.params.contains_key("ref") {
         params.insert("ref".into(), json!("e3"));
-    }
-    if action.name == "session_start" {
-        params.insert("url".into(), json!("https://example.com"));
     }
     json!({ "sessionId": "my-session", "actionName": action.name, "params": params }).to_string()
 }

@@ -16,7 +16,7 @@ use tether_protocol::{ActionError, ErrorCode};
 use tokio::time::Instant;
 
 use super::Context;
-use crate::library::{ArmDrag, ClickPoint, DragStarted, DropPoint, HitAt};
+use crate::library::{ArmDrag, ClickPoint, DragStarted, DropPoint, HitAt, Landing};
 use crate::page::{Page, TabEvents};
 
 /// How long the browser may take to hand over a drag the page started.
@@ -24,13 +24,8 @@ const INTERCEPT_WAIT: Duration = Duration::from_secs(2);
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
-    let from = match p.start().map_err(ActionError::invalid_params)? {
-        Spot::At(at) => {
-            let point = page.call(&ClickPoint { at }).await?;
-            (point.x, point.y)
-        }
-        Spot::Point(x, y) | Spot::By(x, y) => page.inside_viewport(x, y).await?,
-    };
+    page.call(&ArmDrag {}).await?;
+    let from = pointer_on(&page, p.start().map_err(ActionError::invalid_params)?).await?;
     let to = match p.end().map_err(ActionError::invalid_params)? {
         Spot::At(at) => {
             let point = page.call(&DropPoint { at }).await?;
@@ -39,8 +34,6 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         Spot::Point(x, y) => page.inside_viewport(x, y).await?,
         Spot::By(dx, dy) => page.inside_viewport(from.0 + dx, from.1 + dy).await?,
     };
-    page.call(&ArmDrag {}).await?;
-    page.mouse("mouseMoved", from, "none", 0).await?;
     page.mouse("mousePressed", from, "left", 1).await?;
     if let Some(hold) = p.hold_ms.filter(|ms| *ms > 0) {
         // The drag's own pause (a long press), not a wait for anything.
@@ -51,13 +44,37 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     if intercepting {
         intercept(&page, false).await;
     }
-    let drop_target = dragged?;
     Ok(Output {
         dragged: true,
         from: Point { x: from.0, y: from.1 },
         to: Point { x: to.0, y: to.1 },
-        drop_target,
+        drop_target: dragged?,
     })
+}
+
+/// Moves the pointer onto the drag's start, where a press lands (docs/protocol.md §16): an
+/// element's point, checked again once the pointer rests there.
+async fn pointer_on(page: &Page<'_>, start: Spot<'_>) -> Result<(f64, f64), ActionError> {
+    let aimed = match start {
+        Spot::At(at) => {
+            let point = page.call(&ClickPoint { at }).await?;
+            (point.x, point.y)
+        }
+        Spot::Point(x, y) | Spot::By(x, y) => page.inside_viewport(x, y).await?,
+    };
+    page.mouse("mouseMoved", aimed, "none", 0).await?;
+    let Spot::At(at) = start else {
+        return Ok(aimed);
+    };
+    let point = page
+        .call(&Landing {
+            at,
+            x: aimed.0,
+            y: aimed.1,
+            arm: false,
+        })
+        .await?;
+    Ok((point.x, point.y))
 }
 
 /// Moves from the press to `to` in `steps`, and releases (or drops) there; answers what was

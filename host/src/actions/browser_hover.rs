@@ -1,25 +1,26 @@
-//! `browser_hover`: finds the point a click would press (scrolled into view, hit-tested) and
+//! `browser_hover`: finds the point a click would press (scrolled into view, hit-tested),
 //! moves the pointer there with a real `mouseMoved`, so `:hover`, `mouseenter` and
-//! `mouseover` fire as for a person's mouse.
+//! `mouseover` fire as for a person's mouse, and checks the element is still what the pointer
+//! rests on (docs/protocol.md §16).
 
-use serde_json::json;
 use tether_protocol::actions::browser_hover::{Output, Params};
 use tether_protocol::ActionError;
 
 use super::{required_element, Context};
-use crate::library::ClickPoint;
+use crate::library::{ClickPoint, Landing};
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
-    let point = page
-        .call(&ClickPoint {
-            at: required_element(&p.xpath, &p.r#ref)?,
-        })
-        .await?;
-    page.cdp(
-        "Input.dispatchMouseEvent",
-        json!({ "type": "mouseMoved", "x": point.x, "y": point.y, "buttons": 0 }),
-    )
-    .await?;
+    let at = required_element(&p.xpath, &p.r#ref)?;
+    let point = page.call(&ClickPoint { at }).await?;
+    page.mouse("mouseMoved", (point.x, point.y), "none", 0).await?;
+    // What the hover opened or changed must still leave the element under the pointer.
+    let landing = Landing {
+        at,
+        x: point.x,
+        y: point.y,
+        arm: false,
+    };
+    page.call(&landing).await?;
     Ok(Output { hovered: true })
 }

@@ -10,6 +10,7 @@ pub mod browser_click;
 pub mod browser_debugger_attach;
 pub mod browser_drag;
 pub mod browser_evaluate;
+pub mod browser_fill_form;
 pub mod browser_get_html;
 pub mod browser_go_back;
 pub mod browser_go_forward;

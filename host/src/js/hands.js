@@ -22,36 +22,105 @@
   }
 
   // ---- click ------------------------------------------------------------------------------
+  // Where an element is pressed, in the top viewport: the middle of its first box fragment, so
+  // a link wrapped over two lines is pressed on its first line's text, not between the lines.
+  function pointIn(el) {
+    const r = firstFragment(el);
+    if (!r) return null;
+    const offset = frameOffset(el.ownerDocument);
+    return { x: offset.x + r.left + r.width / 2, y: offset.y + r.top + r.height / 2 };
+  }
+
+  // The failure of a press whose point `hit` takes instead of `el`.
+  function covered(el, hit, { x, y }) {
+    const coveredBy = hit ? { tag: hit.localName, xpath: pathOf(hit) } : { tag: "none" };
+    if (hit && hit.id) coveredBy.id = hit.id;
+    return fail("ELEMENT_NOT_INTERACTABLE",
+      `${describe(el)} is covered by ${describe(hit)} at (${Math.round(x)}, ${Math.round(y)}); a click there would hit the cover, not the element`,
+      { coveredBy });
+  }
+
   function clickPoint(at) {
     const target = shown(at);
     if (target.error) return target;
     const { el } = target;
     if (el.disabled || el.getAttribute("aria-disabled") === "true") return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
-    // The middle of its first box fragment: a link wrapped over two lines is pressed on its
-    // first line's text, not between the lines.
-    const r = firstFragment(el) || target.r;
-    const offset = frameOffset(el.ownerDocument);
-    const x = offset.x + r.left + r.width / 2;
-    const y = offset.y + r.top + r.height / 2;
+    const point = pointIn(el);
+    if (!point) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
+    const { x, y } = point;
     if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) {
       return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} stays outside the viewport after scrolling (centre at ${Math.round(x)},${Math.round(y)})`);
     }
     const hit = deepHit(x, y);
+    if (!hit || !within(el, hit)) return covered(el, hit, point);
+    return point;
+  }
+
+  // The failure of acting on a field a person could not reach because something covers it
+  // (a cookie banner, a modal); null when nothing does, or the field is not drawn at all (a
+  // native select behind a custom dropdown stays settable).
+  function coverOf(el) {
+    if (!isRendered(el, el.getBoundingClientRect())) return null;
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    const point = pointIn(el);
+    if (!point || point.x < 0 || point.y < 0 || point.x >= innerWidth || point.y >= innerHeight) return null;
+    const hit = deepHit(point.x, point.y);
+    return hit && within(el, hit) ? null : covered(el, hit, point);
+  }
+
+  // Once the pointer rests on the point (hover styles and images have reacted): whether the
+  // element, or something inside it, is still what is there; if not, once more after the
+  // next frame (the layout moved), at the element's point then. Answers the point to press,
+  // and with `arm`, watches which element the press reaches (pressed).
+  const PRESS = Symbol.for("tether.press");
+  async function landing({ x, y, arm, ...at }) {
+    const found = resolve(at);
+    if (found.error) return found;
+    const el = found.el;
+    let point = { x, y };
+    let hit = deepHit(x, y);
     if (!hit || !within(el, hit)) {
-      const coveredBy = hit ? { tag: hit.localName, xpath: pathOf(hit) } : { tag: "none" };
-      if (hit && hit.id) coveredBy.id = hit.id;
-      return fail("ELEMENT_NOT_INTERACTABLE",
-        `${describe(el)} is covered by ${describe(hit)} at (${Math.round(x)}, ${Math.round(y)}); a click there would hit the cover, not the element`,
-        { coveredBy });
+      await nextFrame();
+      const moved = pointIn(el);
+      if (!moved) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} stopped being rendered when the pointer reached it (it is ${describe(deepHit(x, y))} there now)`);
+      point = moved;
+      hit = deepHit(moved.x, moved.y);
+      if (!hit || !within(el, hit)) return covered(el, hit, point);
     }
-    return { x, y };
+    if (arm) watchPress(el.ownerDocument.defaultView, el);
+    return point;
+  }
+
+  // Watches the next press in `view`: the window of the element pressed (a frame's own, for
+  // an element inside a same-origin frame; events do not cross into the page around it).
+  function watchPress(view, el = null) {
+    const watch = { target: null, el };
+    globalThis[PRESS] = watch;
+    view.addEventListener("pointerdown", (e) => { watch.target = e.composedPath()[0]; }, { once: true, capture: true });
+  }
+
+  // For a press at a point: watched in the window of what is there.
+  function armPress({ x, y }) {
+    const there = deepHit(x, y);
+    watchPress((there && there.ownerDocument.defaultView) || window);
+    return {};
+  }
+
+  // The element the watched press reached, and whether it is the element pressed (or inside
+  // it; kept from before the press, which may have taken it out of the page).
+  function pressed() {
+    const watch = globalThis[PRESS];
+    const target = watch && watch.target && watch.target.nodeType === 1 ? watch.target : null;
+    const inside = !watch || !watch.el || (!!target && within(watch.el, target));
+    return { element: seen(target), inside };
   }
 
   // ---- drag -------------------------------------------------------------------------------
   // An element as a result names it: its tag, id and an XPath to it.
   function seen(el) {
     if (!el) return null;
-    const named = { tag: el.localName, xpath: pathOf(el) };
+    // An element the action took out of the page has no path any more.
+    const named = el.isConnected ? { tag: el.localName, xpath: pathOf(el) } : { tag: el.localName };
     if (el.id) named.id = el.id;
     return named;
   }
@@ -131,6 +200,19 @@
     return { x: offset.x + r.left + scrollX, y: offset.y + r.top + scrollY, width: r.width, height: r.height };
   }
 
+  // ---- fill form --------------------------------------------------------------------------
+  // What kind of form field an element is, and how it stands.
+  function fieldKind(at) {
+    const found = resolve(at);
+    if (found.error) return found;
+    const el = found.el;
+    const name = describe(el);
+    if (el.localName === "select") return { kind: "select", multiple: el.multiple, name };
+    if (el.localName === "input" && (el.type === "checkbox" || el.type === "radio")) return { kind: el.type, checked: el.checked, name };
+    const text = el.localName === "textarea" || (el.localName === "input" && !NON_TEXT_INPUTS.has(el.type));
+    return { kind: text || el.isContentEditable ? "text" : "other", name };
+  }
+
   // ---- type -------------------------------------------------------------------------------
   function focusForTyping({ clear, ...at }) {
     const found = resolve(at);
@@ -141,6 +223,8 @@
       return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} does not take text; browser_type needs an input, a textarea or a contenteditable element`);
     }
     if (el.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
+    const cover = coverOf(el);
+    if (cover) return cover;
     if (el.readOnly) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is read-only`);
     el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
     if (!isRendered(el, el.getBoundingClientRect())) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not rendered (hidden, display:none or zero size)`);
@@ -180,6 +264,8 @@
       return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is not a <select>; browser_select_option picks options of a select (click custom dropdowns instead)`);
     }
     if (el.disabled) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} is disabled`);
+    const cover = coverOf(el);
+    if (cover) return cover;
     const options = [...el.options];
     const listed = () => options.slice(0, 20).map((o) => (o.label.trim() && o.label.trim() !== o.value ? `${JSON.stringify(o.value)} (${o.label.trim()})` : JSON.stringify(o.value))).join(", ") + (options.length > 20 ? `, and ${options.length - 20} more` : "");
     const picked = [];

@@ -3,15 +3,16 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{DialogAnswer, Element, TabId};
+use super::fields::{DialogAnswer, Element, ElementSeen, TabId};
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
     label: "Click",
     category: Category::Interact,
-    description: "Scrolls the element into view and clicks it with real mouse events (any button, 1-3 clicks, with modifiers held), or clicks at x, y in the viewport. If something covers the element, nothing is clicked: ELEMENT_NOT_INTERACTABLE says what, with details.coveredBy.",
+    description: "Scrolls the element into view, moves the pointer onto it and clicks it with real mouse events (any button, 1-3 clicks, with modifiers held), or clicks at x, y in the viewport. The point is the middle of the element's first box fragment (a wrapped link is pressed on its text), checked again once the pointer rests there. If something covers the element, nothing is clicked: ELEMENT_NOT_INTERACTABLE says what, with details.coveredBy. The result names the element the press reached (pressed).",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -129,4 +130,7 @@ pub struct Output {
     pub clicked: bool,
     /// Tabs the click opened (they join the session).
     pub opened_tab_ids: Vec<TabId>,
+    /// The element the press reached: for an element target, that element or one inside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressed: Option<ElementSeen>,
 }

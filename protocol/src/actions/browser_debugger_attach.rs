@@ -13,6 +13,7 @@ pub const ABOUT: About = About {
     description: "Attaches the debugger to a session tab (actions attach on their own; use this to reattach explicitly).",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     description: "Drags with real pointer events: presses at the start (an element by xpath or ref, scrolled into view and hit-tested, or x, y in the viewport), moves in steps to the end (an element by toXpath or toRef, or toX, toY, or dx, dy from the start) and releases there. Sliders, sortable lists, resize handles, canvases and HTML5 drag and drop (draggable, dragstart/drop) all see a person's drag. The result says where it pressed and released, and what was under the pointer at the release (dropTarget).",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: Some(r#"{"tabId": 123, "ref": "e3", "toRef": "e7"}"#),
 };
 
 /// How many pointer moves a drag makes between press and release, unless told.

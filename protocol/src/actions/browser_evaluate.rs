@@ -13,6 +13,7 @@ pub const ABOUT: About = About {
     description: "Evaluates expression as a page script (a returned Promise is awaited) and returns its JSON value and its typeof; a value over 256 KiB is stored as an artifact instead. A thrown error or rejected Promise is CDP_ERROR carrying its text, as is a value with no JSON form (a cycle). Off unless the host allows it (tether-host worker --allow-evaluate, or the browser owner's option in the extension): otherwise FORBIDDEN. Prefer the other actions: they act as a person would.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 /// The wait when `timeoutMs` is absent.

@@ -13,6 +13,7 @@ pub const ABOUT: About = About {
         "Stores the live DOM's HTML (the whole document, or one element's outerHTML) as a text/html artifact.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

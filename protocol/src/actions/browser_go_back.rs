@@ -11,4 +11,5 @@ pub const ABOUT: About = About {
     description: "Goes back one entry in the tab's history, as the browser's Back button does (a same-document entry, e.g. from pushState, counts like any other), and waits for the page to load. Nothing to go back to: NAVIGATION_FAILED.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };

@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     description: "Scrolls the element into view and moves the pointer onto its centre with a real mouse event, so what opens on hover (menus, tooltips) opens and stays open until the next pointer action. If something covers it: ELEMENT_NOT_INTERACTABLE saying what, with details.coveredBy.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

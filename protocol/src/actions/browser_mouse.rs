@@ -14,6 +14,7 @@ pub const ABOUT: About = About {
     description: "One pointer step at x, y (viewport CSS pixels) with a real mouse event: move, down, up or wheel (deltaX, deltaY). The pointer stays where it was left and a button stays held until its up, so down, moves and up draw a stroke on a canvas as a person's hand would. For elements, browser_click, browser_hover and browser_drag aim for you.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: Some(r#"{"tabId": 123, "action": "move", "x": 200, "y": 150}"#),
 };
 
 /// What the pointer does.

@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     description: "Loads a URL in the tab and waits for its load event. An HTTP error page is a success carrying httpStatus; only a navigation that fails (refused, DNS, aborted) is NAVIGATION_FAILED.",
     waits_for: Some("is waiting for the page to load"),
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 /// The wait for the load event when `timeoutMs` is absent: below the relay's 30 s action

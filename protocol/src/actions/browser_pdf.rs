@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     description: "Prints the page as the browser's print dialog would, to a PDF artifact (A4 or Letter, portrait or landscape, backgrounds printed unless told not to). The result has the artifact's url, its page count and size. UNSUPPORTED where the browser will not print for this mode.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 /// The paper a PDF is printed on.

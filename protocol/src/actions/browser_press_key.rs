@@ -14,6 +14,7 @@ pub const ABOUT: About = About {
     description: "Presses a key with real keyDown/keyUp events to the focused element (or to xpath's element, focused first): \"Enter\", \"Escape\", \"Tab\", \"ArrowDown\", \"PageDown\", \"a\"; modifiers joined with +: \"Control+a\", \"Shift+Tab\". An unknown key name is INVALID_PARAMS.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 /// The most presses one action makes.

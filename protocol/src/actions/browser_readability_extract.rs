@@ -13,6 +13,7 @@ pub const ABOUT: About = About {
     description: "Finds the page's main content as Mozilla Readability would, in the live DOM, and returns it as plain text and Markdown, without navigation, sidebars, ads or footers.",
     waits_for: None,
     reads_as: ReadsAs::Article,
+    example: None,
 };
 
 /// How much of `text` a result carries inline; the whole text goes to an artifact past it.

@@ -12,4 +12,5 @@ pub const ABOUT: About = About {
         "Reloads the tab's page, as the browser's Reload button does, and waits for it to load again.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };

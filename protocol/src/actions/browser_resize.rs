@@ -13,6 +13,7 @@ pub const ABOUT: About = About {
     description: "Sets the viewport the page sees: width and height (CSS pixels, 200-4000), deviceScaleFactor, mobile (touch, and a phone's layout: a page without a viewport meta tag lays out 980 px wide), colorScheme (light or dark, for prefers-color-scheme). Holds for the tab until reset: true, or until the session lets go of it. The result says what the page now sees.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: Some(r#"{"tabId": 123, "width": 390, "height": 844, "mobile": true}"#),
 };
 
 /// `prefers-color-scheme` as the page sees it.

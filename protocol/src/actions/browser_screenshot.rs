@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     description: "Captures the visible part of the page (or all of it), without scrollbars, and stores it as an artifact.",
     waits_for: None,
     reads_as: ReadsAs::Image,
+    example: None,
 };
 
 /// JPEG quality when `quality` is absent.

@@ -13,6 +13,7 @@ pub const ABOUT: About = About {
     description: "Scrolls with real mouse-wheel events over the page (or over the element at xpath), so lists that load on scroll load; or, with intoView, brings the element into view. Returns the scroll position afterwards and whether there is nothing more to scroll that way.",
     waits_for: Some("is scrolling and waiting for more to load"),
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     description: "Makes values the whole selection of a <select> (option values, or visible labels where no value matches) and fires input and change as a person's pick does. An option that does not exist is INVALID_PARAMS listing the options; an element that is not a select is ELEMENT_NOT_INTERACTABLE.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -13,6 +13,7 @@ pub const ABOUT: About = About {
     description: "The page as an agent should read it: compact Markdown with headings, condensed text, lists and small tables, and every element a person could act on written in place as [eN] role \"name\" with its state (= \"value\", checked, disabled, covered, a link's href). Pass a ref (eN) as ref to any element action. detail \"recent\" answers only what changed since this session's previous snapshot of the tab; \"gist\" a few lines. Hidden content and password values are never shown.",
     waits_for: None,
     reads_as: ReadsAs::Markdown,
+    example: None,
 };
 
 /// `maxChars` when absent.

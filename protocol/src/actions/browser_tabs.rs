@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     description: "Lists the session's own tabs in the order they joined (action \"list\", the default), opens one in the background in the session's group (\"open\", with url; it joins the session), or closes one (\"close\", with tabId). Returns the tabs after the action.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

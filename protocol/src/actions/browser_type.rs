@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     description: "Focuses an input, textarea or contenteditable element and types text with real input events, so the page's own handlers see it.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

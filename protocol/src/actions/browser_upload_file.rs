@@ -13,6 +13,7 @@ pub const ABOUT: About = About {
     description: "Sets files on an <input type=file> (hidden ones too), or on the file chooser that clicking the element opens, as a person's pick: the page hears input and change. The files are artifacts the orchestrator stored first (PUT /artifacts?name=<file name>); the page sees each under its name. An unknown artifact id is INVALID_PARAMS; where the browser will not let the host set files, FORBIDDEN saying what to turn on.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 /// The most files one upload sets.

@@ -13,6 +13,7 @@ pub const ABOUT: About = About {
     description: "Waits until exactly one condition holds: text appears (visible), textGone is no longer visible, the element at xpath reaches state (visible, hidden, attached, detached), or the tab's URL matches url (a glob: * is any run of characters). Follows the tab across navigations. Past timeoutMs: ACTION_TIMEOUT saying what was last seen.",
     waits_for: Some("is waiting for its condition"),
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 /// The wait when `timeoutMs` is absent.

@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     description: "Waits until the page finished loading (document.readyState complete, load event fired). Past timeoutMs: ACTION_TIMEOUT.",
     waits_for: Some("is waiting for the page to finish loading"),
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 /// The wait when `timeoutMs` is absent.

@@ -13,6 +13,7 @@ pub const ABOUT: About = About {
     description: "Lists what a person could interact with (links, buttons, inputs, selects, textareas, contenteditable, clickable elements, interactive ARIA roles), rendered ones only, in document order, each with an XPath and a ref (eN) that every element action accepts. Same-origin iframes and open shadow roots are included.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

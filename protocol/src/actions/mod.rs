@@ -14,6 +14,7 @@ pub mod browser_click;
 pub mod browser_debugger_attach;
 pub mod browser_drag;
 pub mod browser_evaluate;
+pub mod browser_fill_form;
 pub mod browser_get_html;
 pub mod browser_go_back;
 pub mod browser_go_forward;
@@ -132,6 +133,7 @@ macro_rules! with_catalog {
             BrowserScroll browser_scroll,
             BrowserResize browser_resize,
             BrowserType browser_type,
+            BrowserFillForm browser_fill_form,
             BrowserUploadFile browser_upload_file,
             BrowserGetHtml browser_get_html,
             BrowserPdf browser_pdf,

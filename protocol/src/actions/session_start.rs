@@ -13,6 +13,7 @@ pub const ABOUT: About = About {
     description: "Opens the session's tab in the background (the user's tab keeps the focus), in a tab group where the browser has groups, and navigates it. Returns once the navigation committed; call browser_wait_for_loaded before reading the page.",
     waits_for: Some("is opening the session's tab"),
     reads_as: ReadsAs::Json,
+    example: Some(r#"{"url": "https://example.com"}"#),
 };
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -12,6 +12,7 @@ pub const ABOUT: About = About {
     description: "Ends the session: closes its tabs, or with closeTab false leaves them open and detached for a later session_start with reuseExistingTab.",
     waits_for: None,
     reads_as: ReadsAs::Json,
+    example: None,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
