@@ -104,6 +104,11 @@ fn the_mouse_draws_a_stroke_with_its_button_held_between_down_and_up() {
             .collect();
         assert_eq!(seen, expected);
         assert!(strokes.as_array().unwrap().iter().all(|e| e["trusted"] == true));
+        let ink = "document.getElementById('canvas').getContext('2d').getImageData(60, 40, 1, 1).data[3]";
+        assert!(
+            h.eval(tab, ink).await.as_u64().unwrap() > 0,
+            "the stroke is drawn on the canvas"
+        );
         let wheel =
             json!({ "tabId": tab, "action": "wheel", "x": left + 20.0, "y": top + 20.0, "deltaY": 120 });
         h.ok(s, "browser_mouse", wheel).await;
@@ -378,5 +383,24 @@ fn fields_under_a_banner_are_neither_typed_into_nor_chosen() {
         assert!(covered.message.contains("banner"), "{}", covered.message);
         let state = "[document.getElementById('size').value, document.getElementById('name').value]";
         assert_eq!(h.eval(tab, state).await, json!(["s", ""]), "nothing changed");
+    });
+}
+
+#[test]
+fn a_drag_on_its_corner_resizes_a_textarea() {
+    run(|h| async move {
+        let s = "drag-resize";
+        let tab = h.start(s, "/fixtures/drag.html").await;
+        let measure = "(() => { const r = document.getElementById('notes').getBoundingClientRect(); return [r.right, r.bottom, r.width, r.height]; })()";
+        let before = h.eval(tab, measure).await;
+        let at = |i: usize, v: &serde_json::Value| v[i].as_f64().unwrap();
+        let corner = json!({ "tabId": tab, "x": at(0, &before) - 3.0, "y": at(1, &before) - 3.0, "dx": 100, "dy": 50 });
+        h.ok(s, "browser_drag", corner).await;
+        let after = h.eval(tab, measure).await;
+        let grown = (at(2, &after) - at(2, &before), at(3, &after) - at(3, &before));
+        assert!(
+            (grown.0 - 100.0).abs() <= 4.0 && (grown.1 - 50.0).abs() <= 4.0,
+            "the textarea grew by the drag: {grown:?}"
+        );
     });
 }

@@ -359,6 +359,18 @@ fn browser_tabs_lists_opens_and_closes_the_sessions_own_tabs() {
         h.ok(s, "browser_wait_for_loaded", json!({ "tabId": second }))
             .await;
         assert_eq!(h.eval(second, "location.href").await, article.as_str());
+        // A loaded tab is listed with the title its page has now.
+        let listed = h.ok(s, "browser_tabs", json!({})).await;
+        let titles: Vec<&str> = listed["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["title"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            titles,
+            ["Form", h.eval(second, "document.title").await.as_str().unwrap()]
+        );
 
         let closed = h
             .ok(s, "browser_tabs", json!({ "action": "close", "tabId": first }))

@@ -352,6 +352,19 @@ pub struct TabEvents {
 }
 
 impl TabEvents {
+    /// The next CDP event of the tab already received, if any: never waits.
+    pub fn ready(&mut self) -> Option<(String, Value)> {
+        loop {
+            match self.rx.try_recv() {
+                Ok(BrowserEvent::Cdp { tab, method, params }) if tab == self.tab => {
+                    return Some((method, params))
+                }
+                Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+                Err(_) => return None,
+            }
+        }
+    }
+
     /// The next CDP event of the tab before `deadline`: `Ok(None)` when the deadline passed.
     pub async fn next_until(&mut self, deadline: Instant) -> Result<Option<(String, Value)>, ActionError> {
         loop {

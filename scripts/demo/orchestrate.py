@@ -59,12 +59,13 @@ steps = [
     ("browser_wait_for_loaded", {}),
     ("browser_xpath_scan", {}),
     ("browser_type", {"xpath": "//input[@id='search']", "text": "lantern", "submit": True}),
-    ("browser_select_option", lambda: {"ref": ref_of("quantity"), "values": ["Two"]}),
+    ("browser_fill_form", lambda: {"fields": [{"ref": ref_of("quantity"), "value": "Two"}]}),
     ("browser_click", lambda: {"ref": ref_of("add-to-basket")}),
     ("browser_wait_for", {"text": "In your basket: 2"}),
     ("browser_readability_extract", {}),
     ("browser_screenshot", {"maxWidth": 800}),
     ("browser_get_html", {"xpath": "//main"}),
+    ("browser_pdf", {}),
     ("session_stop", {}),
 ]
 for name, params in steps:
@@ -91,7 +92,7 @@ os.makedirs(out_dir, exist_ok=True)
 for name, url in artifacts:
     with urllib.request.urlopen(url, timeout=30) as response:
         kind = response.headers.get("Content-Type", "")
-        ext = {"image/png": "png", "image/jpeg": "jpg", "text/html": "html"}.get(kind.split(";")[0], "txt")
+        ext = {"image/png": "png", "image/jpeg": "jpg", "text/html": "html", "application/pdf": "pdf"}.get(kind.split(";")[0], "txt")
         path = os.path.join(out_dir, "%s.%s" % (name, ext))
         with open(path, "wb") as f:
             f.write(response.read())

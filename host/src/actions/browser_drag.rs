@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_drag::{Output, Params, Spot};
-use tether_protocol::actions::fields::Point;
+use tether_protocol::actions::fields::{ElementSeen, Point};
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::time::Instant;
 
@@ -78,14 +78,16 @@ async fn pointer_on(page: &Page<'_>, start: Spot<'_>) -> Result<(f64, f64), Acti
 }
 
 /// Moves from the press to `to` in `steps`, and releases (or drops) there; answers what was
-/// under the pointer just before.
+/// under the pointer just before. A drag the page started is noticed from the browser's
+/// handing it over while moving (without waiting: the page sees moves with its next frame),
+/// and asked of the page once, after a frame, before the release.
 async fn moves(
     page: &Page<'_>,
     from: (f64, f64),
     to: (f64, f64),
     steps: u32,
     intercepting: bool,
-) -> Result<Option<tether_protocol::actions::fields::ElementSeen>, ActionError> {
+) -> Result<Option<ElementSeen>, ActionError> {
     let mut events = page.events();
     let mut dragging: Option<Value> = None;
     for step in 1..=steps {
@@ -93,15 +95,19 @@ async fn moves(
         let at = (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t);
         match &dragging {
             Some(data) => drag_event(page, "dragOver", at, data).await?,
-            None => {
-                page.mouse("mouseMoved", at, "left", 1).await?;
-                if intercepting && page.call(&DragStarted {}).await?.started {
-                    let data = handed_over(&mut events).await?;
+            None => match intercepting.then(|| handed_over_now(&mut events)).flatten() {
+                Some(data) => {
                     drag_event(page, "dragEnter", at, &data).await?;
                     dragging = Some(data);
                 }
-            }
+                None => page.mouse("mouseMoved", at, "left", 1).await?,
+            },
         }
+    }
+    if dragging.is_none() && intercepting && page.call(&DragStarted {}).await?.started {
+        let data = handed_over(&mut events).await?;
+        drag_event(page, "dragEnter", to, &data).await?;
+        dragging = Some(data);
     }
     let under = page.call(&HitAt { x: to.0, y: to.1 }).await?.element;
     match &dragging {
@@ -109,6 +115,16 @@ async fn moves(
         None => page.mouse("mouseReleased", to, "left", 0).await?,
     }
     Ok(under)
+}
+
+/// The data of a drag the browser has handed over already, if it has.
+fn handed_over_now(events: &mut TabEvents) -> Option<Value> {
+    while let Some((method, params)) = events.ready() {
+        if method == "Input.dragIntercepted" {
+            return Some(params["data"].clone());
+        }
+    }
+    None
 }
 
 /// Turns the browser's handing over of HTML5 drags on or off; false if it will not.

@@ -43,27 +43,53 @@ async fn listed(cx: &Context<'_>) -> Result<Vec<SessionTab>, ActionError> {
             cx.session.forget(tab);
             continue;
         };
+        let page = now(cx, tab).await;
         tabs.push(SessionTab {
             tab_id: tab,
-            status: status(cx, tab).await,
-            url: info.url,
-            title: info.title,
+            status: page.status.into(),
+            url: page.url.unwrap_or(info.url),
+            title: page.title.unwrap_or(info.title),
             opener_tab_id: info.opener_tab_id,
         });
     }
     Ok(tabs)
 }
 
-/// Whether the tab's document has loaded, as the page says (a tab the debugger is not on, or
-/// that cannot answer mid-navigation, is loading).
-async fn status(cx: &Context<'_>, tab: i64) -> String {
-    let ready = if cx.transport.is_attached(tab) {
-        cx.page(tab).evaluate("document.readyState").await.ok()
-    } else {
-        None
+/// A tab as its page says it is now: the browser's own list can lag behind a load (the title
+/// from before it).
+struct Now {
+    status: &'static str,
+    url: Option<String>,
+    title: Option<String>,
+}
+
+/// Whether the tab's document has loaded, with its title and URL, as the page says (a tab the
+/// debugger is not on, or that cannot answer mid-navigation, is loading, as the browser lists it).
+async fn now(cx: &Context<'_>, tab: i64) -> Now {
+    let said = match cx.transport.is_attached(tab) {
+        true => cx
+            .page(tab)
+            .evaluate("[document.readyState, document.title, location.href]")
+            .await
+            .ok(),
+        false => None,
     };
-    match ready.as_ref().and_then(|v| v.as_str()) {
-        Some("complete") => "complete".into(),
-        _ => "loading".into(),
+    let text = |at: usize| {
+        said.as_ref()
+            .and_then(|v| v.get(at))
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    match text(0).as_deref() {
+        Some("complete") => Now {
+            status: "complete",
+            url: text(2),
+            title: text(1),
+        },
+        _ => Now {
+            status: "loading",
+            url: None,
+            title: None,
+        },
     }
 }

@@ -1,0 +1,96 @@
+//! Gestures of docs/protocol.md §16 through the host versus the same CDP work done raw, in the
+//! same run, on the same tab: a drag of a slider, and a form of ten fields filled in one
+//! action (beside ten `browser_type` calls, which it replaces). Prints medians and the ratio.
+//!
+//!     cargo bench -p tether-tests --bench gestures
+//!
+//! Figures go to docs/performance.md. Machines here are noisy: read ratios, not absolutes.
+
+use serde_json::{json, Value};
+use tether_tests::bench::{compare, header, host, on_tab, open, report, Raw};
+use tether_tests::Harness;
+
+/// The fields of the bench's form: ten text inputs.
+const FIELDS: usize = 10;
+
+fn main() {
+    tether_tests::block_on(async {
+        let h = Harness::launch_worker().await;
+        header();
+        drag(&h).await;
+        fill(&h).await;
+    });
+}
+
+/// The slider's thumb dragged 60 px, as the host drags: to the thumb, press, 12 moves, release.
+async fn drag(h: &Harness) {
+    let (tab, raw) = open(h, "/fixtures/drag.html").await;
+    let thumb = "//div[@id='thumb']";
+    let (host_drag, raw_drag) = compare(
+        || {
+            host(
+                h,
+                "browser_drag",
+                on_tab(tab, json!({ "xpath": thumb, "dx": 60, "dy": 0 })),
+            )
+        },
+        || raw_drag(&raw, thumb),
+    )
+    .await;
+    report("browser_drag (slider, 12 steps)", host_drag, raw_drag);
+}
+
+async fn raw_drag(raw: &Raw<'_>, thumb: &str) {
+    let point = raw.lib("clickPoint", json!({ "xpath": thumb })).await;
+    let (x, y) = (point["x"].as_f64().unwrap(), point["y"].as_f64().unwrap());
+    let mouse = |kind: &str, x: f64, buttons: u32| json!({ "type": kind, "x": x, "y": y, "button": if buttons > 0 || kind != "mouseMoved" { "left" } else { "none" }, "buttons": buttons, "clickCount": u8::from(kind != "mouseMoved") });
+    raw.call("Input.dispatchMouseEvent", mouse("mouseMoved", x, 0))
+        .await;
+    raw.call("Input.dispatchMouseEvent", mouse("mousePressed", x, 1))
+        .await;
+    for step in 1..=12 {
+        let at = x + 60.0 * f64::from(step) / 12.0;
+        raw.call("Input.dispatchMouseEvent", mouse("mouseMoved", at, 1))
+            .await;
+    }
+    raw.call("Input.dispatchMouseEvent", mouse("mouseReleased", x + 60.0, 0))
+        .await;
+}
+
+/// Ten text fields filled in one `browser_fill_form`, against the same ten fields typed raw
+/// (focus, select, insert), and against ten `browser_type` calls.
+async fn fill(h: &Harness) {
+    let (tab, raw) = open(h, "/fixtures/drag.html").await;
+    let make = format!(
+        "(() => {{ document.body.innerHTML = Array.from({{ length: {FIELDS} }}, (_, i) => `<input id=\"f${{i}}\">`).join(''); return true; }})()"
+    );
+    raw.eval(&make).await;
+    let xpath = |i: usize| format!("//input[@id='f{i}']");
+    let fields: Vec<Value> = (0..FIELDS)
+        .map(|i| json!({ "xpath": xpath(i), "value": format!("value {i}") }))
+        .collect();
+    let (host_fill, raw_fill) = compare(
+        || host(h, "browser_fill_form", on_tab(tab, json!({ "fields": fields }))),
+        || async {
+            for i in 0..FIELDS {
+                raw.lib("focusForTyping", json!({ "xpath": xpath(i), "clear": true }))
+                    .await;
+                raw.call("Input.insertText", json!({ "text": format!("value {i}") }))
+                    .await;
+            }
+        },
+    )
+    .await;
+    report("browser_fill_form (10 text fields)", host_fill, raw_fill);
+    let (host_fill, host_types) = compare(
+        || host(h, "browser_fill_form", on_tab(tab, json!({ "fields": fields }))),
+        || async {
+            for i in 0..FIELDS {
+                let typed = json!({ "xpath": xpath(i), "text": format!("value {i}") });
+                host(h, "browser_type", on_tab(tab, typed)).await;
+            }
+        },
+    )
+    .await;
+    report("fill_form vs 10 browser_type calls", host_fill, host_types);
+}
