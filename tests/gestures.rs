@@ -69,6 +69,8 @@ fn the_mouse_draws_a_stroke_with_its_button_held_between_down_and_up() {
             step("move", 110.0, 70.0),
             step("up", 110.0, 70.0),
             step("move", 150.0, 70.0),
+            // Nothing is held: a person's up does nothing.
+            step("up", 150.0, 70.0),
         ] {
             assert_eq!(h.ok(s, "browser_mouse", params).await["done"], true);
         }

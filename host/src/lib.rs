@@ -9,6 +9,7 @@ pub mod artifacts;
 pub mod cdp;
 pub mod chromium;
 pub mod config;
+pub mod console;
 pub mod deliveries;
 pub mod dialogs;
 pub mod engine;

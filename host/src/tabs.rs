@@ -10,9 +10,10 @@ use serde_json::{json, Value};
 use tether_protocol::actions::TabId;
 use tether_protocol::ActionError;
 
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::cdp::{BrowserEvent, Transport};
+use crate::console::ConsoleLog;
 use crate::dialogs::{self, DialogLog};
 use crate::loading::Loading;
 use crate::sessions::Sessions;
@@ -21,11 +22,14 @@ use crate::sessions::Sessions;
 pub const HOOKS_JS: &str = include_str!("js/hooks.js");
 
 /// The commands that ready an attached tab for actions, in order: the page's events and its
-/// lifecycle events, the hooks before the page's own scripts, and focus emulation (a
-/// background tab reports itself unfocused; pages that wait for focus would stall).
-pub fn preparation() -> [(&'static str, Value); 4] {
+/// lifecycle events, its console and the browser's messages about it (kept from now on:
+/// `console.rs`), the hooks before the page's own scripts, and focus emulation (a background
+/// tab reports itself unfocused; pages that wait for focus would stall).
+pub fn preparation() -> [(&'static str, Value); 6] {
     [
         ("Page.enable", json!({})),
+        ("Runtime.enable", json!({})),
+        ("Log.enable", json!({})),
         ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
         (
             "Page.addScriptToEvaluateOnNewDocument",
@@ -52,6 +56,10 @@ pub struct TabState {
     /// `Emulation.setDeviceMetricsOverride` params), for what overrides them for a moment (a
     /// full-page screenshot) to put back.
     device_metrics: Mutex<Option<serde_json::Value>>,
+    /// What the page wrote to its console, and the browser's messages about it.
+    pub console: ConsoleLog,
+    /// Asks the tab's watcher to take every event already received before answering.
+    catch_up: std::sync::OnceLock<mpsc::UnboundedSender<oneshot::Sender<()>>>,
 }
 
 /// What the host remembers of a tab's snapshots and refs.
@@ -82,6 +90,17 @@ impl TabState {
     pub fn clip_viewport_from_now_on(&self) {
         self.clip_viewport
             .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Resolves once the tab's watcher has taken every event the browser sent before now, so
+    /// what the tab keeps (its console) is as the page left it. A CDP answer comes after the
+    /// events sent before it: ask one first, then this.
+    pub async fn caught_up(&self) {
+        let (done, taken) = oneshot::channel();
+        if self.catch_up.get().is_some_and(|ask| ask.send(done).is_ok()) {
+            // A watcher that has ended (the tab left) takes nothing more: nothing to wait for.
+            let _ = taken.await;
+        }
     }
 
     pub fn device_metrics(&self) -> Option<serde_json::Value> {
@@ -182,10 +201,12 @@ impl Tabs {
         futures::future::try_join_all(sent).await?;
 
         let state = Arc::new(TabState::default());
+        let (ask, catch_ups) = mpsc::unbounded_channel();
+        let _ = state.catch_up.set(ask);
         self.prepared().insert(tab, state.clone());
         let (prepared, transport, watched) = (self.prepared.clone(), self.transport.clone(), state.clone());
         tokio::spawn(async move {
-            watch(transport.as_ref(), tab, &watched, events).await;
+            watch(transport.as_ref(), tab, &watched, (events, catch_ups)).await;
             // Only its own entry: a re-attach may already have prepared the tab anew.
             let mut prepared = prepared.lock().unwrap_or_else(|p| p.into_inner());
             if prepared.get(&tab).is_some_and(|s| Arc::ptr_eq(s, &watched)) {
@@ -202,35 +223,76 @@ impl Tabs {
     }
 }
 
-/// Keeps a prepared tab's state from its events (answering its dialogs as they open) until the
-/// tab closes or the debugger leaves it.
+/// Keeps a prepared tab's state from its events (answering its dialogs as they open, keeping
+/// its console) until the tab closes or the debugger leaves it. Asked to catch up, it takes
+/// every event already received first.
 async fn watch(
     transport: &dyn Transport,
     tab: TabId,
     state: &TabState,
-    mut events: broadcast::Receiver<BrowserEvent>,
+    (mut events, mut catch_ups): (
+        broadcast::Receiver<BrowserEvent>,
+        mpsc::UnboundedReceiver<oneshot::Sender<()>>,
+    ),
 ) {
     loop {
-        match events.recv().await {
-            Ok(BrowserEvent::Cdp {
-                tab: t,
-                method,
-                params,
-            }) if t == tab => match method.as_str() {
-                "Page.javascriptDialogOpening" => {
-                    dialogs::answer(transport, tab, &state.dialogs, &params).await
+        let received = tokio::select! {
+            received = events.recv() => received,
+            Some(done) = catch_ups.recv() => {
+                while let Some(received) = pending(&mut events) {
+                    if !take(transport, tab, state, received).await {
+                        return;
+                    }
                 }
-                _ => state.loading.observe(&method, &params),
-            },
-            Ok(BrowserEvent::TabRemoved { tab: t } | BrowserEvent::Detached { tab: t, .. }) if t == tab => {
-                return
+                let _ = done.send(());
+                continue;
             }
-            Ok(_) => {}
-            Err(broadcast::error::RecvError::Lagged(n)) => {
-                tracing::warn!(tab, "the tab's watcher missed {n} events");
-                state.loading.loading();
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        if !take(transport, tab, state, received).await {
+            return;
         }
     }
+}
+
+/// The next event already received, without waiting.
+fn pending(
+    events: &mut broadcast::Receiver<BrowserEvent>,
+) -> Option<Result<BrowserEvent, broadcast::error::RecvError>> {
+    match events.try_recv() {
+        Ok(event) => Some(Ok(event)),
+        Err(broadcast::error::TryRecvError::Lagged(n)) => Some(Err(broadcast::error::RecvError::Lagged(n))),
+        Err(_) => None,
+    }
+}
+
+/// Takes one event into the tab's state; false once the tab is gone.
+async fn take(
+    transport: &dyn Transport,
+    tab: TabId,
+    state: &TabState,
+    received: Result<BrowserEvent, broadcast::error::RecvError>,
+) -> bool {
+    match received {
+        Ok(BrowserEvent::Cdp {
+            tab: t,
+            method,
+            params,
+        }) if t == tab => match method.as_str() {
+            "Page.javascriptDialogOpening" => dialogs::answer(transport, tab, &state.dialogs, &params).await,
+            "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded" => {
+                state.console.observe(&method, &params)
+            }
+            _ => state.loading.observe(&method, &params),
+        },
+        Ok(BrowserEvent::TabRemoved { tab: t } | BrowserEvent::Detached { tab: t, .. }) if t == tab => {
+            return false
+        }
+        Ok(_) => {}
+        Err(broadcast::error::RecvError::Lagged(n)) => {
+            tracing::warn!(tab, "the tab's watcher missed {n} events");
+            state.loading.loading();
+        }
+        Err(broadcast::error::RecvError::Closed) => return false,
+    }
+    true
 }

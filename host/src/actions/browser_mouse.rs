@@ -20,6 +20,10 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let at = page.inside_viewport(p.x, p.y).await?;
     let state = page.state();
     let held = state.held_buttons();
+    if p.action == MouseStep::Up && held & p.button.bit() == 0 {
+        // Nothing to release: a person's hand does nothing either.
+        return Ok(Output { done: true });
+    }
     let kind = match p.action {
         MouseStep::Move => "pointermove",
         MouseStep::Down => "pointerdown",

@@ -7,6 +7,7 @@
 //! policy, and a handle on its own session's tabs; never the engine.
 
 pub mod browser_click;
+pub mod browser_console;
 pub mod browser_debugger_attach;
 pub mod browser_drag;
 pub mod browser_evaluate;

@@ -11,7 +11,7 @@ use super::{About, Category, ReadsAs};
 pub const ABOUT: About = About {
     label: "Mouse",
     category: Category::Interact,
-    description: "One pointer step at x, y (viewport CSS pixels) with a real mouse event: move, down, up or wheel (deltaX, deltaY). The pointer stays where it was left and a button stays held until its up, so down, moves and up draw a stroke on a canvas as a person's hand would. For elements, browser_click, browser_hover and browser_drag aim for you.",
+    description: "One pointer step at x, y (viewport CSS pixels) with a real mouse event: move, down, up or wheel (deltaX, deltaY). The pointer stays where it was left and a button stays held until its up (an up for a button not held does nothing), so down, moves and up draw a stroke on a canvas as a person's hand would. For elements, browser_click, browser_hover and browser_drag aim for you.",
     waits_for: None,
     reads_as: ReadsAs::Json,
     example: Some(r#"{"tabId": 123, "action": "move", "x": 200, "y": 150}"#),

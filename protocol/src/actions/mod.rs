@@ -11,6 +11,7 @@
 pub mod fields;
 
 pub mod browser_click;
+pub mod browser_console;
 pub mod browser_debugger_attach;
 pub mod browser_drag;
 pub mod browser_evaluate;
@@ -138,6 +139,7 @@ macro_rules! with_catalog {
             BrowserGetHtml browser_get_html,
             BrowserPdf browser_pdf,
             BrowserEvaluate browser_evaluate,
+            BrowserConsole browser_console,
         }
     };
 }
