@@ -114,3 +114,41 @@ fn the_console_lists_what_the_page_wrote_and_what_went_wrong() {
         assert!(bad.message.contains("limit must be 1 to 500"), "{}", bad.message);
     });
 }
+
+#[test]
+fn an_action_says_what_happened_in_its_tab_while_it_ran() {
+    run(|h| async move {
+        let s = "console-observed";
+        let tab = h.start(s, "/fixtures/console.html").await;
+        h.ok(s, "browser_wait_for", json!({ "tabId": tab, "text": "ready" }))
+            .await;
+        let quiet = h
+            .ok(
+                s,
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//button[@id='more']" }),
+            )
+            .await;
+        assert!(
+            quiet.get("observed").is_none(),
+            "a console.log is nothing to report: {quiet}"
+        );
+        let saved = h
+            .ok(
+                s,
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//button[@id='save']" }),
+            )
+            .await;
+        assert_eq!(
+            saved["observed"],
+            json!({ "console": { "errors": 2, "warnings": 1, "first": "save failed" } })
+        );
+        // A navigation the action waited for (a click's may commit after the click is done).
+        let article = h.url("/fixtures/article.html");
+        let away = h
+            .ok(s, "browser_navigate", json!({ "tabId": tab, "url": article }))
+            .await;
+        assert_eq!(away["observed"]["navigated"]["url"], article.as_str(), "{away}");
+    });
+}

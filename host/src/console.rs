@@ -51,6 +51,28 @@ impl ConsoleLog {
         }
     }
 
+    /// The seq of the last entry written (0: none yet).
+    pub fn last(&self) -> u64 {
+        self.ring().last
+    }
+
+    /// How many errors and warnings came after `seq`, and the first error's text.
+    pub fn errors_and_warnings_after(&self, seq: u64) -> (u64, u64, Option<String>) {
+        let ring = self.ring();
+        let (mut errors, mut warnings, mut first) = (0, 0, None);
+        for entry in ring.entries.iter().filter(|e| e.seq > seq) {
+            match entry.level {
+                Level::Error => {
+                    errors += 1;
+                    first.get_or_insert_with(|| entry.text.clone());
+                }
+                Level::Warning => warnings += 1,
+                Level::Debug | Level::Info => {}
+            }
+        }
+        (errors, warnings, first)
+    }
+
     /// The entries after `since` from `level` up with `text` in them, oldest first, at most
     /// `limit`; `next` is the last seq looked at, so a walk goes on without losing or
     /// repeating what the buffer held.

@@ -14,6 +14,7 @@ use tether_protocol::{ActionCall, ActionError, ActionOutcome, ActionResult, Erro
 use crate::actions::{self, Context, Session};
 use crate::artifacts::ArtifactStore;
 use crate::cdp::{TabInfo, Transport};
+use crate::observed;
 use crate::policy::Policy;
 use crate::tabs::{TabState, Tabs};
 
@@ -152,6 +153,7 @@ impl Engine {
         self.session_tab(session_id, tab, leaves_its_page(&call)).await?;
         let state = self.tabs.prepare(tab).await?;
         let answering = Answering::start(&state, call.dialog().cloned());
+        let mark = observed::mark(&state);
         let outcome = actions::dispatch(&cx, call).await;
         drop(answering);
         let outcome = match outcome {
@@ -165,7 +167,10 @@ impl Engine {
         };
         let shown = state.dialogs.take();
         match outcome {
-            Ok(output) if !shown.is_empty() => Ok(with_dialogs(output, shown)),
+            Ok(output) => {
+                let observed = observed::since(&state, mark).await;
+                Ok(with_extras(output, shown, observed))
+            }
             other => other,
         }
     }
@@ -304,15 +309,23 @@ impl Drop for Answering {
     }
 }
 
-/// An output with the dialogs the tab showed during the action added (a rare case: the
-/// output is read back for it).
-fn with_dialogs(output: Output, shown: Vec<Dialog>) -> Output {
+/// An output with what the host adds to it: the dialogs the tab showed during the action, and
+/// what it observed there (both rare: the output is read back only for them).
+fn with_extras(output: Output, shown: Vec<Dialog>, observed: Option<Value>) -> Output {
+    if shown.is_empty() && observed.is_none() {
+        return output;
+    }
     let mut value = output.value();
     if let Value::Object(result) = &mut value {
-        result.insert(
-            "dialogs".into(),
-            serde_json::to_value(shown).unwrap_or(Value::Null),
-        );
+        if !shown.is_empty() {
+            result.insert(
+                "dialogs".into(),
+                serde_json::to_value(shown).unwrap_or(Value::Null),
+            );
+        }
+        if let Some(observed) = observed {
+            result.insert("observed".into(), observed);
+        }
     }
     Output::of(&value)
 }

@@ -58,6 +58,9 @@ pub struct TabState {
     device_metrics: Mutex<Option<serde_json::Value>>,
     /// What the page wrote to its console, and the browser's messages about it.
     pub console: ConsoleLog,
+    /// How many times the page's main frame navigated since the tab was prepared, and to where
+    /// last.
+    navigations: Mutex<(u64, String)>,
     /// Asks the tab's watcher to take every event already received before answering.
     catch_up: std::sync::OnceLock<mpsc::UnboundedSender<oneshot::Sender<()>>>,
 }
@@ -101,6 +104,15 @@ impl TabState {
             // A watcher that has ended (the tab left) takes nothing more: nothing to wait for.
             let _ = taken.await;
         }
+    }
+
+    pub fn navigations(&self) -> (u64, String) {
+        self.navigations.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn navigated(&self, url: &str) {
+        let mut navigations = self.navigations.lock().unwrap_or_else(|p| p.into_inner());
+        *navigations = (navigations.0 + 1, url.to_owned());
     }
 
     pub fn device_metrics(&self) -> Option<serde_json::Value> {
@@ -281,6 +293,15 @@ async fn take(
             "Page.javascriptDialogOpening" => dialogs::answer(transport, tab, &state.dialogs, &params).await,
             "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded" => {
                 state.console.observe(&method, &params)
+            }
+            "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
+                state.navigated(
+                    params
+                        .pointer("/frame/url")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                );
+                state.loading.observe(&method, &params)
             }
             _ => state.loading.observe(&method, &params),
         },

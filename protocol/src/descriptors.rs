@@ -136,20 +136,26 @@ impl ActionDescriptor {
 /// What the host adds to the result of every action on a tab (see `dialogs` in docs/protocol.md §4).
 const DIALOGS: &str = "JavaScript dialogs that opened during the action, each { type, message }, with how they were answered (alert and beforeunload accepted, confirm and prompt dismissed). Absent when none opened.";
 
+/// What else the host adds (docs/protocol.md §17).
+const OBSERVED: &str = "What happened in the tab during the action: console { errors, warnings, first } (the first error's text), navigated { url } (the page's main frame went to another document). Absent when nothing did.";
+
 /// The descriptor of the action `name` whose params and result are `P` and `O`.
 pub fn describe<P: JsonSchema, O: JsonSchema>(name: &str, about: About) -> ActionDescriptor {
     let params = fields(&schemars::schema_for!(P).to_value());
     let mut result = fields(&schemars::schema_for!(O).to_value());
     if params.get("tabId").is_some_and(|f| f.required == Some(true)) {
-        result.insert(
-            "dialogs".into(),
-            FieldDescriptor {
-                kind: FieldType::Array,
-                description: DIALOGS.into(),
+        for (name, kind, description) in [
+            ("dialogs", FieldType::Array, DIALOGS),
+            ("observed", FieldType::Object, OBSERVED),
+        ] {
+            let added = FieldDescriptor {
+                kind,
+                description: description.into(),
                 required: None,
                 default: None,
-            },
-        );
+            };
+            result.insert(name.into(), added);
+        }
     }
     ActionDescriptor {
         name: name.to_owned(),

@@ -1,0 +1,41 @@
+//! What happened in an action's tab while it ran (docs/protocol.md §17's `observed`): console
+//! errors and warnings, and a navigation of the page. Marked when the action starts, read when
+//! it ends, once the tab's watcher has taken every event the browser sent before the action's
+//! last answer.
+
+use serde_json::{json, Map, Value};
+
+use crate::tabs::TabState;
+
+/// Where the tab's records stood when the action started.
+#[derive(Debug, Clone, Copy)]
+pub struct Mark {
+    console: u64,
+    navigations: u64,
+}
+
+pub fn mark(state: &TabState) -> Mark {
+    Mark {
+        console: state.console.last(),
+        navigations: state.navigations().0,
+    }
+}
+
+/// What happened since `mark`, or `None` when nothing did.
+pub async fn since(state: &TabState, mark: Mark) -> Option<Value> {
+    state.caught_up().await;
+    let mut observed = Map::new();
+    let (errors, warnings, first) = state.console.errors_and_warnings_after(mark.console);
+    if errors + warnings > 0 {
+        let mut console = json!({ "errors": errors, "warnings": warnings });
+        if let Some(first) = first {
+            console["first"] = json!(first);
+        }
+        observed.insert("console".into(), console);
+    }
+    let (navigations, url) = state.navigations();
+    if navigations > mark.navigations {
+        observed.insert("navigated".into(), json!({ "url": url }));
+    }
+    (!observed.is_empty()).then_some(Value::Object(observed))
+}
