@@ -21,6 +21,7 @@ pub mod live_screen;
 pub mod loading;
 pub mod local;
 pub mod mcp;
+pub mod network;
 pub mod observed;
 pub mod page;
 pub mod policy;

@@ -1,5 +1,5 @@
 //! What happened in an action's tab while it ran (docs/protocol.md §17's `observed`): console
-//! errors and warnings, and a navigation of the page. Marked when the action starts, read when
+//! errors and warnings, requests that failed, and a navigation of the page. Marked when the action starts, read when
 //! it ends, once the tab's watcher has taken every event the browser sent before the action's
 //! last answer.
 
@@ -7,17 +7,22 @@ use serde_json::{json, Map, Value};
 
 use crate::tabs::TabState;
 
+/// How many failed requests a result names at most.
+const FAILED_REPORTED: usize = 5;
+
 /// Where the tab's records stood when the action started.
 #[derive(Debug, Clone, Copy)]
 pub struct Mark {
     console: u64,
     navigations: u64,
+    requests: u64,
 }
 
 pub fn mark(state: &TabState) -> Mark {
     Mark {
         console: state.console.last(),
         navigations: state.navigations().0,
+        requests: state.network.last(),
     }
 }
 
@@ -33,9 +38,26 @@ pub async fn since(state: &TabState, mark: Mark) -> Option<Value> {
         }
         observed.insert("console".into(), console);
     }
+    let failed: Vec<Value> = state
+        .network
+        .failed_after(mark.requests, FAILED_REPORTED)
+        .into_iter()
+        .map(|r| json!({ "url": r.url, "status": r.status, "failed": r.failed }))
+        .map(without_nulls)
+        .collect();
+    if !failed.is_empty() {
+        observed.insert("failedRequests".into(), Value::Array(failed));
+    }
     let (navigations, url) = state.navigations();
     if navigations > mark.navigations {
         observed.insert("navigated".into(), json!({ "url": url }));
     }
     (!observed.is_empty()).then_some(Value::Object(observed))
+}
+
+fn without_nulls(mut value: Value) -> Value {
+    if let Value::Object(fields) = &mut value {
+        fields.retain(|_, v| !v.is_null());
+    }
+    value
 }

@@ -107,6 +107,15 @@ impl<'a> Page<'a> {
         Ok(handed.reply)
     }
 
+    /// Resolves once what the host keeps for the tab (its console, its requests) has every
+    /// event the browser sent before now: a CDP answer comes after the events sent before it,
+    /// then the tab's watcher takes what it has received.
+    pub async fn caught_up(&self) -> Result<(), ActionError> {
+        self.cdp("Runtime.evaluate", json!({ "expression": "0" })).await?;
+        self.state.caught_up().await;
+        Ok(())
+    }
+
     /// What the host keeps for the tab.
     pub fn state(&self) -> &TabState {
         &self.state

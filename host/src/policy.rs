@@ -191,7 +191,7 @@ impl MatchPattern {
 }
 
 /// `*` matches any run of characters; everything else is literal.
-fn glob(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let mut parts = pattern.split('*');
     let first = parts.next().unwrap_or_default();
     let Some(mut rest) = text.strip_prefix(first) else {

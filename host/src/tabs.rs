@@ -16,20 +16,22 @@ use crate::cdp::{BrowserEvent, Transport};
 use crate::console::ConsoleLog;
 use crate::dialogs::{self, DialogLog};
 use crate::loading::Loading;
+use crate::network::NetworkLog;
 use crate::sessions::Sessions;
 
 /// Installed before page scripts run (see `js/hooks.js`).
 pub const HOOKS_JS: &str = include_str!("js/hooks.js");
 
 /// The commands that ready an attached tab for actions, in order: the page's events and its
-/// lifecycle events, its console and the browser's messages about it (kept from now on:
-/// `console.rs`), the hooks before the page's own scripts, and focus emulation (a background
+/// lifecycle events, its console and the browser's messages about it, its requests (kept from
+/// now on: `console.rs`, `network.rs`), the hooks before the page's own scripts, and focus emulation (a background
 /// tab reports itself unfocused; pages that wait for focus would stall).
-pub fn preparation() -> [(&'static str, Value); 6] {
+pub fn preparation() -> [(&'static str, Value); 7] {
     [
         ("Page.enable", json!({})),
         ("Runtime.enable", json!({})),
         ("Log.enable", json!({})),
+        ("Network.enable", json!({})),
         ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
         (
             "Page.addScriptToEvaluateOnNewDocument",
@@ -58,6 +60,8 @@ pub struct TabState {
     device_metrics: Mutex<Option<serde_json::Value>>,
     /// What the page wrote to its console, and the browser's messages about it.
     pub console: ConsoleLog,
+    /// The requests the page made.
+    pub network: NetworkLog,
     /// How many times the page's main frame navigated since the tab was prepared, and to where
     /// last.
     navigations: Mutex<(u64, String)>,
@@ -294,6 +298,7 @@ async fn take(
             "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded" => {
                 state.console.observe(&method, &params)
             }
+            network if network.starts_with("Network.") => state.network.observe(&method, &params),
             "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
                 state.navigated(
                     params

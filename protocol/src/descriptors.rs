@@ -137,7 +137,7 @@ impl ActionDescriptor {
 const DIALOGS: &str = "JavaScript dialogs that opened during the action, each { type, message }, with how they were answered (alert and beforeunload accepted, confirm and prompt dismissed). Absent when none opened.";
 
 /// What else the host adds (docs/protocol.md §17).
-const OBSERVED: &str = "What happened in the tab during the action: console { errors, warnings, first } (the first error's text), navigated { url } (the page's main frame went to another document). Absent when nothing did.";
+const OBSERVED: &str = "What happened in the tab during the action: console { errors, warnings, first } (the first error's text), failedRequests [ { url, status?, failed? } ] (up to 5: status 400 or more, or a network error), navigated { url } (the page's main frame went to another document). Absent when nothing did.";
 
 /// The descriptor of the action `name` whose params and result are `P` and `O`.
 pub fn describe<P: JsonSchema, O: JsonSchema>(name: &str, about: About) -> ActionDescriptor {

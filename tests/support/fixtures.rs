@@ -37,7 +37,7 @@ impl Server {
                 get(|| async { Html(long_article(400 * 1024 * 2)) }),
             )
             .route("/never-loads", get(never_loads_page))
-            .route("/counter/{key}", get(count))
+            .route("/counter/{key}", get(count).post(count))
             .route("/stall", get(stall))
             .route("/redirect", get(redirect));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -18,6 +18,7 @@ pub mod browser_go_forward;
 pub mod browser_hover;
 pub mod browser_mouse;
 pub mod browser_navigate;
+pub mod browser_network;
 pub mod browser_pdf;
 pub mod browser_press_key;
 pub mod browser_readability_extract;

@@ -22,6 +22,7 @@ pub mod browser_go_forward;
 pub mod browser_hover;
 pub mod browser_mouse;
 pub mod browser_navigate;
+pub mod browser_network;
 pub mod browser_pdf;
 pub mod browser_press_key;
 pub mod browser_readability_extract;
@@ -140,6 +141,7 @@ macro_rules! with_catalog {
             BrowserPdf browser_pdf,
             BrowserEvaluate browser_evaluate,
             BrowserConsole browser_console,
+            BrowserNetwork browser_network,
         }
     };
 }
