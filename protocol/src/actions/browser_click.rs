@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{DialogAnswer, Element, ElementSeen, TabId};
+use super::fields::{Element, ElementSeen, TabId};
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -64,17 +64,8 @@ impl ModifierKey {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Params {
-    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
-    pub tab_id: TabId,
-    /// The element to click, as browser_snapshot or browser_xpath_scan returns it (or any XPath); or give x and y.
-    #[serde(default)]
-    pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
-    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
-    pub r#ref: Option<String>,
+crate::element_params!(
+    xpath = "The element to click, as browser_snapshot or browser_xpath_scan returns it (or any XPath); or give x and y.",
     /// "left", "right" or "middle".
     #[serde(default)]
     #[schemars(extend("default" = "left"))]
@@ -91,11 +82,7 @@ pub struct Params {
     /// With x.
     #[serde(default)]
     pub y: Option<f64>,
-    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
-    /// and beforeunload are accepted, confirm and prompt dismissed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dialog: Option<DialogAnswer>,
-}
+);
 
 fn one() -> u8 {
     1

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{DialogAnswer, Element, ElementSeen, Point, TabId};
+use super::fields::{Element, ElementSeen, Point};
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -18,17 +18,8 @@ pub const ABOUT: About = About {
 /// How many pointer moves a drag makes between press and release, unless told.
 pub const DEFAULT_STEPS: u32 = 12;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Params {
-    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
-    pub tab_id: TabId,
-    /// The element to press on, as browser_snapshot or browser_xpath_scan returns it (or any XPath); or give x and y.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN).
-    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
-    pub r#ref: Option<String>,
+crate::element_params!(
+    xpath = "The element to press on, as browser_snapshot or browser_xpath_scan returns it (or any XPath); or give x and y.",
     /// With y, in place of xpath or ref: where to press, in viewport CSS pixels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub x: Option<f64>,
@@ -61,11 +52,7 @@ pub struct Params {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = 0))]
     pub hold_ms: Option<u64>,
-    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
-    /// and beforeunload are accepted, confirm and prompt dismissed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dialog: Option<DialogAnswer>,
-}
+);
 
 /// Where a drag starts or ends, once its params are read.
 #[derive(Debug, Clone, Copy, PartialEq)]

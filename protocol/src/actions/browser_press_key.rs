@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{DialogAnswer, Element, TabId};
+use super::fields::Element;
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -20,28 +20,15 @@ pub const ABOUT: About = About {
 /// The most presses one action makes.
 pub const MAX_REPEAT: u32 = 100;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Params {
-    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
-    pub tab_id: TabId,
+crate::element_params!(
+    xpath = "The element to focus first (any XPath); the focused element when absent.",
     /// A KeyboardEvent.key name, with modifiers (Alt, Control, Meta, Shift) joined by +.
     pub key: String,
-    /// The element to focus first (any XPath); the focused element when absent.
-    #[serde(default)]
-    pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
-    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
-    pub r#ref: Option<String>,
     /// How many times to press it (1 to 100).
     #[serde(default)]
     #[schemars(extend("default" = 1))]
     pub repeat: Option<u32>,
-    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
-    /// and beforeunload are accepted, confirm and prompt dismissed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dialog: Option<DialogAnswer>,
-}
+);
 
 crate::tab_action_params!(
     dialog,

@@ -3,7 +3,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{DialogAnswer, Element, TabId};
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -15,29 +14,13 @@ pub const ABOUT: About = About {
     example: None,
 };
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Params {
-    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
-    pub tab_id: TabId,
-    /// The <select>, as browser_snapshot or browser_xpath_scan returns it (or any XPath).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
-    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
-    pub r#ref: Option<String>,
+crate::element_params!(
+    xpath = "The <select>, as browser_snapshot or browser_xpath_scan returns it (or any XPath).",
     /// The new selection: one value for a plain select, any number for a multiple one.
     pub values: Vec<String>,
-    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
-    /// and beforeunload are accepted, confirm and prompt dismissed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dialog: Option<DialogAnswer>,
-}
-
-crate::tab_action_params!(
-    dialog,
-    check = |p| { Element::required(&p.xpath, &p.r#ref).map(drop) }
 );
+
+crate::tab_action_params!(dialog, element);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

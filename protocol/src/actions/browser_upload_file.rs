@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{is_plain_file_name, DialogAnswer, Element, TabId};
+use super::fields::{is_plain_file_name, Element};
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -19,24 +19,11 @@ pub const ABOUT: About = About {
 /// The most files one upload sets.
 pub const MAX_FILES: usize = 100;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Params {
-    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
-    pub tab_id: TabId,
-    /// The <input type=file>, or an element whose click opens a file chooser (any XPath).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub xpath: Option<String>,
-    /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
-    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
-    pub r#ref: Option<String>,
+crate::element_params!(
+    xpath = "The <input type=file>, or an element whose click opens a file chooser (any XPath).",
     /// The files, in order: ids of artifacts in the store (PUT /artifacts?name=<file name>).
     pub artifact_ids: Vec<String>,
-    /// How to answer the JavaScript dialogs that open during this action; when absent, alert
-    /// and beforeunload are accepted, confirm and prompt dismissed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dialog: Option<DialogAnswer>,
-}
+);
 
 crate::tab_action_params!(
     dialog,

@@ -77,9 +77,15 @@ pub trait ActionParams: Serialize + DeserializeOwned + JsonSchema + Clone + Debu
 
 /// Writes `impl ActionParams for Params` of an action on one tab: its `tabId`; with `dialog`,
 /// the dialog answers of its `dialog` param; with `check = |p| { .. }`, what serde's types
-/// cannot say, `p` being the params.
+/// cannot say, `p` being the params; with `element`, that it names its element.
 #[macro_export]
 macro_rules! tab_action_params {
+    (dialog, element) => {
+        $crate::tab_action_params!(
+            dialog,
+            check = |p| { $crate::actions::fields::Element::required(&p.xpath, &p.r#ref).map(drop) }
+        );
+    };
     (dialog $(, check = |$p:ident| $check:block)?) => {
         $crate::tab_action_params!(@impl [
             fn dialog(&self) -> Option<&$crate::actions::fields::DialogAnswer> {
@@ -102,6 +108,32 @@ macro_rules! tab_action_params {
             })?
 
             $($dialog)*
+        }
+    };
+}
+
+/// Writes the `Params` of an action on one element of a tab: `tabId`; `xpath`, described as
+/// the action names its element; `ref`; the action's own fields, as written after `xpath`; and
+/// `dialog`.
+#[macro_export]
+macro_rules! element_params {
+    (xpath = $xpath:literal, $($fields:tt)*) => {
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        pub struct Params {
+            /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
+            pub tab_id: $crate::actions::TabId,
+            #[doc = $xpath]
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub xpath: Option<String>,
+            /// In place of xpath: the element's ref (eN), as browser_snapshot or browser_xpath_scan returns it.
+            #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+            pub r#ref: Option<String>,
+            $($fields)*
+            /// How to answer the JavaScript dialogs that open during this action; when absent, alert
+            /// and beforeunload are accepted, confirm and prompt dismissed.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub dialog: Option<$crate::actions::fields::DialogAnswer>,
         }
     };
 }
