@@ -152,3 +152,46 @@ fn an_action_says_what_happened_in_its_tab_while_it_ran() {
         assert_eq!(away["observed"]["navigated"]["url"], article.as_str(), "{away}");
     });
 }
+
+#[test]
+fn an_action_asked_to_observe_answers_with_the_page_it_left() {
+    run(|h| async move {
+        let s = "observe-screen";
+        let tab = h.start(s, "/fixtures/form.html").await;
+        h.ok(s, "browser_snapshot", json!({ "tabId": tab })).await;
+        let typed = json!({ "tabId": tab, "xpath": "//input[@id='name']", "text": "Ada Lovelace", "observe": "recent" });
+        let typed = h.ok(s, "browser_type", typed).await;
+        let screen = typed["screen"].as_str().unwrap_or_else(|| panic!("{typed}"));
+        assert!(screen.contains("Ada Lovelace"), "what changed: {screen}");
+        assert!(
+            screen.lines().any(|line| line.starts_with("+ ")),
+            "what changed, marked as added: {screen}"
+        );
+
+        let article = h.url("/fixtures/article.html");
+        let went = json!({ "tabId": tab, "url": article, "observe": "gist" });
+        let went = h.ok(s, "browser_navigate", went).await;
+        let gist = went["screen"].as_str().unwrap_or_else(|| panic!("{went}"));
+        assert!(
+            gist.contains("Harbour Lights"),
+            "the new page, in a few lines: {gist}"
+        );
+
+        let quiet = h
+            .ok(s, "browser_scroll", json!({ "tabId": tab, "direction": "down" }))
+            .await;
+        assert!(
+            quiet.get("screen").is_none(),
+            "observe is off unless asked over HTTP: {quiet}"
+        );
+        let small = json!({ "tabId": tab, "direction": "down", "observe": "recent", "observeMaxChars": 10 });
+        let error = h
+            .fails_with(ErrorCode::InvalidParams, s, "browser_scroll", small)
+            .await;
+        assert!(
+            error.message.contains("observeMaxChars must be 200 or more"),
+            "{}",
+            error.message
+        );
+    });
+}

@@ -74,7 +74,9 @@ fn an_agent_drives_a_browser_through_the_relays_mcp() {
         let opened = agent
             .text("browser_navigate", json!({ "url": h.url(PAGE) }))
             .await;
-        let opened: Value = serde_json::from_str(&opened).unwrap();
+        // A tool that changes the page answers its result, then the page it left (observe).
+        let (opened, _) = opened.split_once("\n\n").unwrap_or((&opened, ""));
+        let opened: Value = serde_json::from_str(opened).unwrap();
         assert_eq!(opened["status"], "complete");
         let tab = opened["tabId"].as_i64().expect("the result names its tab");
 
@@ -84,15 +86,15 @@ fn an_agent_drives_a_browser_through_the_relays_mcp() {
         let session = session_named(&page);
         let add = ref_named(&page, "Add watering can");
         let clicked = agent.text("browser_click", json!({ "ref": add })).await;
-        assert_eq!(serde_json::from_str::<Value>(&clicked).unwrap()["tabId"], tab);
-        let recent = agent
-            .text("browser_snapshot", json!({ "detail": "recent" }))
-            .await;
+        let (result, screen) = clicked
+            .split_once("\n\n")
+            .expect("the click's result, then what it changed");
+        assert_eq!(serde_json::from_str::<Value>(result).unwrap()["tabId"], tab);
         assert!(
-            recent
+            screen
                 .lines()
                 .any(|l| l.starts_with("+ ") && l.contains("Watering can")),
-            "{recent}"
+            "what the click changed, in its own reply: {screen}"
         );
 
         // A screenshot comes as an image no wider than 1280, and a link to its artifact.
@@ -284,16 +286,16 @@ fn tether_host_mcp_runs_its_own_chromium_and_leaves_nothing_behind() {
             .await;
         let page = agent.text("browser_snapshot", json!({})).await;
         let field = ref_named(&page, "Email");
-        agent
+        let typed = agent
             .text(
                 "browser_type",
                 json!({ "ref": field, "text": "grace@example.com" }),
             )
             .await;
-        let recent = agent
-            .text("browser_snapshot", json!({ "detail": "recent" }))
-            .await;
-        assert!(recent.contains("grace@example.com"), "{recent}");
+        assert!(
+            typed.contains("grace@example.com"),
+            "what the typing changed: {typed}"
+        );
         let shot = agent.call("browser_screenshot", json!({ "maxWidth": 400 })).await;
         let image = shot["ok"]["content"]
             .as_array()

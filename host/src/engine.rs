@@ -154,6 +154,7 @@ impl Engine {
         let state = self.tabs.prepare(tab).await?;
         let answering = Answering::start(&state, call.dialog().cloned());
         let mark = observed::mark(&state);
+        let observe = call.observe();
         let outcome = actions::dispatch(&cx, call).await;
         drop(answering);
         let outcome = match outcome {
@@ -169,7 +170,11 @@ impl Engine {
         match outcome {
             Ok(output) => {
                 let observed = observed::since(&state, mark).await;
-                Ok(with_extras(output, shown, observed))
+                let screen = match observe {
+                    Some(how) => observed::screen(&cx, tab, how).await,
+                    None => None,
+                };
+                Ok(with_extras(output, shown, observed, screen))
             }
             other => other,
         }
@@ -309,10 +314,15 @@ impl Drop for Answering {
     }
 }
 
-/// An output with what the host adds to it: the dialogs the tab showed during the action, and
-/// what it observed there (both rare: the output is read back only for them).
-fn with_extras(output: Output, shown: Vec<Dialog>, observed: Option<Value>) -> Output {
-    if shown.is_empty() && observed.is_none() {
+/// An output with what the host adds to it: the dialogs the tab showed during the action, what
+/// it observed there, and the page it left when asked (the output is read back only for them).
+fn with_extras(
+    output: Output,
+    shown: Vec<Dialog>,
+    observed: Option<Value>,
+    screen: Option<String>,
+) -> Output {
+    if shown.is_empty() && observed.is_none() && screen.is_none() {
         return output;
     }
     let mut value = output.value();
@@ -325,6 +335,9 @@ fn with_extras(output: Output, shown: Vec<Dialog>, observed: Option<Value>) -> O
         }
         if let Some(observed) = observed {
             result.insert("observed".into(), observed);
+        }
+        if let Some(screen) = screen {
+            result.insert("screen".into(), Value::String(screen));
         }
     }
     Output::of(&value)

@@ -1,11 +1,20 @@
 //! What happened in an action's tab while it ran (docs/protocol.md §17's `observed`): console
-//! errors and warnings, requests that failed, and a navigation of the page. Marked when the action starts, read when
+//! errors and warnings, requests that failed, and a navigation of the page; and, when the
+//! action was asked to `observe`, the page once it settled (`screen`). Marked when the action starts, read when
 //! it ends, once the tab's watcher has taken every event the browser sent before the action's
 //! last answer.
 
 use serde_json::{json, Map, Value};
 
+use tether_protocol::actions::browser_snapshot::{self, Detail};
+use tether_protocol::actions::fields::Observe;
+use tether_protocol::actions::{browser_wait_for_loaded, TabId};
+
+use crate::actions::{self, Context};
 use crate::tabs::TabState;
+
+/// How long a `screen` waits for a load the action started.
+const LOAD_WAIT_MS: u64 = 10_000;
 
 /// How many failed requests a result names at most.
 const FAILED_REPORTED: usize = 5;
@@ -60,4 +69,34 @@ fn without_nulls(mut value: Value) -> Value {
         fields.retain(|_, v| !v.is_null());
     }
     value
+}
+
+/// The page once the action settled, as `observe` asks: a load the action started (or one still
+/// going) is waited for first, up to its load event; then the session's snapshot of the tab at
+/// that detail, which counts as its latest. `None` when the page cannot be read (the tab closed).
+pub async fn screen(cx: &Context<'_>, tab: TabId, (how, max_chars): (Observe, u32)) -> Option<String> {
+    if !cx.session.tab_state(tab).loading.complete() {
+        let wait = browser_wait_for_loaded::Params {
+            tab_id: tab,
+            timeout_ms: Some(LOAD_WAIT_MS),
+        };
+        let _ = actions::browser_wait_for_loaded::run(cx, wait).await;
+    }
+    let detail = match how {
+        Observe::Gist => Detail::Gist,
+        Observe::Recent | Observe::None => Detail::Recent,
+    };
+    let look = browser_snapshot::Params {
+        tab_id: tab,
+        scope: Default::default(),
+        detail,
+        max_chars: Some(max_chars),
+    };
+    match actions::browser_snapshot::run(cx, look).await {
+        Ok(seen) => Some(seen.markdown),
+        Err(e) => {
+            tracing::debug!(tab, "cannot show the page the action left: {e}");
+            None
+        }
+    }
 }

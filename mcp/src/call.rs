@@ -1,6 +1,7 @@
 //! A `tools/call` read as an action: which one, in which session, with which params. What
 //! the agent left out is filled in here (docs/protocol.md §11): its own session, the session's
-//! current tab, screenshots no wider than 1280 pixels. Arguments that are wrong are an MCP
+//! current tab, screenshots no wider than 1280 pixels, and `observe: "recent"` on the tools
+//! that change the page (§17). Arguments that are wrong are an MCP
 //! error naming the problem, before anything runs.
 
 use rmcp::model::JsonObject;
@@ -43,6 +44,10 @@ impl Call {
         };
         if action.about().reads_as == ReadsAs::Image {
             params.entry("maxWidth").or_insert(SCREENSHOT_MAX_WIDTH.into());
+        }
+        // An agent reads what its step did in the same reply (docs/protocol.md §17).
+        if action.descriptor().params.contains_key("observe") {
+            params.entry("observe").or_insert("recent".into());
         }
         let call = Self {
             session_id,

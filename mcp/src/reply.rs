@@ -40,12 +40,23 @@ pub async fn render(
             ok(article)
         }
         ReadsAs::Image => screenshot(browser, output, tab).await,
-        ReadsAs::Json => ok(json_naming_tab(output, tab)),
+        ReadsAs::Json => ok(json_then_screen(output, tab)),
     }
 }
 
 fn ok(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+/// The result as compact JSON, then the page it left (`screen`, from `observe`) as the
+/// Markdown it is.
+fn json_then_screen(mut output: Value, tab: Option<i64>) -> String {
+    let screen = output.as_object_mut().and_then(|fields| fields.remove("screen"));
+    let json = json_naming_tab(output, tab);
+    match screen.as_ref().and_then(Value::as_str) {
+        Some(screen) => format!("{json}\n\n{screen}"),
+        None => json,
+    }
 }
 
 /// The result as compact JSON, with the tab it acted on as `tabId` where it does not say.

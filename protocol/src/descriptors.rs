@@ -139,6 +139,9 @@ const DIALOGS: &str = "JavaScript dialogs that opened during the action, each { 
 /// What else the host adds (docs/protocol.md §17).
 const OBSERVED: &str = "What happened in the tab during the action: console { errors, warnings, first } (the first error's text), failedRequests [ { url, status?, failed? } ] (up to 5: status 400 or more, or a network error), navigated { url } (the page's main frame went to another document). Absent when nothing did.";
 
+/// What an action that changes the page shows of it when asked (docs/protocol.md §17).
+const SCREEN: &str = "With observe: the page once the action settled, as browser_snapshot writes it with that detail (recent: what changed since this session's previous snapshot of the tab), cut at observeMaxChars.";
+
 /// The descriptor of the action `name` whose params and result are `P` and `O`.
 pub fn describe<P: JsonSchema, O: JsonSchema>(name: &str, about: About) -> ActionDescriptor {
     let params = fields(&schemars::schema_for!(P).to_value());
@@ -156,6 +159,15 @@ pub fn describe<P: JsonSchema, O: JsonSchema>(name: &str, about: About) -> Actio
             };
             result.insert(name.into(), added);
         }
+    }
+    if params.contains_key("observe") {
+        let screen = FieldDescriptor {
+            kind: FieldType::String,
+            description: SCREEN.into(),
+            required: None,
+            default: None,
+        };
+        result.insert("screen".into(), screen);
     }
     ActionDescriptor {
         name: name.to_owned(),

@@ -51,6 +51,8 @@ async fn fill(cx: &Context<'_>, tab_id: TabId, field: &Field) -> Result<(), Acti
                 submit: false,
                 clear: true,
                 dialog: None,
+                observe: None,
+                observe_max_chars: None,
             };
             typing::run(cx, params).await.map(drop)
         }
@@ -91,6 +93,8 @@ async fn choose(
         r#ref,
         values,
         dialog: None,
+        observe: None,
+        observe_max_chars: None,
     };
     select::run(cx, params).await.map(drop)
 }
@@ -107,6 +111,8 @@ fn pressing(tab_id: TabId, xpath: Option<String>, r#ref: Option<String>) -> brow
         x: None,
         y: None,
         dialog: None,
+        observe: None,
+        observe_max_chars: None,
     }
 }
 

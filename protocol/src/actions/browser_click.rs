@@ -97,6 +97,7 @@ impl Params {
 
 crate::tab_action_params!(
     dialog,
+    observe,
     check = |p| {
         if !(1..=3).contains(&p.click_count) {
             return Err(format!("clickCount must be 1 to 3, not {}", p.click_count));

@@ -120,6 +120,7 @@ fn offset(dx: Option<f64>, dy: Option<f64>) -> Result<Option<(f64, f64)>, String
 
 crate::tab_action_params!(
     dialog,
+    observe,
     check = |p| {
         p.start()?;
         p.end()?;

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::fields::{check_timeout, DialogAnswer, TabId};
+use super::fields::{check_timeout, DialogAnswer, Observe, TabId, OBSERVE_MAX_CHARS};
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -37,10 +37,19 @@ pub struct Params {
     /// and beforeunload are accepted, confirm and prompt dismissed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog: Option<DialogAnswer>,
+    /// What to show of the page once the action settled: "none", "recent" (what changed since this session's previous snapshot of the tab) or "gist".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "none"))]
+    pub observe: Option<Observe>,
+    /// Cut what observe shows past this many characters (200 or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = OBSERVE_MAX_CHARS))]
+    pub observe_max_chars: Option<u32>,
 }
 
 crate::tab_action_params!(
     dialog,
+    observe,
     check = |p| {
         if p.expression.trim().is_empty() {
             return Err("expression must not be empty".into());

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{DialogAnswer, Element, TabId};
+use super::fields::{DialogAnswer, Element, Observe, TabId, OBSERVE_MAX_CHARS};
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -65,6 +65,14 @@ pub struct Params {
     /// and beforeunload are accepted, confirm and prompt dismissed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog: Option<DialogAnswer>,
+    /// What to show of the page once the action settled: "none", "recent" (what changed since this session's previous snapshot of the tab) or "gist".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "none"))]
+    pub observe: Option<Observe>,
+    /// Cut what observe shows past this many characters (200 or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = OBSERVE_MAX_CHARS))]
+    pub observe_max_chars: Option<u32>,
 }
 
 /// How many fields one action sets at most.
@@ -72,6 +80,7 @@ pub const MAX_FIELDS: usize = 100;
 
 crate::tab_action_params!(
     dialog,
+    observe,
     check = |p| {
         if p.fields.is_empty() || p.fields.len() > MAX_FIELDS {
             return Err(format!(

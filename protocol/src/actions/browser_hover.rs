@@ -18,7 +18,7 @@ crate::element_params!(
     xpath = "The element to hover, as browser_snapshot or browser_xpath_scan returns it (or any XPath).",
 );
 
-crate::tab_action_params!(dialog, element);
+crate::tab_action_params!(dialog, observe, element);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -32,6 +32,7 @@ crate::element_params!(
 
 crate::tab_action_params!(
     dialog,
+    observe,
     check = |p| {
         Chord::parse(&p.key)?;
         Element::named(&p.xpath, &p.r#ref)?;

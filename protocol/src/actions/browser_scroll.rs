@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{Element, TabId};
+use super::fields::{Element, Observe, TabId, OBSERVE_MAX_CHARS};
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -47,9 +47,18 @@ pub struct Params {
     /// Bring the element (xpath or ref) into view instead of scrolling it.
     #[serde(default)]
     pub into_view: bool,
+    /// What to show of the page once the action settled: "none", "recent" (what changed since this session's previous snapshot of the tab) or "gist".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "none"))]
+    pub observe: Option<Observe>,
+    /// Cut what observe shows past this many characters (200 or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = OBSERVE_MAX_CHARS))]
+    pub observe_max_chars: Option<u32>,
 }
 
 crate::tab_action_params!(
+    observe,
     check = |p| {
         if Element::named(&p.xpath, &p.r#ref)?.is_none() && p.into_view {
             return Err("intoView needs the element to bring into view: its xpath or ref".into());

@@ -20,7 +20,7 @@ crate::element_params!(
     pub values: Vec<String>,
 );
 
-crate::tab_action_params!(dialog, element);
+crate::tab_action_params!(dialog, observe, element);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -27,7 +27,7 @@ crate::element_params!(
     pub clear: bool,
 );
 
-crate::tab_action_params!(dialog, element);
+crate::tab_action_params!(dialog, observe, element);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -27,6 +27,7 @@ crate::element_params!(
 
 crate::tab_action_params!(
     dialog,
+    observe,
     check = |p| {
         Element::required(&p.xpath, &p.r#ref)?;
         if p.artifact_ids.is_empty() || p.artifact_ids.len() > MAX_FILES {

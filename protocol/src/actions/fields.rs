@@ -190,6 +190,14 @@ pub struct LoadWait {
     /// and beforeunload are accepted, confirm and prompt dismissed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog: Option<DialogAnswer>,
+    /// What to show of the page once it loaded: "none", "recent" (what changed since this session's previous snapshot of the tab) or "gist".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "none"))]
+    pub observe: Option<Observe>,
+    /// Cut what observe shows past this many characters (200 or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = OBSERVE_MAX_CHARS))]
+    pub observe_max_chars: Option<u32>,
 }
 
 impl super::ActionParams for LoadWait {
@@ -203,6 +211,11 @@ impl super::ActionParams for LoadWait {
 
     fn dialog(&self) -> Option<&DialogAnswer> {
         self.dialog.as_ref()
+    }
+
+    fn observe(&self) -> Option<(Observe, u32)> {
+        self.observe
+            .map(|o| (o, self.observe_max_chars.unwrap_or(OBSERVE_MAX_CHARS)))
     }
 }
 
@@ -224,3 +237,21 @@ pub struct ElementSeen {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xpath: Option<String>,
 }
+
+/// What an action that changes the page shows of it once it settled (docs/protocol.md §17).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Observe {
+    /// Nothing: read the page with browser_snapshot when you need it.
+    #[default]
+    None,
+    /// What changed since the session's previous snapshot of the tab (browser_snapshot's recent).
+    Recent,
+    /// A few lines: title, main heading, counts, open dialogs.
+    Gist,
+}
+
+/// How many characters of the page an `observe` shows unless told.
+pub const OBSERVE_MAX_CHARS: u32 = 4000;
+/// The fewest an `observe` may be held to (a snapshot's own least).
+pub const OBSERVE_MIN_CHARS: u32 = 200;

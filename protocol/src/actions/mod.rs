@@ -51,7 +51,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use fields::{
-    is_plain_file_name, ArtifactRef, BBox, Dialog, DialogAnswer, Element, ImageFormat, TabId,
+    is_plain_file_name, ArtifactRef, BBox, Dialog, DialogAnswer, Element, ImageFormat, Observe, TabId,
     MAX_FILE_NAME_BYTES, MAX_TIMEOUT_MS,
 };
 
@@ -73,30 +73,39 @@ pub trait ActionParams: Serialize + DeserializeOwned + JsonSchema + Clone + Debu
     fn dialog(&self) -> Option<&DialogAnswer> {
         None
     }
+
+    /// What to show of the page once the action settled, and at most how many characters (its
+    /// `observe` and `observeMaxChars` params), where it changes the page.
+    fn observe(&self) -> Option<(Observe, u32)> {
+        None
+    }
 }
 
-/// Writes `impl ActionParams for Params` of an action on one tab: its `tabId`; with `dialog`,
-/// the dialog answers of its `dialog` param; with `check = |p| { .. }`, what serde's types
-/// cannot say, `p` being the params; with `element`, that it names its element.
+/// Writes `impl ActionParams for Params` of an action on one tab: its `tabId`, and for each flag
+/// given: `dialog`, the answers of its `dialog` param; `observe`, its `observe` and
+/// `observeMaxChars` params; `element`, the check that it names its element. With
+/// `check = |p| { .. }`, what serde's types cannot say, `p` being the params.
 #[macro_export]
 macro_rules! tab_action_params {
-    (dialog, element) => {
-        $crate::tab_action_params!(
-            dialog,
-            check = |p| { $crate::actions::fields::Element::required(&p.xpath, &p.r#ref).map(drop) }
-        );
-    };
-    (dialog $(, check = |$p:ident| $check:block)?) => {
-        $crate::tab_action_params!(@impl [
-            fn dialog(&self) -> Option<&$crate::actions::fields::DialogAnswer> {
-                self.dialog.as_ref()
-            }
-        ] $(check = |$p| $check)?);
-    };
     ($(check = |$p:ident| $check:block)?) => {
         $crate::tab_action_params!(@impl [] $(check = |$p| $check)?);
     };
-    (@impl [$($dialog:tt)*] $(check = |$p:ident| $check:block)?) => {
+    (dialog, observe, element) => {
+        $crate::tab_action_params!(@impl [dialog observe element]);
+    };
+    (dialog, element) => {
+        $crate::tab_action_params!(@impl [dialog element]);
+    };
+    (dialog, observe $(, check = |$p:ident| $check:block)?) => {
+        $crate::tab_action_params!(@impl [dialog observe] $(check = |$p| $check)?);
+    };
+    (dialog $(, check = |$p:ident| $check:block)?) => {
+        $crate::tab_action_params!(@impl [dialog] $(check = |$p| $check)?);
+    };
+    (observe $(, check = |$p:ident| $check:block)?) => {
+        $crate::tab_action_params!(@impl [observe] $(check = |$p| $check)?);
+    };
+    (@impl [$($flag:ident)*] $(check = |$p:ident| $check:block)?) => {
         impl $crate::actions::ActionParams for Params {
             fn tab_id(&self) -> Option<$crate::actions::TabId> {
                 Some(self.tab_id)
@@ -107,14 +116,30 @@ macro_rules! tab_action_params {
                 $check
             })?
 
-            $($dialog)*
+            $($crate::tab_action_params!(@flag $flag);)*
+        }
+    };
+    (@flag dialog) => {
+        fn dialog(&self) -> Option<&$crate::actions::fields::DialogAnswer> {
+            self.dialog.as_ref()
+        }
+    };
+    (@flag observe) => {
+        fn observe(&self) -> Option<($crate::actions::fields::Observe, u32)> {
+            let max = self.observe_max_chars.unwrap_or($crate::actions::fields::OBSERVE_MAX_CHARS);
+            self.observe.map(|o| (o, max))
+        }
+    };
+    (@flag element) => {
+        fn check(&self) -> Result<(), String> {
+            $crate::actions::fields::Element::required(&self.xpath, &self.r#ref).map(drop)
         }
     };
 }
 
 /// Writes the `Params` of an action on one element of a tab: `tabId`; `xpath`, described as
-/// the action names its element; `ref`; the action's own fields, as written after `xpath`; and
-/// `dialog`.
+/// the action names its element; `ref`; the action's own fields, as written after `xpath`;
+/// `dialog`; and `observe` with `observeMaxChars` (every such action may change the page).
 #[macro_export]
 macro_rules! element_params {
     (xpath = $xpath:literal, $($fields:tt)*) => {
@@ -134,6 +159,14 @@ macro_rules! element_params {
             /// and beforeunload are accepted, confirm and prompt dismissed.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub dialog: Option<$crate::actions::fields::DialogAnswer>,
+            /// What to show of the page once the action settled: "none", "recent" (what changed since this session's previous snapshot of the tab) or "gist".
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(extend("default" = "none"))]
+            pub observe: Option<$crate::actions::fields::Observe>,
+            /// Cut what observe shows past this many characters (200 or more).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(extend("default" = $crate::actions::fields::OBSERVE_MAX_CHARS))]
+            pub observe_max_chars: Option<u32>,
         }
     };
 }
@@ -250,6 +283,10 @@ macro_rules! define_catalog {
                     $(ActionName::$variant => Self::$variant(from_params(name, params)?)),+
                 };
                 call.params().check().map_err(|why| ActionError::invalid_params(format!("{name}: {why}")))?;
+                if let Some((_, max)) = call.params().observe().filter(|(_, max)| *max < fields::OBSERVE_MIN_CHARS) {
+                    let why = format!("observeMaxChars must be {} or more, not {max}", fields::OBSERVE_MIN_CHARS);
+                    return Err(ActionError::invalid_params(format!("{name}: {why}")));
+                }
                 Ok(call)
             }
 
@@ -271,6 +308,7 @@ trait Checked {
     fn tab_id(&self) -> Option<TabId>;
     fn check(&self) -> Result<(), String>;
     fn dialog(&self) -> Option<&DialogAnswer>;
+    fn observe(&self) -> Option<(Observe, u32)>;
     fn to_json(&self) -> Value;
 }
 
@@ -287,6 +325,10 @@ impl<P: ActionParams> Checked for P {
         ActionParams::dialog(self)
     }
 
+    fn observe(&self) -> Option<(Observe, u32)> {
+        ActionParams::observe(self)
+    }
+
     fn to_json(&self) -> Value {
         // Plain structs of strings, numbers and booleans always serialise.
         serde_json::to_value(self).unwrap_or_default()
@@ -294,6 +336,13 @@ impl<P: ActionParams> Checked for P {
 }
 
 impl ActionCall {
+    /// What to show of the page once the action settled, and at most how many characters.
+    pub fn observe(&self) -> Option<(Observe, u32)> {
+        self.params()
+            .observe()
+            .filter(|(observe, _)| *observe != Observe::None)
+    }
+
     /// The tab the action addresses, if it addresses one.
     pub fn tab_id(&self) -> Option<TabId> {
         self.params().tab_id()
