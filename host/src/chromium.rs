@@ -101,7 +101,11 @@ impl Chromium {
             bail!("{flag} is not allowed: Tether drives the browser it launches over a pipe no other program can use");
         }
         let (profile, throwaway) = match &options.user_data_dir {
-            Some(dir) => (dir.clone(), None),
+            Some(dir) => {
+                // A kept profile holds the person's logins: only its owner may read it.
+                private_dir(dir)?;
+                (dir.clone(), None)
+            }
             None => {
                 let temp = tempfile::Builder::new().prefix("tether-chromium-").tempdir()?;
                 (temp.path().to_owned(), Some(temp))
@@ -186,8 +190,17 @@ impl Chromium {
         self.pid
     }
 
-    /// SIGTERM, then waits for the exit (SIGKILL after a grace period).
+    /// Ends the browser as a person's does (`Browser.close`: it writes its profile out, so a
+    /// kept profile has the cookies set last), then SIGTERM if it will not, and waits for the
+    /// exit (SIGKILL after a grace period).
     pub async fn close(mut self) {
+        let running = !*self.exited.borrow();
+        if let (Endpoint::Pipe(cdp), true) = (&self.endpoint, running) {
+            let asked = cdp.call(None, "Browser.close", serde_json::json!({}));
+            let _ = tokio::time::timeout(CLOSE_TIMEOUT, asked).await;
+            let exited = self.exited.wait_for(|exited| *exited);
+            let _ = tokio::time::timeout(CLOSE_TIMEOUT, exited).await;
+        }
         if !*self.exited.borrow() {
             signal(self.pid, libc::SIGTERM);
         }
@@ -418,3 +431,14 @@ fn die_with_parent(command: &mut Command) {
 
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_command: &mut Command) {}
+
+/// Makes `dir` (and its parents) if it is not there, readable by its owner alone.
+fn private_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    Ok(())
+}

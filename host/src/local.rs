@@ -29,6 +29,10 @@ pub struct LocalBrowserArgs {
     /// Let actions open file: URLs, which read this machine's disk; refused without it.
     #[arg(long)]
     pub allow_file_urls: bool,
+    /// Keep the launched Chromium's profile (cookies, storage, logins) in DIR, from one run to
+    /// the next; default: a fresh profile, removed at exit.
+    #[arg(long, value_name = "DIR")]
+    pub user_data_dir: Option<PathBuf>,
 }
 
 impl LocalBrowserArgs {
@@ -53,6 +57,7 @@ impl LocalBrowserArgs {
             executable: self.chromium.clone(),
             headless,
             extra_args: self.chromium_args.clone(),
+            user_data_dir: self.user_data_dir.clone(),
             ..LaunchOptions::default()
         }
     }

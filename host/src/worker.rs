@@ -41,6 +41,10 @@ pub struct WorkerArgs {
     /// A browser endpoint ws://host:port/devtools/browser/<id> to use instead of launching one.
     #[arg(long)]
     pub browser_ws: Option<String>,
+    /// Keep the launched Chromium's profile (cookies, storage, logins) in DIR, from one run to
+    /// the next; default: a fresh profile, removed at exit.
+    #[arg(long, value_name = "DIR")]
+    pub user_data_dir: Option<PathBuf>,
     /// The launched browser's window size, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x800", value_parser = parse_size)]
     pub window_size: (u32, u32),
@@ -99,6 +103,7 @@ async fn run(args: WorkerArgs) -> Result<()> {
                 headless,
                 window_size: args.window_size,
                 extra_args: args.chromium_args.clone(),
+                user_data_dir: args.user_data_dir.clone(),
                 ..LaunchOptions::default()
             };
             let chromium = Chromium::launch(&options).await?;

@@ -120,3 +120,42 @@ fn evaluate_runs_only_with_allow_evaluate() {
     );
     assert_eq!(results(&allowed)[1]["result"]["value"], "Exec");
 }
+
+#[test]
+fn a_profile_kept_with_user_data_dir_has_the_last_runs_cookies() {
+    // The page shows the cookie it finds, then sets one for the next visit.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let pages = runtime.block_on(tether_tests::fixtures::Server::start());
+    let profile = tempfile::tempdir().unwrap();
+    let dir = profile.path().join("profile");
+    let steps = serde_json::json!([
+        { "actionName": "session_start", "params": { "url": pages.url("/fixtures/jar.html") } },
+        { "actionName": "browser_snapshot" },
+    ])
+    .to_string();
+    let visit = || {
+        let output = exec(&["--user-data-dir", dir.to_str().unwrap(), "-"], Some(&steps));
+        assert!(
+            output.status.success(),
+            "stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        results(&output)[1]["result"]["markdown"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let first = visit();
+    assert!(
+        first.lines().any(|l| l.trim() == "none"),
+        "a new profile has no cookie: {first}"
+    );
+    let second = visit();
+    assert!(
+        second.lines().any(|l| l.trim() == "kept=yes"),
+        "the second run has the first run's cookie: {second}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "a profile holds logins: its owner's alone");
+}
