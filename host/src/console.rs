@@ -133,9 +133,13 @@ fn exception(params: &Value) -> Option<Entry> {
 }
 
 /// The browser's own message about the page. Console calls and exceptions come as the two
-/// events above, so their copies here are left out.
+/// events above, so their copies here are left out; so is the browser's own look for a site
+/// icon, which no page asked for.
 fn browser_message(params: &Value) -> Option<Entry> {
     let said = &params["entry"];
+    if said["url"].as_str().is_some_and(crate::network::is_site_icon) {
+        return None;
+    }
     let source = match said["source"].as_str()? {
         "javascript" | "console-api" => return None,
         "network" => Source::Network,

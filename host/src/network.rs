@@ -149,13 +149,14 @@ impl NetworkLog {
         self.log().last
     }
 
-    /// The requests after `seq` that failed, at most `max`: url, status, failed.
+    /// The requests after `seq` that failed, at most `max`: url, status, failed. The browser's
+    /// own look for a site icon is not the page's, and left out.
     pub fn failed_after(&self, seq: u64, max: usize) -> Vec<Request> {
         let log = self.log();
         log.records
             .iter()
             .map(|r| &r.listed)
-            .filter(|r| r.seq > seq && failed(r))
+            .filter(|r| r.seq > seq && failed(r) && !is_site_icon(&r.url))
             .take(max)
             .cloned()
             .collect()
@@ -189,6 +190,11 @@ impl Record {
             self.listed.bytes = Some(bytes as u64);
         }
     }
+}
+
+/// Whether a URL is where a browser looks for a site's icon unasked (`/favicon.ico`).
+pub fn is_site_icon(url: &str) -> bool {
+    url::Url::parse(url).is_ok_and(|u| u.path() == "/favicon.ico")
 }
 
 /// HTTP status 400 or more, or a network error.

@@ -44,6 +44,10 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     if intercepting {
         intercept(&page, false).await;
     }
+    if dragged.is_err() {
+        // The page must not be left with a button held down.
+        let _ = page.mouse("mouseReleased", to, "left", 0).await;
+    }
     Ok(Output {
         dragged: true,
         from: Point { x: from.0, y: from.1 },

@@ -196,7 +196,7 @@ impl Browser for RelayBrowser {
             Err(error) => return ActionResult::unsent(session_id, action.as_str(), error),
         };
         let (tx, rx) = oneshot::channel();
-        scheduler::submit(&self.0, parsed, Reply::Channel(tx));
+        scheduler::take(&self.0, parsed, Reply::Channel(tx)).await;
         rx.await.unwrap_or_else(|_| {
             let lost = ActionError::internal("the relay lost this action's result");
             ActionResult::unsent(session_id, action.as_str(), lost)
