@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::fields::{check_timeout, DialogAnswer, Observe, TabId, OBSERVE_MAX_CHARS};
+use super::fields::{check_timeout, DialogAnswer};
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -22,11 +22,7 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// A value whose JSON is longer than this many bytes is stored as an artifact.
 pub const MAX_INLINE_BYTES: usize = 256 * 1024;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Params {
-    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
-    pub tab_id: TabId,
+crate::page_params!(
     /// JavaScript evaluated as a page script, e.g. "document.title" or "fetch('/api/me').then(r => r.json())".
     pub expression: String,
     /// How long it may run (a Promise included).
@@ -37,15 +33,7 @@ pub struct Params {
     /// and beforeunload are accepted, confirm and prompt dismissed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog: Option<DialogAnswer>,
-    /// What to show of the page once the action settled: "none", "recent" (what changed since this session's previous snapshot of the tab) or "gist".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = "none"))]
-    pub observe: Option<Observe>,
-    /// Cut what observe shows past this many characters (200 or more).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = OBSERVE_MAX_CHARS))]
-    pub observe_max_chars: Option<u32>,
-}
+);
 
 crate::tab_action_params!(
     dialog,

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{DialogAnswer, Element, Observe, TabId, OBSERVE_MAX_CHARS};
+use super::fields::{DialogAnswer, Element};
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -51,11 +51,7 @@ pub struct Submit {
     pub r#ref: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Params {
-    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
-    pub tab_id: TabId,
+crate::page_params!(
     /// The fields to set, 1 to 100, in the order to set them.
     pub fields: Vec<Field>,
     /// The element to click after the last field: {"xpath"} or {"ref"}.
@@ -65,15 +61,7 @@ pub struct Params {
     /// and beforeunload are accepted, confirm and prompt dismissed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog: Option<DialogAnswer>,
-    /// What to show of the page once the action settled: "none", "recent" (what changed since this session's previous snapshot of the tab) or "gist".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = "none"))]
-    pub observe: Option<Observe>,
-    /// Cut what observe shows past this many characters (200 or more).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = OBSERVE_MAX_CHARS))]
-    pub observe_max_chars: Option<u32>,
-}
+);
 
 /// How many fields one action sets at most.
 pub const MAX_FIELDS: usize = 100;

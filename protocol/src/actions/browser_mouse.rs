@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::browser_click::MouseButton;
-use super::fields::{DialogAnswer, Observe, TabId, OBSERVE_MAX_CHARS};
+use super::fields::DialogAnswer;
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -27,11 +27,7 @@ pub enum MouseStep {
     Wheel,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Params {
-    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
-    pub tab_id: TabId,
+crate::page_params!(
     /// "move", "down", "up" or "wheel".
     pub action: MouseStep,
     /// Viewport CSS pixels from the left.
@@ -52,15 +48,7 @@ pub struct Params {
     /// and beforeunload are accepted, confirm and prompt dismissed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog: Option<DialogAnswer>,
-    /// What to show of the page once the action settled: "none", "recent" (what changed since this session's previous snapshot of the tab) or "gist".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = "none"))]
-    pub observe: Option<Observe>,
-    /// Cut what observe shows past this many characters (200 or more).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = OBSERVE_MAX_CHARS))]
-    pub observe_max_chars: Option<u32>,
-}
+);
 
 crate::tab_action_params!(
     dialog,

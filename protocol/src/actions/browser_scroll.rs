@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fields::{Element, Observe, TabId, OBSERVE_MAX_CHARS};
+use super::fields::Element;
 use super::{About, Category, ReadsAs};
 
 pub const ABOUT: About = About {
@@ -26,11 +26,7 @@ pub enum Direction {
     Right,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Params {
-    /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
-    pub tab_id: TabId,
+crate::page_params!(
     /// The element to scroll (any XPath); the page when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xpath: Option<String>,
@@ -47,15 +43,7 @@ pub struct Params {
     /// Bring the element (xpath or ref) into view instead of scrolling it.
     #[serde(default)]
     pub into_view: bool,
-    /// What to show of the page once the action settled: "none", "recent" (what changed since this session's previous snapshot of the tab) or "gist".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = "none"))]
-    pub observe: Option<Observe>,
-    /// Cut what observe shows past this many characters (200 or more).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = OBSERVE_MAX_CHARS))]
-    pub observe_max_chars: Option<u32>,
-}
+);
 
 crate::tab_action_params!(
     observe,

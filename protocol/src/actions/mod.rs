@@ -137,17 +137,36 @@ macro_rules! tab_action_params {
     };
 }
 
-/// Writes the `Params` of an action on one element of a tab: `tabId`; `xpath`, described as
-/// the action names its element; `ref`; the action's own fields, as written after `xpath`;
-/// `dialog`; and `observe` with `observeMaxChars` (every such action may change the page).
+/// Writes the `Params` of an action on one tab that may change its page: `tabId`, the
+/// action's own fields as written, then `observe` and `observeMaxChars`.
 #[macro_export]
-macro_rules! element_params {
-    (xpath = $xpath:literal, $($fields:tt)*) => {
+macro_rules! page_params {
+    ($($fields:tt)*) => {
         #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
         #[serde(rename_all = "camelCase", deny_unknown_fields)]
         pub struct Params {
             /// The tab to act on: the tabId session_start returned, or one in a click's openedTabIds.
             pub tab_id: $crate::actions::TabId,
+            $($fields)*
+            /// What to show of the page once the action settled: "none", "recent" (what changed since this session's previous snapshot of the tab) or "gist".
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(extend("default" = "none"))]
+            pub observe: Option<$crate::actions::fields::Observe>,
+            /// Cut what observe shows past this many characters (200 or more).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(extend("default" = $crate::actions::fields::OBSERVE_MAX_CHARS))]
+            pub observe_max_chars: Option<u32>,
+        }
+    };
+}
+
+/// Writes the `Params` of an action on one element of a tab ([`page_params!`]'s, so it may
+/// change the page): `xpath`, described as the action names its element; `ref`; the action's
+/// own fields, as written after `xpath`; and `dialog`.
+#[macro_export]
+macro_rules! element_params {
+    (xpath = $xpath:literal, $($fields:tt)*) => {
+        $crate::page_params!(
             #[doc = $xpath]
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub xpath: Option<String>,
@@ -159,15 +178,7 @@ macro_rules! element_params {
             /// and beforeunload are accepted, confirm and prompt dismissed.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub dialog: Option<$crate::actions::fields::DialogAnswer>,
-            /// What to show of the page once the action settled: "none", "recent" (what changed since this session's previous snapshot of the tab) or "gist".
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            #[schemars(extend("default" = "none"))]
-            pub observe: Option<$crate::actions::fields::Observe>,
-            /// Cut what observe shows past this many characters (200 or more).
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            #[schemars(extend("default" = $crate::actions::fields::OBSERVE_MAX_CHARS))]
-            pub observe_max_chars: Option<u32>,
-        }
+        );
     };
 }
 
