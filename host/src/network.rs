@@ -281,3 +281,72 @@ fn redacted(headers: &Headers) -> Headers {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sent(id: &str, url: &str, at: f64, redirect: Option<Value>) -> Value {
+        let mut sent = json!({
+            "requestId": id, "type": "Document", "timestamp": at,
+            "request": { "url": url, "method": "GET", "headers": { "Authorization": "Bearer secret", "Accept": "text/html" } },
+        });
+        if let Some(response) = redirect {
+            sent["redirectResponse"] = response;
+        }
+        sent
+    }
+
+    #[test]
+    fn a_redirect_is_one_request_a_leg_and_secrets_never_leave() {
+        let log = NetworkLog::default();
+        log.observe(
+            "Network.requestWillBeSent",
+            &sent("1", "http://a.test/old", 1.0, None),
+        );
+        log.observe(
+            "Network.requestWillBeSent",
+            &sent("1", "http://a.test/new", 1.5, Some(json!({ "status": 302 }))),
+        );
+        let extra = json!({ "requestId": "1", "headers": { "Cookie": "id=42", "Set-Cookie": "x=1\ny=2" } });
+        log.observe("Network.requestWillBeSentExtraInfo", &extra);
+        log.observe("Network.responseReceived", &json!({ "requestId": "1", "type": "Document", "response": { "status": 200, "headers": { "Set-Cookie": "a=1\nb=2" } } }));
+        log.observe(
+            "Network.loadingFinished",
+            &json!({ "requestId": "1", "timestamp": 2.0, "encodedDataLength": 512.0 }),
+        );
+        let listed = log.list(&Params {
+            tab_id: 1,
+            since: None,
+            url: None,
+            failed_only: false,
+            types: None,
+            limit: None,
+            request_id: None,
+            body: false,
+        });
+        let legs: Vec<(String, Option<u16>, Option<f64>)> = listed
+            .requests
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.url, r.status, r.duration_ms))
+            .collect();
+        assert_eq!(
+            legs,
+            [
+                ("http://a.test/old".to_owned(), Some(302), Some(500.0)),
+                ("http://a.test/new".to_owned(), Some(200), Some(500.0)),
+            ]
+        );
+        let one = log.one("1").expect("the last leg");
+        let sent = one.request_headers.unwrap();
+        assert_eq!(
+            (sent["Authorization"].as_str(), sent["Cookie"].as_str()),
+            ("<redacted>", "<redacted>")
+        );
+        assert_eq!(sent["Accept"], "text/html");
+        assert_eq!(one.response_headers.unwrap()["Set-Cookie"], "<redacted>");
+        assert!(log.one("2").is_none());
+    }
+}
