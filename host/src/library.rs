@@ -188,11 +188,13 @@ impl LibraryCall for InputSeen {
     type Reply = SeenInput;
 }
 
-/// What kind of form field an element is, and how it stands.
+/// What kind of form field an element is, and how it stands; with `focus`, a text field is
+/// focused for typing, its content selected.
 #[derive(Serialize)]
 pub struct FieldKind<'a> {
     #[serde(flatten)]
     pub at: Element<'a>,
+    pub focus: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -225,6 +227,9 @@ pub struct FieldKindReply {
     pub multiple: bool,
     #[serde(default)]
     pub checked: bool,
+    /// For a text field, now focused with its content selected: whether it had any.
+    #[serde(default)]
+    pub had_text: bool,
     /// The element as a message names it.
     pub name: String,
 }

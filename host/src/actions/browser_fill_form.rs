@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_fill_form::{Field, FieldValue, Filled, Output, Params};
-use tether_protocol::actions::{browser_click, browser_select_option, browser_type, TabId};
+use tether_protocol::actions::{browser_click, browser_select_option, TabId};
 use tether_protocol::ActionError;
 
 use super::{
@@ -39,22 +39,14 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 /// Sets one field to its value, as the kind of field it is takes it.
 async fn fill(cx: &Context<'_>, tab_id: TabId, field: &Field) -> Result<(), ActionError> {
     let at = required_element(&field.xpath, &field.r#ref)?;
-    let sort = cx.page(tab_id).call(&FieldKind { at }).await?;
+    // Text is typed into the field this call focuses.
+    let focus = matches!(field.value, FieldValue::Text(_));
+    let sort = cx.page(tab_id).call(&FieldKind { at, focus }).await?;
     let (xpath, r#ref) = (field.xpath.clone(), field.r#ref.clone());
     match (&field.value, sort.kind) {
+        // Focused with its content selected already: type over it.
         (FieldValue::Text(text), FieldSort::Text) => {
-            let params = browser_type::Params {
-                tab_id,
-                xpath,
-                r#ref,
-                text: text.clone(),
-                submit: false,
-                clear: true,
-                dialog: None,
-                observe: None,
-                observe_max_chars: None,
-            };
-            typing::run(cx, params).await.map(drop)
+            typing::into_focused(&cx.page(tab_id), text, sort.had_text).await
         }
         (FieldValue::Text(choice), FieldSort::Select) => {
             choose(cx, tab_id, (xpath, r#ref), vec![choice.clone()]).await

@@ -19,19 +19,22 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
             clear: p.clear,
         })
         .await?;
-    if p.text.is_empty() {
-        if p.clear && focused.had_text {
-            // Inserting nothing would leave the selection; delete it like a person would.
-            press(page, "Delete", "Delete", 46, None).await?;
-        }
-    } else {
-        // Replaces the selection when clearing, or inserts at the caret (the end) when not.
-        page.cdp("Input.insertText", json!({ "text": p.text })).await?;
-    }
+    into_focused(page, &p.text, p.clear && focused.had_text).await?;
     if p.submit {
         press(page, "Enter", "Enter", 13, Some("\r")).await?;
     }
     Ok(Output { typed: true })
+}
+
+/// Types `text` into the focused field: replacing its selection when it is selected, else at
+/// the caret. Nothing to type over a selection (`selected`) deletes it, as a person would.
+pub async fn into_focused(page: &Page<'_>, text: &str, selected: bool) -> Result<(), ActionError> {
+    if !text.is_empty() {
+        page.cdp("Input.insertText", json!({ "text": text })).await?;
+    } else if selected {
+        press(page, "Delete", "Delete", 46, None).await?;
+    }
+    Ok(())
 }
 
 /// One key press: down (with the text it types, if any), then up.

@@ -201,8 +201,10 @@
   }
 
   // ---- fill form --------------------------------------------------------------------------
-  // What kind of form field an element is, and how it stands.
-  function fieldKind(at) {
+  // What kind of form field an element is, and how it stands; with `focus`, a text field is
+  // focused for typing on the way, its content selected (one call for what a person's hand
+  // does in one move).
+  function fieldKind({ focus, ...at }) {
     const found = resolve(at);
     if (found.error) return found;
     const el = found.el;
@@ -210,7 +212,10 @@
     if (el.localName === "select") return { kind: "select", multiple: el.multiple, name };
     if (el.localName === "input" && (el.type === "checkbox" || el.type === "radio")) return { kind: el.type, checked: el.checked, name };
     const text = el.localName === "textarea" || (el.localName === "input" && !NON_TEXT_INPUTS.has(el.type));
-    return { kind: text || el.isContentEditable ? "text" : "other", name };
+    if (!text && !el.isContentEditable) return { kind: "other", name };
+    if (!focus) return { kind: "text", name };
+    const focused = focusForTyping({ clear: true, ...at });
+    return focused.error ? focused : { kind: "text", name, hadText: focused.hadText };
   }
 
   // ---- type -------------------------------------------------------------------------------
