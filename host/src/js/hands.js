@@ -149,13 +149,17 @@
   }
 
   // Whether an HTML5 drag started (a dragstart the page did not cancel) since armDrag. Each
-  // call has a fresh library, so the watch is kept on the window, under a symbol pages do
-  // not see by name.
+  // call has a fresh library, so the watch is kept on the window under a registered symbol
+  // (the page can find it, as it can anything in its main world). A new watch takes the
+  // last one's place, and its listener goes: a drag on a page without HTML5 drags leaves none.
   const DRAG = Symbol.for("tether.dragstart");
   function armDrag() {
-    const watch = { event: null };
+    const last = globalThis[DRAG];
+    if (last) removeEventListener("dragstart", last.listener, { capture: true });
+    const watch = { event: null, listener: null };
+    watch.listener = (e) => { watch.event = e; };
     globalThis[DRAG] = watch;
-    addEventListener("dragstart", (e) => { watch.event = e; }, { once: true, capture: true });
+    addEventListener("dragstart", watch.listener, { once: true, capture: true });
     return {};
   }
   // Asked after a frame: the browser hands pointer moves to the page with the next frame, so
