@@ -3,24 +3,28 @@
 //! read from CDP's events from the moment the tab was prepared, the latest 1000 kept, each
 //! numbered (`seq`) so a listing can go on where the last one ended.
 
-use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 use tether_protocol::actions::browser_console::{Entry, Level, Output, Params, Source};
 
-/// How many entries a tab keeps: the latest.
-pub const KEPT: usize = 1000;
+use crate::numbered::{clipped, Log, Numbered};
+
+/// How much of an entry's text is kept: a page's line longer than a screenful is cut.
+const TEXT_KEPT: usize = 8 * 1024;
 
 #[derive(Default)]
-pub struct ConsoleLog(Mutex<Ring>);
+pub struct ConsoleLog(Mutex<Log<Entry>>);
 
-#[derive(Default)]
-struct Ring {
-    entries: VecDeque<Entry>,
-    /// The seq of the last entry written (0: none yet).
-    last: u64,
+impl Numbered for Entry {
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    fn number(&mut self, seq: u64) {
+        self.seq = seq;
+    }
 }
 
 impl ConsoleLog {
@@ -33,34 +37,24 @@ impl ConsoleLog {
             _ => None,
         };
         if let Some(entry) = entry {
-            self.push(entry);
+            self.log().push(entry);
         }
     }
 
-    fn ring(&self) -> std::sync::MutexGuard<'_, Ring> {
+    fn log(&self) -> std::sync::MutexGuard<'_, Log<Entry>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn push(&self, mut entry: Entry) {
-        let mut ring = self.ring();
-        ring.last += 1;
-        entry.seq = ring.last;
-        ring.entries.push_back(entry);
-        if ring.entries.len() > KEPT {
-            ring.entries.pop_front();
-        }
     }
 
     /// The seq of the last entry written (0: none yet).
     pub fn last(&self) -> u64 {
-        self.ring().last
+        self.log().last()
     }
 
     /// How many errors and warnings came after `seq`, and the first error's text.
     pub fn errors_and_warnings_after(&self, seq: u64) -> (u64, u64, Option<String>) {
-        let ring = self.ring();
+        let log = self.log();
         let (mut errors, mut warnings, mut first) = (0, 0, None);
-        for entry in ring.entries.iter().filter(|e| e.seq > seq) {
+        for entry in log.after(seq) {
             match entry.level {
                 Level::Error => {
                     errors += 1;
@@ -74,30 +68,15 @@ impl ConsoleLog {
     }
 
     /// The entries after `since` from `level` up with `text` in them, oldest first, at most
-    /// `limit`; `next` is the last seq looked at, so a walk goes on without losing or
-    /// repeating what the buffer held.
+    /// `limit` (see [`Log::walk`]).
     pub fn list(&self, p: &Params) -> Output {
-        let ring = self.ring();
-        let since = p.since.unwrap_or(0);
-        let first_kept = ring.entries.front().map_or(ring.last + 1, |e| e.seq);
-        let dropped = first_kept.saturating_sub(since.saturating_add(1));
-        let limit = p.limit() as usize;
-        let mut entries = Vec::new();
-        let mut next = since;
-        for entry in ring.entries.iter().filter(|e| e.seq > since) {
-            if entries.len() == limit {
-                break;
-            }
-            next = entry.seq;
-            let wanted = entry.level >= p.level && p.text.as_deref().is_none_or(|t| entry.text.contains(t));
-            if wanted {
-                entries.push(entry.clone());
-            }
-        }
+        let log = self.log();
+        let wanted = |e: &Entry| e.level >= p.level && p.text.as_deref().is_none_or(|t| e.text.contains(t));
+        let walk = log.walk(p.since, p.limit() as usize, wanted);
         Output {
-            entries,
-            next,
-            dropped,
+            entries: walk.listed.into_iter().cloned().collect(),
+            next: walk.next,
+            dropped: walk.dropped,
         }
     }
 }
@@ -161,7 +140,7 @@ fn entry(level: Level, text: String, source: Source, at: &Value, timestamp: &Val
     Entry {
         seq: 0,
         level,
-        text,
+        text: clipped(&text, TEXT_KEPT),
         source,
         line: url.as_ref().and(at["lineNumber"].as_u64()).map(|l| l + 1),
         url,
@@ -202,36 +181,25 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn log(text: &str, kind: &str) -> Value {
-        json!({ "type": kind, "args": [{ "type": "string", "value": text }], "timestamp": 1.7e12 })
-    }
-
     #[test]
-    fn a_walk_goes_on_where_it_ended_and_counts_what_was_let_go() {
+    fn a_page_that_logs_megabytes_a_line_is_kept_a_screenful_a_line() {
         let console = ConsoleLog::default();
-        for n in 0..(KEPT + 5) {
-            console.observe("Runtime.consoleAPICalled", &log(&format!("line {n}"), "log"));
-        }
-        let p = |since: Option<u64>, limit: u32| Params {
+        let huge = "x".repeat(4 << 20);
+        let call =
+            json!({ "type": "log", "args": [{ "type": "string", "value": huge }], "timestamp": 1.7e12 });
+        console.observe("Runtime.consoleAPICalled", &call);
+        let p = Params {
             tab_id: 1,
             level: Level::Info,
-            since,
+            since: None,
             text: None,
-            limit: Some(limit),
+            limit: None,
         };
-        let first = console.list(&p(None, 2));
-        assert_eq!(first.dropped, 5, "the five oldest were let go");
-        assert_eq!(first.entries.iter().map(|e| e.seq).collect::<Vec<_>>(), [6, 7]);
-        let next = console.list(&p(Some(first.next), 2));
-        assert_eq!((next.dropped, next.entries[0].seq), (0, 8));
-        let warnings = Params {
-            level: Level::Warning,
-            ..p(None, 10)
-        };
-        assert_eq!(
-            console.list(&warnings).next,
-            (KEPT + 5) as u64,
-            "a walk past nothing wanted moves on"
+        let text = &console.list(&p).entries[0].text;
+        assert!(
+            text.len() < TEXT_KEPT + 64 && text.ends_with("(4194304 bytes in all)"),
+            "{}",
+            text.len()
         );
     }
 }

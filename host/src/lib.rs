@@ -22,6 +22,7 @@ pub mod loading;
 pub mod local;
 pub mod mcp;
 pub mod network;
+pub mod numbered;
 pub mod observed;
 pub mod page;
 pub mod policy;

@@ -3,30 +3,27 @@
 //! listing goes on where the last one ended; one in full with its headers, the secret ones
 //! redacted wherever the browser reports them.
 
-use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use serde_json::Value;
 use tether_protocol::actions::browser_network::{Headers, Output, Params, Request, RequestType};
 
+use crate::numbered::{clipped, cut, Log, Numbered};
 use crate::policy::glob;
 
-/// How many requests a tab keeps: the latest.
-pub const KEPT: usize = 1000;
 /// How much of a posted body is kept.
 const POST_DATA_KEPT: usize = 64 * 1024;
+/// How much of a URL is kept (a page's `data:` URL may be megabytes).
+const URL_KEPT: usize = 8 * 1024;
+/// How many headers a request or response keeps, each value cut at [`HEADER_KEPT`] bytes: a
+/// page's own headers cannot grow a request's record past about 128 KiB.
+const HEADERS_KEPT: usize = 64;
+const HEADER_KEPT: usize = 2 * 1024;
 /// Headers whose values never leave the host.
 const REDACTED: &[&str] = &["authorization", "cookie", "set-cookie", "proxy-authorization"];
 
 #[derive(Default)]
-pub struct NetworkLog(Mutex<Log>);
-
-#[derive(Default)]
-struct Log {
-    records: VecDeque<Record>,
-    /// The seq of the last request written (0: none yet).
-    last: u64,
-}
+pub struct NetworkLog(Mutex<Log<Record>>);
 
 struct Record {
     listed: Request,
@@ -37,8 +34,18 @@ struct Record {
     post_data: Option<String>,
 }
 
+impl Numbered for Record {
+    fn seq(&self) -> u64 {
+        self.listed.seq
+    }
+
+    fn number(&mut self, seq: u64) {
+        self.listed.seq = seq;
+    }
+}
+
 impl NetworkLog {
-    fn log(&self) -> std::sync::MutexGuard<'_, Log> {
+    fn log(&self) -> std::sync::MutexGuard<'_, Log<Record>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -48,7 +55,7 @@ impl NetworkLog {
         let id = params["requestId"].as_str().unwrap_or_default();
         match method {
             "Network.requestWillBeSent" => {
-                if let (Some(record), Some(response)) = (log.find(id), params.get("redirectResponse")) {
+                if let (Some(record), Some(response)) = (find(&mut log, id), params.get("redirectResponse")) {
                     // A redirect ends the request it answers; the next leg is a request of its own.
                     record.listed.status = response["status"].as_u64().and_then(|s| u16::try_from(s).ok());
                     record.finish(params["timestamp"].as_f64(), None);
@@ -56,38 +63,38 @@ impl NetworkLog {
                 log.push(sent(params));
             }
             "Network.requestWillBeSentExtraInfo" => {
-                if let Some(record) = log.find(id) {
-                    record.request_headers.extend(headers(&params["headers"]));
+                if let Some(record) = find(&mut log, id) {
+                    keep_headers(&mut record.request_headers, &params["headers"]);
                 }
             }
             "Network.responseReceived" => {
-                if let Some(record) = log.find(id) {
+                if let Some(record) = find(&mut log, id) {
                     let response = &params["response"];
                     record.listed.status = response["status"].as_u64().and_then(|s| u16::try_from(s).ok());
                     record.listed.kind = kind(params["type"].as_str());
                     record.listed.from_cache |= ["fromDiskCache", "fromServiceWorker", "fromPrefetchCache"]
                         .iter()
                         .any(|key| response[key].as_bool() == Some(true));
-                    record.response_headers.extend(headers(&response["headers"]));
+                    keep_headers(&mut record.response_headers, &response["headers"]);
                 }
             }
             "Network.responseReceivedExtraInfo" => {
-                if let Some(record) = log.find(id) {
-                    record.response_headers.extend(headers(&params["headers"]));
+                if let Some(record) = find(&mut log, id) {
+                    keep_headers(&mut record.response_headers, &params["headers"]);
                 }
             }
             "Network.requestServedFromCache" => {
-                if let Some(record) = log.find(id) {
+                if let Some(record) = find(&mut log, id) {
                     record.listed.from_cache = true;
                 }
             }
             "Network.loadingFinished" => {
-                if let Some(record) = log.find(id) {
+                if let Some(record) = find(&mut log, id) {
                     record.finish(params["timestamp"].as_f64(), params["encodedDataLength"].as_f64());
                 }
             }
             "Network.loadingFailed" => {
-                if let Some(record) = log.find(id) {
+                if let Some(record) = find(&mut log, id) {
                     let canceled = params["canceled"].as_bool() == Some(true);
                     let error = params["errorText"].as_str().filter(|e| !e.is_empty());
                     record.listed.failed = Some(match (error, canceled) {
@@ -102,31 +109,21 @@ impl NetworkLog {
         }
     }
 
-    /// The requests after `since` that match, oldest first, at most `limit`; `next` is the
-    /// last seq looked at.
+    /// The requests after `since` that match, oldest first, at most `limit` (see
+    /// [`Log::walk`]).
     pub fn list(&self, p: &Params) -> Output {
         let log = self.log();
-        let since = p.since.unwrap_or(0);
-        let first_kept = log.records.front().map_or(log.last + 1, |r| r.listed.seq);
-        let limit = p.limit() as usize;
-        let (mut requests, mut next) = (Vec::new(), since);
-        for record in log.records.iter().filter(|r| r.listed.seq > since) {
-            if requests.len() == limit {
-                break;
-            }
-            next = record.listed.seq;
+        let wanted = |record: &Record| {
             let r = &record.listed;
-            let wanted = (!p.failed_only || failed(r))
+            (!p.failed_only || failed(r))
                 && p.types.as_ref().is_none_or(|types| types.contains(&r.kind))
-                && p.url.as_deref().is_none_or(|pattern| glob(pattern, &r.url));
-            if wanted {
-                requests.push(r.clone());
-            }
-        }
+                && p.url.as_deref().is_none_or(|pattern| glob(pattern, &r.url))
+        };
+        let walk = log.walk(p.since, p.limit() as usize, wanted);
         Output {
-            requests: Some(requests),
-            next: Some(next),
-            dropped: Some(first_kept.saturating_sub(since.saturating_add(1))),
+            requests: Some(walk.listed.into_iter().map(|r| r.listed.clone()).collect()),
+            next: Some(walk.next),
+            dropped: Some(walk.dropped),
             ..Output::default()
         }
     }
@@ -134,7 +131,7 @@ impl NetworkLog {
     /// One request in full (the latest leg of a redirected one), its secret headers redacted.
     pub fn one(&self, request_id: &str) -> Option<Output> {
         let mut log = self.log();
-        let record = log.find(request_id)?;
+        let record = find(&mut log, request_id)?;
         Some(Output {
             request: Some(record.listed.clone()),
             request_headers: Some(redacted(&record.request_headers)),
@@ -146,39 +143,25 @@ impl NetworkLog {
 
     /// The seq of the last request written.
     pub fn last(&self) -> u64 {
-        self.log().last
+        self.log().last()
     }
 
     /// The requests after `seq` that failed, at most `max`: url, status, failed. The browser's
     /// own look for a site icon is not the page's, and left out.
     pub fn failed_after(&self, seq: u64, max: usize) -> Vec<Request> {
         let log = self.log();
-        log.records
-            .iter()
+        log.after(seq)
             .map(|r| &r.listed)
-            .filter(|r| r.seq > seq && failed(r) && !is_site_icon(&r.url))
+            .filter(|r| failed(r) && !is_site_icon(&r.url))
             .take(max)
             .cloned()
             .collect()
     }
 }
 
-impl Log {
-    fn find(&mut self, request_id: &str) -> Option<&mut Record> {
-        self.records
-            .iter_mut()
-            .rev()
-            .find(|r| r.listed.request_id == request_id)
-    }
-
-    fn push(&mut self, mut record: Record) {
-        self.last += 1;
-        record.listed.seq = self.last;
-        self.records.push_back(record);
-        if self.records.len() > KEPT {
-            self.records.pop_front();
-        }
-    }
+/// The latest leg of the request `request_id`.
+fn find<'a>(log: &'a mut Log<Record>, request_id: &str) -> Option<&'a mut Record> {
+    log.latest_mut(|r| r.listed.request_id == request_id)
 }
 
 impl Record {
@@ -206,19 +189,17 @@ fn failed(r: &Request) -> bool {
 fn sent(params: &Value) -> Record {
     let request = &params["request"];
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    let post_data = request["postData"].as_str().map(|data| {
-        let mut end = data.len().min(POST_DATA_KEPT);
-        while !data.is_char_boundary(end) {
-            end -= 1;
-        }
-        data[..end].to_owned()
-    });
+    let post_data = request["postData"]
+        .as_str()
+        .map(|data| cut(data, POST_DATA_KEPT).to_owned());
+    let mut request_headers = Headers::new();
+    keep_headers(&mut request_headers, &request["headers"]);
     Record {
         listed: Request {
             seq: 0,
             request_id: text(&params["requestId"]),
             method: text(&request["method"]),
-            url: text(&request["url"]),
+            url: clipped(request["url"].as_str().unwrap_or_default(), URL_KEPT),
             kind: kind(params["type"].as_str()),
             status: None,
             failed: None,
@@ -227,7 +208,7 @@ fn sent(params: &Value) -> Record {
             bytes: None,
         },
         sent: params["timestamp"].as_f64().unwrap_or_default(),
-        request_headers: headers(&request["headers"]),
+        request_headers,
         response_headers: Headers::new(),
         post_data,
     }
@@ -249,20 +230,16 @@ fn kind(resource: Option<&str>) -> RequestType {
     }
 }
 
-/// CDP's headers object (repeated headers come joined with newlines) as name -> value.
-fn headers(object: &Value) -> Headers {
-    let Some(object) = object.as_object() else {
-        return Headers::new();
-    };
-    object
-        .iter()
-        .map(|(name, value)| {
-            (
-                name.to_owned(),
-                value.as_str().unwrap_or_default().replace('\n', ", "),
-            )
-        })
-        .collect()
+/// Adds CDP's headers object (repeated headers come joined with newlines) to `into`, name ->
+/// value, while it has fewer than [`HEADERS_KEPT`]; each value cut at [`HEADER_KEPT`] bytes.
+fn keep_headers(into: &mut Headers, object: &Value) {
+    for (name, value) in object.as_object().into_iter().flatten() {
+        if into.len() >= HEADERS_KEPT && !into.contains_key(name) {
+            continue;
+        }
+        let value = value.as_str().unwrap_or_default().replace('\n', ", ");
+        into.insert(clipped(name, HEADER_KEPT), clipped(&value, HEADER_KEPT));
+    }
 }
 
 fn redacted(headers: &Headers) -> Headers {
@@ -348,5 +325,21 @@ mod tests {
         assert_eq!(sent["Accept"], "text/html");
         assert_eq!(one.response_headers.unwrap()["Set-Cookie"], "<redacted>");
         assert!(log.one("2").is_none());
+    }
+
+    #[test]
+    fn a_page_cannot_grow_a_requests_record_past_its_bounds() {
+        let log = NetworkLog::default();
+        let many: serde_json::Map<String, Value> = (0..500)
+            .map(|n| (format!("X-{n}"), json!("v".repeat(1 << 20))))
+            .collect();
+        let url = format!("data:text/plain,{}", "a".repeat(4 << 20));
+        let request = json!({ "requestId": "9", "type": "Fetch", "timestamp": 1.0, "request": { "url": url, "method": "GET", "headers": many } });
+        log.observe("Network.requestWillBeSent", &request);
+        let one = log.one("9").unwrap();
+        let headers = one.request_headers.unwrap();
+        assert_eq!(headers.len(), HEADERS_KEPT);
+        assert!(headers.values().all(|v| v.len() < HEADER_KEPT + 64));
+        assert!(one.request.unwrap().url.len() < URL_KEPT + 64);
     }
 }
