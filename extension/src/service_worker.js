@@ -6,6 +6,7 @@ import { HostPort } from "./host_port.js";
 import * as twin from "./twin.js";
 import * as tabOps from "./tab_ops.js";
 import * as bridge from "./debugger_bridge.js";
+import * as downloads from "./downloads.js";
 import { loadSettings, watchSettings } from "./settings.js";
 
 /** Confirmation requests for the owner, by requestId; an unanswered one goes stale with its
@@ -34,6 +35,7 @@ const calls = {
   "debugger.attach": bridge.attach,
   "debugger.detach": bridge.detach,
   "debugger.send": bridge.send,
+  "downloads.find": downloads.find,
   "twin.sync": async () => {
     await syncTwin();
     return {};

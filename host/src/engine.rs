@@ -37,7 +37,7 @@ impl Engine {
         client_id: impl Into<String>,
     ) -> Self {
         Self {
-            tabs: Tabs::new(transport.clone()),
+            tabs: Tabs::new(transport.clone(), artifacts.clone()),
             transport,
             artifacts,
             policy,

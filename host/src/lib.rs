@@ -12,6 +12,7 @@ pub mod config;
 pub mod console;
 pub mod deliveries;
 pub mod dialogs;
+pub mod downloads;
 pub mod engine;
 pub mod exec;
 pub mod extension;

@@ -14,7 +14,7 @@ use crate::policy::glob;
 /// How much of a posted body is kept.
 const POST_DATA_KEPT: usize = 64 * 1024;
 /// How much of a URL is kept (a page's `data:` URL may be megabytes).
-const URL_KEPT: usize = 8 * 1024;
+pub(crate) const URL_KEPT: usize = 8 * 1024;
 /// How many headers a request or response keeps, each value cut at [`HEADER_KEPT`] bytes: a
 /// page's own headers cannot grow a request's record past about 128 KiB.
 const HEADERS_KEPT: usize = 64;

@@ -1,5 +1,5 @@
 //! What happened in an action's tab while it ran (docs/protocol.md §17's `observed`): console
-//! errors and warnings, requests that failed, and a navigation of the page; and, when the
+//! errors and warnings, requests that failed, downloads begun, and a navigation of the page; and, when the
 //! action was asked to `observe`, the page once it settled (`screen`). Marked when the action starts, read when
 //! it ends, once the tab's watcher has taken every event the browser sent before the action's
 //! last answer.
@@ -25,6 +25,7 @@ pub struct Mark {
     console: u64,
     navigations: u64,
     requests: u64,
+    downloads: u64,
 }
 
 pub fn mark(state: &TabState) -> Mark {
@@ -32,6 +33,7 @@ pub fn mark(state: &TabState) -> Mark {
         console: state.console.last(),
         navigations: state.navigations().0,
         requests: state.network.last(),
+        downloads: state.downloads.last(),
     }
 }
 
@@ -56,6 +58,13 @@ pub async fn since(state: &TabState, mark: Mark) -> Option<Value> {
         .collect();
     if !failed.is_empty() {
         observed.insert("failedRequests".into(), Value::Array(failed));
+    }
+    let downloads = state.downloads.after(mark.downloads);
+    if !downloads.is_empty() {
+        observed.insert(
+            "downloads".into(),
+            serde_json::to_value(downloads).unwrap_or_default(),
+        );
     }
     let (navigations, url) = state.navigations();
     if navigations > mark.navigations {

@@ -1,6 +1,6 @@
 //! The tabs the host drives: which session owns each (`sessions`), and what each prepared tab
 //! keeps until the debugger leaves it (the dialogs it showed, whether its document loaded, the
-//! in-page library's handle). Preparing a tab (once per attach) is here too, since it creates
+//! in-page library's handle, its console, requests and downloads). Preparing a tab (once per attach) is here too, since it creates
 //! that state, and so is the watcher that keeps it from the tab's events.
 
 use std::collections::HashMap;
@@ -10,11 +10,13 @@ use serde_json::{json, Value};
 use tether_protocol::actions::TabId;
 use tether_protocol::ActionError;
 
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
+use crate::artifacts::ArtifactStore;
 use crate::cdp::{BrowserEvent, Transport};
 use crate::console::ConsoleLog;
 use crate::dialogs::{self, DialogLog};
+use crate::downloads::{DownloadLog, Storing};
 use crate::loading::Loading;
 use crate::network::NetworkLog;
 use crate::sessions::Sessions;
@@ -62,6 +64,8 @@ pub struct TabState {
     pub console: ConsoleLog,
     /// The requests the page made.
     pub network: NetworkLog,
+    /// The files the page downloaded.
+    pub downloads: Arc<DownloadLog>,
     /// How many times the page's main frame navigated since the tab was prepared, and to where
     /// last.
     navigations: Mutex<(u64, String)>,
@@ -177,15 +181,27 @@ pub struct Tabs {
     transport: Arc<dyn Transport>,
     owners: Mutex<Sessions>,
     prepared: Prepared,
+    /// What the tabs' watchers store finished downloads with, and signal them on.
+    storing: Storing,
 }
 
 impl Tabs {
-    pub fn new(transport: Arc<dyn Transport>) -> Self {
+    pub fn new(transport: Arc<dyn Transport>, artifacts: Arc<dyn ArtifactStore>) -> Self {
         Self {
+            storing: Storing {
+                transport: transport.clone(),
+                artifacts,
+                changes: Arc::new(watch::channel(0).0),
+            },
             transport,
             owners: Mutex::default(),
             prepared: Arc::default(),
         }
+    }
+
+    /// Signals every change to any tab's downloads.
+    pub fn download_changes(&self) -> watch::Receiver<u64> {
+        self.storing.changes.subscribe()
     }
 
     pub fn owners(&self) -> MutexGuard<'_, Sessions> {
@@ -220,9 +236,9 @@ impl Tabs {
         let (ask, catch_ups) = mpsc::unbounded_channel();
         let _ = state.catch_up.set(ask);
         self.prepared().insert(tab, state.clone());
-        let (prepared, transport, watched) = (self.prepared.clone(), self.transport.clone(), state.clone());
+        let (prepared, storing, watched) = (self.prepared.clone(), self.storing.clone(), state.clone());
         tokio::spawn(async move {
-            watch(transport.as_ref(), tab, &watched, (events, catch_ups)).await;
+            watch(&storing, tab, &watched, (events, catch_ups)).await;
             // Only its own entry: a re-attach may already have prepared the tab anew.
             let mut prepared = prepared.lock().unwrap_or_else(|p| p.into_inner());
             if prepared.get(&tab).is_some_and(|s| Arc::ptr_eq(s, &watched)) {
@@ -243,7 +259,7 @@ impl Tabs {
 /// its console) until the tab closes or the debugger leaves it. Asked to catch up, it takes
 /// every event already received first.
 async fn watch(
-    transport: &dyn Transport,
+    storing: &Storing,
     tab: TabId,
     state: &TabState,
     (mut events, mut catch_ups): (
@@ -256,7 +272,7 @@ async fn watch(
             received = events.recv() => received,
             Some(done) = catch_ups.recv() => {
                 while let Some(received) = pending(&mut events) {
-                    if !take(transport, tab, state, received).await {
+                    if !take(storing, tab, state, received).await {
                         return;
                     }
                 }
@@ -264,7 +280,7 @@ async fn watch(
                 continue;
             }
         };
-        if !take(transport, tab, state, received).await {
+        if !take(storing, tab, state, received).await {
             return;
         }
     }
@@ -283,7 +299,7 @@ fn pending(
 
 /// Takes one event into the tab's state; false once the tab is gone.
 async fn take(
-    transport: &dyn Transport,
+    storing: &Storing,
     tab: TabId,
     state: &TabState,
     received: Result<BrowserEvent, broadcast::error::RecvError>,
@@ -294,7 +310,12 @@ async fn take(
             method,
             params,
         }) if t == tab => match method.as_str() {
-            "Page.javascriptDialogOpening" => dialogs::answer(transport, tab, &state.dialogs, &params).await,
+            "Page.javascriptDialogOpening" => {
+                dialogs::answer(storing.transport.as_ref(), tab, &state.dialogs, &params).await
+            }
+            "Page.downloadWillBegin" | "Page.downloadProgress" => {
+                state.downloads.observe(&method, &params, storing)
+            }
             "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded" => {
                 state.console.observe(&method, &params)
             }

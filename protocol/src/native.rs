@@ -119,6 +119,10 @@ pub enum ExtensionCall {
     /// Asks for a `full_state_sync` of the browser's windows, tabs and groups.
     #[serde(rename = "twin.sync")]
     TwinSync {},
+    /// Where the person's browser saved the latest finished download from `url`
+    /// (`chrome.downloads`): `{ "filename", "mime"? }`, the file's absolute path.
+    #[serde(rename = "downloads.find")]
+    DownloadsFind { url: String },
 }
 
 impl ExtensionCall {
@@ -130,6 +134,7 @@ impl ExtensionCall {
         "debugger.detach",
         "debugger.send",
         "twin.sync",
+        "downloads.find",
     ];
 
     /// The method's wire name.
@@ -141,6 +146,7 @@ impl ExtensionCall {
             Self::DebuggerDetach { .. } => Self::METHODS[3],
             Self::DebuggerSend { .. } => Self::METHODS[4],
             Self::TwinSync {} => Self::METHODS[5],
+            Self::DownloadsFind { .. } => Self::METHODS[6],
         }
     }
 }

@@ -82,6 +82,12 @@ impl ExtensionBrowser {
             .output()
             .unwrap();
         assert!(installed.status.success(), "{installed:?}");
+        // The person's download folder is the test's own, not the HOME of whoever runs it.
+        let preferences = json!({
+            "download": { "default_directory": dirs.path().join("downloads"), "prompt_for_download": false }
+        });
+        std::fs::create_dir_all(profile.join("Default")).unwrap();
+        std::fs::write(profile.join("Default/Preferences"), preferences.to_string()).unwrap();
         // Without the "started debugging this browser" infobar: Chromium slides it into each
         // debugged tab, and again at moments of its own, resizing the viewport under a test's
         // screenshot (a 665-pixel shot between two 657-pixel layouts, one run in three). A

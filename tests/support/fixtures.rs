@@ -1,6 +1,6 @@
 //! The fixture web server: static pages from `tests/fixtures/`, plus generated ones (a
 //! 20,000-element page, a 500 KB article, HTTP error statuses, a page that never finishes
-//! loading), and `/counter/{key}`: a count kept by the server of what pages did, which a test
+//! loading, `/download/{name}`: a file served as an attachment), and `/counter/{key}`: a count kept by the server of what pages did, which a test
 //! can hold open to catch an action in the middle.
 
 use std::collections::HashMap;
@@ -39,7 +39,8 @@ impl Server {
             .route("/never-loads", get(never_loads_page))
             .route("/counter/{key}", get(count).post(count))
             .route("/stall", get(stall))
-            .route("/redirect", get(redirect));
+            .route("/redirect", get(redirect))
+            .route("/download/{name}", get(download));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind fixture server");
@@ -177,6 +178,50 @@ impl Hold {
         self.notify.notify_one();
         self.notify.notify_waiters();
     }
+}
+
+/// What `/download/{name}` serves.
+pub fn download_body(name: &str) -> String {
+    format!("{name}: a file a page of Tether's tests downloads\n").repeat(200)
+}
+
+/// A file served as an attachment (`Content-Disposition`), `text/csv` for a `.csv`. A name
+/// starting `held-` sends the first half, then the rest once [`hold`] on that name is released
+/// (arm the hold before the page asks): a download caught in progress.
+async fn download(Path(name): Path<String>) -> Response {
+    let body = download_body(&name).into_bytes();
+    let length = body.len();
+    let rest = body[length / 2..].to_vec();
+    let first = body[..length / 2].to_vec();
+    let hold = counters()
+        .holds
+        .get(&name)
+        .cloned()
+        .filter(|_| name.starts_with("held-"));
+    let first = futures::stream::once(async move { Ok::<_, std::io::Error>(first) });
+    let rest = futures::stream::once(async move {
+        if let Some(hold) = hold {
+            hold.notified().await;
+        }
+        Ok(rest)
+    });
+    let content_type = if name.ends_with(".csv") {
+        "text/csv"
+    } else {
+        "application/octet-stream"
+    };
+    (
+        [
+            (header::CONTENT_TYPE, content_type.to_owned()),
+            (header::CONTENT_LENGTH, length.to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        axum::body::Body::from_stream(futures::StreamExt::chain(first, rest)),
+    )
+        .into_response()
 }
 
 /// A page whose load event waits on a stylesheet the server never finishes sending.

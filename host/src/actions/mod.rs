@@ -9,6 +9,7 @@
 pub mod browser_click;
 pub mod browser_console;
 pub mod browser_debugger_attach;
+pub mod browser_downloads;
 pub mod browser_drag;
 pub mod browser_evaluate;
 pub mod browser_fill_form;
@@ -114,6 +115,11 @@ impl Session<'_> {
     /// Forgets a tab that closed or left.
     pub fn forget(&self, tab: TabId) {
         self.tabs.forget(tab);
+    }
+
+    /// Signals every change to any tab's downloads.
+    pub fn download_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.tabs.download_changes()
     }
 }
 

@@ -10,6 +10,12 @@ use crate::cdp::CdpError;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     for tab in cx.session.tabs() {
+        // What the session started and did not take ends with it (its staging goes too).
+        for guid in cx.session.tab_state(tab).downloads.in_progress() {
+            if let Err(e) = cx.transport.cancel_download(&guid).await {
+                tracing::debug!(tab, "a download of the session goes on: {e}");
+            }
+        }
         let done = if p.close_tab {
             cx.transport.close_tab(tab).await
         } else {

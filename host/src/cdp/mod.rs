@@ -101,4 +101,20 @@ pub trait Transport: Send + Sync + 'static {
     async fn send(&self, tab: TabId, method: &str, params: Value) -> Result<Value, CdpError>;
     /// Every event from now on. Subscribe before sending the command whose events you await.
     fn events(&self) -> broadcast::Receiver<BrowserEvent>;
+    /// Where the browser saved the finished download `guid` (begun at `url`, as a tab's
+    /// `Page.downloadWillBegin` said).
+    async fn downloaded(&self, guid: &str, url: &str) -> Result<Downloaded, CdpError>;
+    /// Stops a download still in progress (its session ended). Where downloads are the
+    /// person's (extension mode) they are left to the person.
+    async fn cancel_download(&self, guid: &str) -> Result<(), CdpError>;
+}
+
+/// A finished download's file, as the transport found it.
+#[derive(Debug, Clone)]
+pub struct Downloaded {
+    pub path: std::path::PathBuf,
+    pub mime_type: Option<String>,
+    /// Whether the file is in the host's own staging, to be removed once stored; a file in the
+    /// person's download folder stays.
+    pub staged: bool,
 }

@@ -13,7 +13,7 @@ use tether_protocol::actions::TabId;
 use tokio::sync::broadcast;
 
 use super::connection::{CdpConnection, RawEvent};
-use super::{BrowserEvent, CdpError, TabInfo, Transport};
+use super::{BrowserEvent, CdpError, Downloaded, TabInfo, Transport};
 
 const EVENT_BUFFER: usize = 4096;
 
@@ -111,6 +111,9 @@ pub struct WorkerTransport {
     targets: Arc<Mutex<Targets>>,
     events: broadcast::Sender<BrowserEvent>,
     attach_lock: tokio::sync::Mutex<()>,
+    /// The host's own folder the browser saves downloads in, each named by its guid; `None`
+    /// where the browser would not save them there.
+    downloads: Option<tempfile::TempDir>,
 }
 
 impl WorkerTransport {
@@ -127,11 +130,13 @@ impl WorkerTransport {
         // Announces the existing targets too, through the pump.
         cdp.call(None, "Target.setDiscoverTargets", json!({ "discover": true }))
             .await?;
+        let downloads = save_downloads(&cdp).await;
         let transport = Self {
             cdp,
             targets,
             events,
             attach_lock: Default::default(),
+            downloads,
         };
         transport.tabs().await?;
         Ok(transport)
@@ -323,6 +328,47 @@ impl Transport for WorkerTransport {
 
     fn events(&self) -> broadcast::Receiver<BrowserEvent> {
         self.events.subscribe()
+    }
+
+    async fn downloaded(&self, guid: &str, _url: &str) -> Result<Downloaded, CdpError> {
+        let folder = self.downloads.as_ref().ok_or_else(|| {
+            CdpError::Other("this browser would not save downloads in the host's folder".into())
+        })?;
+        Ok(Downloaded {
+            path: folder.path().join(guid),
+            mime_type: None,
+            staged: true,
+        })
+    }
+
+    async fn cancel_download(&self, guid: &str) -> Result<(), CdpError> {
+        self.cdp
+            .call(None, "Browser.cancelDownload", json!({ "guid": guid }))
+            .await
+            .map(|_| ())
+    }
+}
+
+/// Has the browser save every download in a folder of the host's own, named by its guid (read
+/// into an artifact and removed there once finished: `downloads.rs`); the folder goes with the
+/// transport.
+async fn save_downloads(cdp: &CdpConnection) -> Option<tempfile::TempDir> {
+    let folder = tempfile::Builder::new()
+        .prefix("tether-downloads-")
+        .tempdir()
+        .map_err(|e| tracing::warn!("no folder for downloads: {e}"))
+        .ok()?;
+    let behavior = json!({
+        "behavior": "allowAndName",
+        "downloadPath": folder.path(),
+        "eventsEnabled": false,
+    });
+    match cdp.call(None, "Browser.setDownloadBehavior", behavior).await {
+        Ok(_) => Some(folder),
+        Err(e) => {
+            tracing::warn!("the browser will not save downloads for the host: {e}");
+            None
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use tether_protocol::native::{ExtensionCall, ToExtension};
 use tether_protocol::twin::{FullState, Tab, TabEvent};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::cdp::{BrowserEvent, CdpError, TabInfo, Transport};
+use crate::cdp::{BrowserEvent, CdpError, Downloaded, TabInfo, Transport};
 
 /// How long the extension has to answer one call. Chrome answers in milliseconds; a service
 /// worker that went away never does.
@@ -258,6 +258,28 @@ impl Transport for ExtensionTransport {
 
     fn events(&self) -> broadcast::Receiver<BrowserEvent> {
         self.events.subscribe()
+    }
+
+    async fn downloaded(&self, _guid: &str, url: &str) -> Result<Downloaded, CdpError> {
+        #[derive(serde::Deserialize)]
+        struct Found {
+            filename: std::path::PathBuf,
+            mime: Option<String>,
+        }
+        let found = self
+            .call(ExtensionCall::DownloadsFind { url: url.to_owned() })
+            .await?;
+        let found: Found = serde_json::from_value(found)
+            .map_err(|e| CdpError::Other(format!("the extension found no download: {e}")))?;
+        Ok(Downloaded {
+            path: found.filename,
+            mime_type: found.mime.filter(|m| !m.is_empty()),
+            staged: false,
+        })
+    }
+
+    async fn cancel_download(&self, _guid: &str) -> Result<(), CdpError> {
+        Ok(())
     }
 }
 

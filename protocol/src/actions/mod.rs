@@ -13,6 +13,7 @@ pub mod fields;
 pub mod browser_click;
 pub mod browser_console;
 pub mod browser_debugger_attach;
+pub mod browser_downloads;
 pub mod browser_drag;
 pub mod browser_evaluate;
 pub mod browser_fill_form;
@@ -218,6 +219,7 @@ macro_rules! with_catalog {
             BrowserEvaluate browser_evaluate,
             BrowserConsole browser_console,
             BrowserNetwork browser_network,
+            BrowserDownloads browser_downloads,
         }
     };
 }
@@ -534,7 +536,10 @@ mod tests {
                 name.takes_tab(),
                 !matches!(
                     name,
-                    ActionName::SessionStart | ActionName::SessionStop | ActionName::BrowserTabs
+                    ActionName::SessionStart
+                        | ActionName::SessionStop
+                        | ActionName::BrowserTabs
+                        | ActionName::BrowserDownloads
                 ),
                 "{name}"
             );
