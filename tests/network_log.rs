@@ -1,11 +1,9 @@
 //! A page's requests as an agent reads them (docs/protocol.md §17): the listing, one request
-//! in full with its secrets redacted, its response body as an artifact, the failed ones an
-//! action reports on its own, and the files the page downloaded, handed over as artifacts.
-//! Both modes.
+//! in full with its secrets redacted, its response body as an artifact, and the failed ones an
+//! action reports on its own. Both modes.
 
 use serde_json::{json, Value};
 use tether_protocol::ErrorCode;
-use tether_tests::fixtures::{download_body, hold};
 use tether_tests::run;
 
 fn find<'a>(listed: &'a Value, url_end: &str) -> &'a Value {
@@ -132,102 +130,5 @@ fn an_action_reports_the_requests_that_failed_while_it_ran() {
             went["observed"]["console"]["errors"].as_u64().unwrap() >= 1,
             "the page's own errors too: {went}"
         );
-    });
-}
-
-#[test]
-fn a_file_the_page_downloads_is_handed_over_as_an_artifact() {
-    run(|h| async move {
-        let s = "downloads-report";
-        let tab = h.start(s, "/fixtures/downloads.html").await;
-        h.ok(
-            s,
-            "browser_click",
-            json!({ "tabId": tab, "xpath": "//a[@id='report']" }),
-        )
-        .await;
-        let listed = h
-            .ok(
-                s,
-                "browser_downloads",
-                json!({ "wait": true, "timeoutMs": 20000 }),
-            )
-            .await;
-        let downloads = listed["downloads"].as_array().unwrap();
-        assert_eq!(downloads.len(), 1, "{listed}");
-        let report = &downloads[0];
-        let body = download_body("report.csv");
-        assert_eq!(
-            (
-                &report["name"],
-                &report["state"],
-                &report["bytes"],
-                &report["mimeType"]
-            ),
-            (
-                &json!("report.csv"),
-                &json!("complete"),
-                &json!(body.len()),
-                &json!("text/csv")
-            ),
-            "{report}"
-        );
-        assert!(report["url"].as_str().unwrap().ends_with("/download/report.csv"));
-        let stored = h.artifact(&json!({ "url": report["artifactUrl"] })).await;
-        assert_eq!(String::from_utf8(stored).unwrap(), body);
-        assert_eq!(
-            h.ok(s, "browser_downloads", json!({ "tabId": tab })).await,
-            listed,
-            "listed again, and by its tab"
-        );
-        h.ok(s, "session_stop", json!({})).await;
-    });
-}
-
-#[test]
-fn waiting_for_a_download_ends_when_it_does_or_says_it_did_not() {
-    run(|h| async move {
-        let s = "downloads-held";
-        let tab = h.start(s, "/fixtures/downloads.html").await;
-        let held = hold("held-archive.bin");
-        h.ok(
-            s,
-            "browser_click",
-            json!({ "tabId": tab, "xpath": "//a[@id='held']" }),
-        )
-        .await;
-        let waited = h
-            .fails_with(
-                ErrorCode::ActionTimeout,
-                s,
-                "browser_downloads",
-                json!({ "wait": true, "timeoutMs": 1500 }),
-            )
-            .await;
-        assert!(waited.message.contains("1500 ms"), "{}", waited.message);
-        let running = h.ok(s, "browser_downloads", json!({})).await;
-        assert_eq!(running["downloads"][0]["state"], "in_progress", "{running}");
-        assert!(running["downloads"][0].get("artifactId").is_none());
-        held.release();
-        let done = h
-            .ok(
-                s,
-                "browser_downloads",
-                json!({ "wait": true, "timeoutMs": 20000 }),
-            )
-            .await;
-        assert_eq!(done["downloads"][0]["state"], "complete", "{done}");
-        assert_eq!(
-            done["downloads"][0]["bytes"],
-            download_body("held-archive.bin").len()
-        );
-        h.fails_with(
-            ErrorCode::InvalidParams,
-            s,
-            "browser_downloads",
-            json!({ "wait": true, "timeoutMs": 0 }),
-        )
-        .await;
-        h.ok(s, "session_stop", json!({})).await;
     });
 }

@@ -101,6 +101,7 @@ function renderAsks(asks) {
 }
 
 $("evaluate").addEventListener("change", (event) => saveSettings({ allowEvaluate: event.target.checked }));
+$("storage-state").addEventListener("change", (event) => saveSettings({ allowStorageState: event.target.checked }));
 $("confirm-every").addEventListener("change", (event) => saveSettings({ confirmEveryAction: event.target.checked }));
 $("save-blocked").addEventListener("click", () => {
   const sites = $("blocked").value.split("\n").map((line) => line.trim()).filter(Boolean);
@@ -108,6 +109,7 @@ $("save-blocked").addEventListener("click", () => {
 });
 loadSettings().then((settings) => {
   $("evaluate").checked = settings.allowEvaluate;
+  $("storage-state").checked = settings.allowStorageState;
   $("confirm-every").checked = settings.confirmEveryAction;
   $("blocked").value = settings.blockedSites.join("\n");
 });

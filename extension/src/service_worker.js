@@ -25,7 +25,7 @@ function heard(sessionId, who, text) {
 }
 
 /** What the host last said about the relay and the sessions, for the popup. */
-let hostStatus = { relay: "unknown", clientId: null, sessions: [], allowEvaluate: false, blockedSites: [], unreadableSites: [] };
+let hostStatus = { relay: "unknown", clientId: null, sessions: [], allowEvaluate: false, allowStorageState: false, blockedSites: [], unreadableSites: [] };
 
 const calls = {
   "tabs.create": tabOps.createTab,
@@ -50,7 +50,7 @@ const host = new HostPort({
     syncTwin();
   },
   onDisconnect: (why) => {
-    hostStatus = { relay: "unknown", clientId: hostStatus.clientId, sessions: [], allowEvaluate: false, blockedSites: [], unreadableSites: [] };
+    hostStatus = { relay: "unknown", clientId: hostStatus.clientId, sessions: [], allowEvaluate: false, allowStorageState: false, blockedSites: [], unreadableSites: [] };
     console.warn("tether: the host port closed:", why);
   },
 });
@@ -82,6 +82,7 @@ async function handle(message) {
         clientId: message.clientId,
         sessions: message.sessions ?? [],
         allowEvaluate: message.allowEvaluate === true,
+        allowStorageState: message.allowStorageState === true,
         blockedSites: message.blockedSites ?? [],
         unreadableSites: message.unreadableSites ?? [],
         confirmEveryAction: message.confirmEveryAction === true,

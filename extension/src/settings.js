@@ -1,16 +1,22 @@
 // What the browser's owner sets in the popup, kept in chrome.storage.local: whether agents may
-// run their own JavaScript in pages (browser_evaluate), off unless turned on; and the sites no
+// run their own JavaScript in pages (browser_evaluate), off unless turned on; whether they may
+// save and load this browser's cookies and storage (browser_storage_state), likewise; the sites no
 // action may touch (Chrome match patterns, one per line in the popup), which the host refuses
 // with FORBIDDEN_TARGET; and whether every action on this browser waits for the owner's
 // approval, whatever the relay's own rule.
 
-const DEFAULTS = { allowEvaluate: false, blockedSites: [], confirmEveryAction: false };
+const DEFAULTS = { allowEvaluate: false, allowStorageState: false, blockedSites: [], confirmEveryAction: false };
 
 /** The settings as stored, defaults filled in. */
 export async function loadSettings() {
   const stored = await chrome.storage.local.get(DEFAULTS);
   const sites = Array.isArray(stored.blockedSites) ? stored.blockedSites.filter((s) => typeof s === "string") : [];
-  return { allowEvaluate: stored.allowEvaluate === true, blockedSites: sites, confirmEveryAction: stored.confirmEveryAction === true };
+  return {
+    allowEvaluate: stored.allowEvaluate === true,
+    allowStorageState: stored.allowStorageState === true,
+    blockedSites: sites,
+    confirmEveryAction: stored.confirmEveryAction === true,
+  };
 }
 
 export async function saveSettings(settings) {

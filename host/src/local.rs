@@ -41,6 +41,8 @@ impl LocalBrowserArgs {
             .map_err(anyhow::Error::msg)?
             .allow_file_urls(self.allow_file_urls);
         policy.set_allow_evaluate(self.allow_evaluate);
+        // The browser is the host's own: its cookies are no person's.
+        policy.set_allow_storage_state(true);
         Ok(policy)
     }
 

@@ -31,6 +31,9 @@ pub struct Policy {
     patterns: Vec<MatchPattern>,
     /// Shared by the policy's clones: in extension mode the owner changes it while the host runs.
     evaluate: Arc<AtomicBool>,
+    /// Whether `browser_storage_state` may run: set for a worker's own browser, by the owner
+    /// for a person's.
+    storage_state: Arc<AtomicBool>,
     /// The owner's blocked sites, shared the same way.
     blocked: Arc<RwLock<Vec<MatchPattern>>>,
     /// Whether `file:` and `filesystem:` URLs may be opened (`--allow-file-urls`).
@@ -96,6 +99,16 @@ impl Policy {
 
     pub fn set_allow_evaluate(&self, allowed: bool) {
         self.evaluate.store(allowed, Ordering::Relaxed);
+    }
+
+    /// Whether `browser_storage_state` may save and load the browser's cookies and storage:
+    /// a worker's own browser, yes; a person's, only as its owner allowed.
+    pub fn allows_storage_state(&self) -> bool {
+        self.storage_state.load(Ordering::Relaxed)
+    }
+
+    pub fn set_allow_storage_state(&self, allowed: bool) {
+        self.storage_state.store(allowed, Ordering::Relaxed);
     }
 
     /// Why Tether will not act on `url`, or `None` when it may.

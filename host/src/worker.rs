@@ -196,6 +196,8 @@ impl Worker {
             policy.add_relay_origin(http);
         }
         policy.set_allow_evaluate(self.allow_evaluate);
+        // The browser is the host's own: its cookies are no person's.
+        policy.set_allow_storage_state(true);
         let transport = match &self.browser {
             BrowserAt::Ws(url) => WorkerTransport::connect(url)
                 .await

@@ -137,7 +137,7 @@ impl ActionDescriptor {
 const DIALOGS: &str = "JavaScript dialogs that opened during the action, each { type, message }, with how they were answered (alert and beforeunload accepted, confirm and prompt dismissed). Absent when none opened.";
 
 /// What else the host adds (docs/protocol.md §17).
-const OBSERVED: &str = "What happened in the tab during the action: console { errors, warnings, first } (the first error's text), failedRequests [ { url, status?, failed? } ] (up to 5: status 400 or more, or a network error), navigated { url } (the page's main frame went to another document). Absent when nothing did.";
+const OBSERVED: &str = "What happened in the tab during the action: console { errors, warnings, first } (the first error's text), failedRequests [ { url, status?, failed? } ] (up to 5: status 400 or more, or a network error), downloads [ ... as browser_downloads lists them ] (begun during the action), navigated { url } (the page's main frame went to another document). Absent when nothing did.";
 
 /// What an action that changes the page shows of it when asked (docs/protocol.md §17).
 const SCREEN: &str = "With observe: the page once the action settled, as browser_snapshot writes it with that detail (recent: what changed since this session's previous snapshot of the tab), cut at observeMaxChars.";
@@ -237,13 +237,22 @@ fn field_type(property: &Value, defs: &Value) -> FieldType {
         Some("boolean") => FieldType::Boolean,
         Some("array") => FieldType::Array,
         Some("object") => FieldType::Object,
-        // `anyOf` / `oneOf` (an Option of a struct): the first variant that is not null.
-        _ => ["anyOf", "oneOf"]
-            .iter()
-            .filter_map(|key| property.get(key).and_then(Value::as_array))
-            .flatten()
-            .find(|v| v.get("type").and_then(Value::as_str) != Some("null"))
-            .map_or(FieldType::Object, |v| field_type(v, defs)),
+        // `anyOf` / `oneOf` (an Option of a struct, an untagged enum): the type its variants
+        // that are not null share, or any value where they differ.
+        _ => {
+            let mut kinds = ["anyOf", "oneOf"]
+                .iter()
+                .filter_map(|key| property.get(key).and_then(Value::as_array))
+                .flatten()
+                .filter(|v| v.get("type").and_then(Value::as_str) != Some("null"))
+                .map(|v| field_type(v, defs));
+            let first = kinds.next().unwrap_or(FieldType::Object);
+            if kinds.all(|k| k == first) {
+                first
+            } else {
+                FieldType::Any
+            }
+        }
     }
 }
 

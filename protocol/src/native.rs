@@ -31,6 +31,10 @@ pub enum FromExtension {
         /// May agents run their own JavaScript in pages (`browser_evaluate`)? Off unless set.
         #[serde(default)]
         allow_evaluate: bool,
+        /// May agents save and load this browser's cookies and storage
+        /// (`browser_storage_state`)? Off unless set.
+        #[serde(default)]
+        allow_storage_state: bool,
         /// Sites no action may touch (Chrome match patterns): `FORBIDDEN_TARGET`.
         #[serde(default)]
         blocked_sites: Vec<String>,
@@ -185,6 +189,9 @@ pub struct HostStatus {
     /// Whether the host lets `browser_evaluate` run, as the owner's setting made it.
     #[serde(default)]
     pub allow_evaluate: bool,
+    /// Whether the host lets `browser_storage_state` run, as the owner's setting made it.
+    #[serde(default)]
+    pub allow_storage_state: bool,
     /// The owner's blocked sites the host applies.
     #[serde(default)]
     pub blocked_sites: Vec<String>,

@@ -278,6 +278,12 @@ impl ExtensionBrowser {
         self.set_owner_setting("allowEvaluate", json!(allowed)).await;
     }
 
+    /// Sets the owner's "let agents save and load logins" as the popup does, and waits until
+    /// the host applies it.
+    pub async fn allow_storage_state(&self, allowed: bool) {
+        self.set_owner_setting("allowStorageState", json!(allowed)).await;
+    }
+
     /// Sets the owner's blocked sites as the popup does, and waits until the host applies them.
     pub async fn block_sites(&self, patterns: &[&str]) {
         self.set_owner_setting("blockedSites", json!(patterns)).await;

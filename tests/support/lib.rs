@@ -191,6 +191,7 @@ impl WorkerBrowser {
         let store = LocalDir::new(&artifact_dir).expect("artifact dir");
         let control_ui = format!("{}{}*", server.origin(), CONTROL_UI_PATH);
         let policy = Policy::new(&[control_ui]).expect("policy");
+        policy.set_allow_storage_state(true);
         let engine = Engine::new(transport.clone(), Arc::new(store), policy, "test-client");
         Self {
             engine,
@@ -361,6 +362,15 @@ impl Harness {
         match &self.driver {
             Driver::Worker(worker) => worker.engine.policy().set_allow_evaluate(allowed),
             Driver::Extension(browser) => browser.allow_evaluate(allowed).await,
+        }
+    }
+
+    /// Lets `browser_storage_state` run, or not: always on for a worker's own browser (this
+    /// sets its policy as a test needs), the extension's popup setting for a person's.
+    pub async fn allow_storage_state(&self, allowed: bool) {
+        match &self.driver {
+            Driver::Worker(worker) => worker.engine.policy().set_allow_storage_state(allowed),
+            Driver::Extension(browser) => browser.allow_storage_state(allowed).await,
         }
     }
 

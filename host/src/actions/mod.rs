@@ -29,6 +29,7 @@ pub mod browser_screenshot;
 pub mod browser_scroll;
 pub mod browser_select_option;
 pub mod browser_snapshot;
+pub mod browser_storage_state;
 pub mod browser_tabs;
 pub mod browser_type;
 pub mod browser_upload_file;

@@ -254,17 +254,20 @@ fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &Exten
         } => tracing::info!(extension_version, user_agent, "extension says hello"),
         FromExtension::Settings {
             allow_evaluate,
+            allow_storage_state,
             blocked_sites,
             confirm_every_action,
         } => {
             tracing::info!(
                 allow_evaluate,
+                allow_storage_state,
                 ?blocked_sites,
                 confirm_every_action,
                 "the browser's owner changed Tether's settings"
             );
             let policy = status.engine.policy();
             policy.set_allow_evaluate(allow_evaluate);
+            policy.set_allow_storage_state(allow_storage_state);
             let unreadable = policy.set_blocked_sites(&blocked_sites);
             *status.unreadable_sites.lock().unwrap_or_else(|p| p.into_inner()) = unreadable;
             status
@@ -321,6 +324,7 @@ impl Status {
             client_id: self.client_id.clone(),
             sessions,
             allow_evaluate: self.engine.policy().allows_evaluate(),
+            allow_storage_state: self.engine.policy().allows_storage_state(),
             blocked_sites: self.engine.policy().blocked_sites(),
             confirm_every_action: self.owner_settings.borrow().confirm_every_action,
             unreadable_sites: self

@@ -33,6 +33,7 @@ pub mod browser_screenshot;
 pub mod browser_scroll;
 pub mod browser_select_option;
 pub mod browser_snapshot;
+pub mod browser_storage_state;
 pub mod browser_tabs;
 pub mod browser_type;
 pub mod browser_upload_file;
@@ -220,6 +221,7 @@ macro_rules! with_catalog {
             BrowserConsole browser_console,
             BrowserNetwork browser_network,
             BrowserDownloads browser_downloads,
+            BrowserStorageState browser_storage_state,
         }
     };
 }
@@ -540,6 +542,7 @@ mod tests {
                         | ActionName::SessionStop
                         | ActionName::BrowserTabs
                         | ActionName::BrowserDownloads
+                        | ActionName::BrowserStorageState
                 ),
                 "{name}"
             );

@@ -1,0 +1,257 @@
+//! `browser_storage_state`: the browser's cookies (`Network.getAllCookies` / `setCookies`, sent
+//! through a tab of the session) and some origins' localStorage, saved to a JSON artifact in
+//! Playwright's `storageState` shape, or put back from one. An origin's localStorage is read or
+//! written in a throwaway background tab whose one request to the origin the host answers
+//! itself with an empty page (`Fetch`): no request reaches the site, and no page of the site
+//! runs. No value is ever logged or put in a result.
+
+use base64::Engine;
+use serde_json::{json, Value};
+use tether_protocol::actions::browser_storage_state::{
+    origin_of, Cookie, Direction, Item, OriginStorage, OriginsDone, Output, Params, StorageState,
+};
+use tether_protocol::actions::TabId;
+use tether_protocol::{ActionError, ErrorCode};
+
+use super::Context;
+use crate::cdp::BrowserEvent;
+
+const REFUSED: &str = "browser_storage_state is off on this browser: save and load reach the person's own logins (every site's cookies), so the browser's owner allows them in the Tether extension's popup (\"Let agents save and load logins\"). A worker's own browser needs no such permission.";
+
+/// The largest storage state a load reads.
+const MAX_STATE_BYTES: u64 = 16 * 1024 * 1024;
+
+pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    if !cx.policy.allows_storage_state() {
+        return Err(ActionError::new(ErrorCode::Forbidden, REFUSED));
+    }
+    let tab = *cx.session.tabs().first().ok_or_else(|| {
+        ActionError::invalid_params(
+            "the session has no tab to reach the browser's cookies through: session_start first",
+        )
+    })?;
+    cx.session.prepare(tab).await?;
+    match p.action {
+        Direction::Save => save(cx, tab, p.origins).await,
+        Direction::Load => load(cx, tab, p.artifact_id.as_deref().unwrap_or_default()).await,
+    }
+}
+
+async fn save(cx: &Context<'_>, tab: TabId, origins: Option<Vec<String>>) -> Result<Output, ActionError> {
+    let all = cx.page(tab).cdp("Network.getAllCookies", json!({})).await?;
+    let cookies: Vec<Cookie> = serde_json::from_value(all["cookies"].clone()).map_err(|e| {
+        ActionError::internal(format!(
+            "the browser's cookies are not as CDP describes them: {e}"
+        ))
+    })?;
+    let origins = match origins {
+        Some(named) => named.iter().filter_map(|o| origin_of(o).ok()).collect(),
+        None => session_origins(cx).await,
+    };
+    let mut state = StorageState {
+        cookies,
+        origins: Vec::new(),
+    };
+    for origin in &origins {
+        let read = "JSON.stringify(Object.entries(localStorage))";
+        let entries = in_origin(cx, origin, read.into()).await?;
+        let entries: Vec<(String, String)> =
+            serde_json::from_str(entries.as_str().unwrap_or("[]")).map_err(|e| {
+                ActionError::internal(format!("{origin}'s localStorage did not read as entries: {e}"))
+            })?;
+        let local_storage = entries
+            .into_iter()
+            .map(|(name, value)| Item { name, value })
+            .collect();
+        state.origins.push(OriginStorage {
+            origin: origin.clone(),
+            local_storage,
+        });
+    }
+    let bytes = serde_json::to_vec(&state).map_err(|e| ActionError::internal(e.to_string()))?;
+    let stored = cx.artifacts.put(bytes, "application/json").await?;
+    Ok(Output {
+        artifact_id: Some(stored.artifact_id),
+        url: Some(stored.url),
+        cookies: state.cookies.len() as u64,
+        origins: OriginsDone::Saved(origins),
+    })
+}
+
+async fn load(cx: &Context<'_>, tab: TabId, artifact_id: &str) -> Result<Output, ActionError> {
+    let file = cx.artifacts.file(artifact_id).await?;
+    if file.bytes > MAX_STATE_BYTES {
+        return Err(not_a_state(
+            artifact_id,
+            &format!("it is {} bytes, over {MAX_STATE_BYTES}", file.bytes),
+        ));
+    }
+    let bytes = tokio::fs::read(&file.path)
+        .await
+        .map_err(|e| ActionError::internal(format!("cannot read artifact {artifact_id}: {e}")))?;
+    let state: StorageState =
+        serde_json::from_slice(&bytes).map_err(|e| not_a_state(artifact_id, &e.to_string()))?;
+    for saved in &state.origins {
+        let origin = origin_of(&saved.origin).map_err(|why| not_a_state(artifact_id, &why))?;
+        refuse_if_forbidden(cx, &origin)?;
+    }
+    let cookies: Vec<Value> = state.cookies.iter().map(cookie_param).collect();
+    cx.page(tab)
+        .cdp("Network.setCookies", json!({ "cookies": cookies }))
+        .await?;
+    for saved in &state.origins {
+        let items: Vec<(&str, &str)> = saved
+            .local_storage
+            .iter()
+            .map(|i| (i.name.as_str(), i.value.as_str()))
+            .collect();
+        let write = format!(
+            "(items => {{ for (const [name, value] of items) localStorage.setItem(name, value); return items.length; }})({})",
+            serde_json::to_string(&items).unwrap_or_else(|_| "[]".into())
+        );
+        in_origin(cx, &saved.origin, write).await?;
+    }
+    Ok(Output {
+        artifact_id: None,
+        url: None,
+        cookies: state.cookies.len() as u64,
+        origins: OriginsDone::Loaded(state.origins.len() as u64),
+    })
+}
+
+fn not_a_state(artifact_id: &str, why: &str) -> ActionError {
+    ActionError::invalid_params(format!(
+        "artifact {artifact_id} is not a storage state ({{cookies, origins}} as browser_storage_state save writes it): {why}"
+    ))
+}
+
+fn refuse_if_forbidden(cx: &Context<'_>, origin: &str) -> Result<(), ActionError> {
+    match cx.policy.refusal(&format!("{origin}/")) {
+        Some(why) => Err(ActionError::new(ErrorCode::ForbiddenTarget, why)),
+        None => Ok(()),
+    }
+}
+
+/// A saved cookie as `Network.setCookies` takes it (a session cookie without `expires`).
+fn cookie_param(cookie: &Cookie) -> Value {
+    let mut param = json!({
+        "name": cookie.name,
+        "value": cookie.value,
+        "domain": cookie.domain,
+        "path": cookie.path,
+        "httpOnly": cookie.http_only,
+        "secure": cookie.secure,
+    });
+    if cookie.expires > 0.0 {
+        param["expires"] = json!(cookie.expires);
+    }
+    if let Some(same_site) = &cookie.same_site {
+        param["sameSite"] = json!(same_site);
+    }
+    param
+}
+
+/// The http(s) origins the session's tabs show, each once.
+async fn session_origins(cx: &Context<'_>) -> Vec<String> {
+    let mut origins: Vec<String> = Vec::new();
+    for tab in cx.session.tabs() {
+        let Ok(Some(info)) = cx.transport.tab(tab).await else {
+            continue;
+        };
+        let Ok(url) = url::Url::parse(&info.url) else {
+            continue;
+        };
+        if let Ok(origin) = origin_of(&url.origin().ascii_serialization()) {
+            if !origins.contains(&origin) {
+                origins.push(origin);
+            }
+        }
+    }
+    origins
+}
+
+/// Runs `expression` in a page of `origin` that no request to the site made: a background tab
+/// whose navigation to the origin the host answers with an empty document, closed after.
+async fn in_origin(cx: &Context<'_>, origin: &str, expression: String) -> Result<Value, ActionError> {
+    refuse_if_forbidden(cx, origin)?;
+    let tab = cx
+        .transport
+        .open_tab("about:blank", cx.session.group_title().as_deref())
+        .await?;
+    let ran = run_in_origin(cx, tab.tab_id, origin, expression).await;
+    if let Err(e) = cx.transport.close_tab(tab.tab_id).await {
+        tracing::debug!(tab = tab.tab_id, "the storage tab did not close: {e}");
+    }
+    ran
+}
+
+async fn run_in_origin(
+    cx: &Context<'_>,
+    tab: TabId,
+    origin: &str,
+    expression: String,
+) -> Result<Value, ActionError> {
+    let transport = cx.transport;
+    let mut events = transport.events();
+    transport.attach(tab).await?;
+    let pattern = json!({ "patterns": [{ "urlPattern": format!("{origin}/*"), "requestStage": "Request" }] });
+    transport.send(tab, "Fetch.enable", pattern).await?;
+    let navigate = transport.send(tab, "Page.navigate", json!({ "url": format!("{origin}/") }));
+    let navigated = tokio::select! {
+        navigated = navigate => navigated?,
+        failed = answer_requests(cx, tab, &mut events) => return Err(failed),
+    };
+    if let Some(error) = navigated.get("errorText").and_then(Value::as_str) {
+        return Err(ActionError::new(
+            ErrorCode::NavigationFailed,
+            format!("cannot open {origin} to reach its localStorage: {error}"),
+        ));
+    }
+    let evaluated = transport
+        .send(
+            tab,
+            "Runtime.evaluate",
+            json!({ "expression": expression, "returnByValue": true }),
+        )
+        .await?;
+    if let Some(thrown) = evaluated.get("exceptionDetails") {
+        let why = thrown
+            .pointer("/exception/description")
+            .and_then(Value::as_str)
+            .unwrap_or("an exception");
+        return Err(ActionError::internal(format!(
+            "{origin}'s localStorage refused: {why}"
+        )));
+    }
+    Ok(evaluated.pointer("/result/value").cloned().unwrap_or(Value::Null))
+}
+
+/// Answers each request the tab makes to the origin with an empty document, until that fails
+/// (the tab went away): why it did.
+async fn answer_requests(
+    cx: &Context<'_>,
+    tab: TabId,
+    events: &mut tokio::sync::broadcast::Receiver<BrowserEvent>,
+) -> ActionError {
+    loop {
+        match events.recv().await {
+            Ok(BrowserEvent::Cdp {
+                tab: t,
+                method,
+                params,
+            }) if t == tab && method == "Fetch.requestPaused" => {
+                let empty = json!({
+                    "requestId": params["requestId"],
+                    "responseCode": 200,
+                    "responseHeaders": [{ "name": "Content-Type", "value": "text/html" }],
+                    "body": base64::engine::general_purpose::STANDARD.encode("<!doctype html>"),
+                });
+                if let Err(e) = cx.transport.send(tab, "Fetch.fulfillRequest", empty).await {
+                    return e.into();
+                }
+            }
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+            Err(_) => return ActionError::internal("the browser's events ended"),
+        }
+    }
+}
