@@ -57,6 +57,48 @@ fn a_file_the_page_downloads_is_handed_over_as_an_artifact() {
 }
 
 #[test]
+fn files_a_page_makes_or_a_form_posts_for_are_handed_over_too() {
+    run(|h| async move {
+        let s = "downloads-made";
+        let tab = h.start(s, "/fixtures/downloads.html").await;
+        let wait = json!({ "wait": true, "timeoutMs": 20000 });
+        h.ok(
+            s,
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//button[@id='notes']" }),
+        )
+        .await;
+        let made = h.ok(s, "browser_downloads", wait.clone()).await;
+        let notes = &made["downloads"][0];
+        assert_eq!(
+            (&notes["name"], &notes["state"]),
+            (&json!("notes.txt"), &json!("complete")),
+            "{made}"
+        );
+        assert!(notes["url"].as_str().unwrap().starts_with("blob:"), "{notes}");
+        let stored = h.artifact(&json!({ "url": notes["artifactUrl"] })).await;
+        assert_eq!(stored, b"notes written in the page\n");
+
+        h.ok(
+            s,
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//button[@id='export']" }),
+        )
+        .await;
+        let posted = h.ok(s, "browser_downloads", wait).await;
+        let export = &posted["downloads"][1];
+        assert_eq!(
+            (&export["name"], &export["state"]),
+            (&json!("export.csv"), &json!("complete")),
+            "{posted}"
+        );
+        let stored = h.artifact(&json!({ "url": export["artifactUrl"] })).await;
+        assert_eq!(String::from_utf8(stored).unwrap(), download_body("export.csv"));
+        h.ok(s, "session_stop", json!({})).await;
+    });
+}
+
+#[test]
 fn waiting_for_a_download_ends_when_it_does_or_says_it_did_not() {
     run(|h| async move {
         let s = "downloads-held";

@@ -40,7 +40,7 @@ impl Server {
             .route("/counter/{key}", get(count).post(count))
             .route("/stall", get(stall))
             .route("/redirect", get(redirect))
-            .route("/download/{name}", get(download));
+            .route("/download/{name}", get(download).post(download));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind fixture server");
