@@ -10,11 +10,15 @@ const PAGE: &str =
     "data:text/html,<title>Exec</title><button onclick=\"document.title='pressed'\">Press</button>";
 
 fn exec(args: &[&str], stdin: Option<&str>) -> Output {
-    let artifacts = tempfile::tempdir().unwrap();
+    exec_in(tempfile::tempdir().unwrap().path(), args, stdin)
+}
+
+/// `exec` storing its artifacts in `artifacts`, which a later run can read back.
+fn exec_in(artifacts: &std::path::Path, args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tether-host"))
         .arg("exec")
         .arg("--artifact-dir")
-        .arg(artifacts.path())
+        .arg(artifacts)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -158,4 +162,43 @@ fn a_profile_kept_with_user_data_dir_has_the_last_runs_cookies() {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700, "a profile holds logins: its owner's alone");
+}
+
+#[test]
+fn a_login_saved_in_one_run_is_loaded_in_a_fresh_one() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let pages = runtime.block_on(tether_tests::fixtures::Server::start());
+    let artifacts = tempfile::tempdir().unwrap();
+    let run = |steps: Value| {
+        let output = exec_in(artifacts.path(), &["-"], Some(&steps.to_string()));
+        assert!(
+            output.status.success(),
+            "stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        results(&output)
+    };
+    let saved = run(serde_json::json!([
+        { "actionName": "session_start", "params": { "url": pages.url("/fixtures/logins.html?login=1") } },
+        { "actionName": "browser_storage_state", "params": { "action": "save" } },
+    ]));
+    let artifact_id = saved[1]["result"]["artifactId"].as_str().unwrap().to_owned();
+    let loaded = run(serde_json::json!([
+        { "actionName": "session_start", "params": { "url": pages.url("/fixtures/logins.html") } },
+        { "actionName": "browser_snapshot" },
+        { "actionName": "browser_storage_state", "params": { "action": "load", "artifactId": artifact_id } },
+        { "actionName": "browser_reload" },
+        { "actionName": "browser_snapshot" },
+    ]));
+    let shown = |at: usize| loaded[at]["result"]["markdown"].as_str().unwrap().to_owned();
+    assert!(
+        shown(1).contains("cookie: none; theme: none"),
+        "a fresh profile: {}",
+        shown(1)
+    );
+    assert!(
+        shown(4).contains("cookie: login=alice-token; theme: dark-by-alice"),
+        "the first run's login: {}",
+        shown(4)
+    );
 }
