@@ -103,6 +103,14 @@ pub struct RelayArgs {
     /// forgets it: 7d, 12h, 30m, 90s (or a number of seconds).
     #[arg(long, default_value = "7d", value_parser = parse_duration)]
     pub forget_offline_after: Duration,
+    /// How long a session is kept once nothing happens in it (ended, stopped, or left by its
+    /// orchestrator), so its actionIds can still be replayed: 24h, 30m, 90s. Then it is
+    /// forgotten, in memory and in the journal.
+    #[arg(long, default_value = "24h", value_parser = parse_duration)]
+    pub session_retention: Duration,
+    /// Session logs not written for this many days are removed.
+    #[arg(long, default_value_t = 30, value_name = "DAYS")]
+    pub log_retention_days: u64,
 }
 
 /// `7d`, `12h`, `30m`, `90s`, or a number of seconds.
@@ -183,6 +191,10 @@ pub struct Settings {
     pub mcp_max_sessions: usize,
     /// How long an offline browser bound to no going session is kept (`--forget-offline-after`).
     pub forget_offline_after: Duration,
+    /// How long an idle session is kept (`--session-retention`).
+    pub session_retention: Duration,
+    /// How long a session log no one writes is kept (`--log-retention-days`).
+    pub log_retention: Duration,
 }
 
 impl Default for Settings {
@@ -201,6 +213,8 @@ impl Default for Settings {
             log_typed_text: false,
             mcp_max_sessions: 1000,
             forget_offline_after: Duration::from_secs(7 * 86_400),
+            session_retention: Duration::from_secs(86_400),
+            log_retention: Duration::from_secs(30 * 86_400),
         }
     }
 }
@@ -220,6 +234,8 @@ impl RelayArgs {
             log_typed_text: self.log_typed_text,
             mcp_max_sessions: self.mcp_max_sessions,
             forget_offline_after: self.forget_offline_after,
+            session_retention: self.session_retention,
+            log_retention: Duration::from_secs(self.log_retention_days.saturating_mul(86_400)),
             ..Settings::default()
         }
     }

@@ -130,6 +130,11 @@ impl Events {
         }
     }
 
+    /// The sessions' logs.
+    pub fn log(&self) -> &SessionLog {
+        &self.log
+    }
+
     /// Joins a deployment: from now on, session events are shared with its other relays.
     pub fn join(&self, shared: Box<dyn SharedLogs>) {
         let _ = self.shared.set(shared);

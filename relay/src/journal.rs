@@ -10,6 +10,15 @@
 //! one `session` record per session, so start-up reads what is kept, not all history; a line
 //! cut short by a crash is skipped.
 //!
+//! While the relay runs, [`Journal::compact`] rewrites it the same way as it grows, with
+//! appends going on: from the moment a compaction begins every line appended also goes to a
+//! buffer; the sessions are then written to a new file (each session under its own lock), the
+//! buffer after them, and the new file synced and renamed over the old one. A change to a
+//! session is made before its record is appended, so a record is either in the snapshot or in
+//! the buffer, and one in both is replayed as a no-op (`sessions.rs` skips a `started` or
+//! `finished` for an action already done). A crash before the rename leaves the old file
+//! whole, with every record; after it, the new one.
+//!
 //! The session logs (`session_log`) hold the same facts among every envelope, but reading them
 //! all at start grows with history: this file stays the size of the kept state.
 
@@ -110,6 +119,9 @@ pub struct Snapshot<'a> {
     /// Actions sent to the browser before a restart, with no result since.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsettled: Vec<Unsettled>,
+    /// When anything last happened to the session (Unix ms), for its retention.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_at: Option<i64>,
 }
 
 /// An action that may have run in the browser, whose result the relay never had.
@@ -131,11 +143,25 @@ pub struct Replayed {
 
 /// The open file, appended to as sessions change.
 pub struct Journal {
-    file: Mutex<File>,
+    path: PathBuf,
+    file: Mutex<Appending>,
     /// Where each record also goes in a deployment of several relays: to the session's next
     /// owner, should this relay die (docs/protocol.md §14).
     shared: std::sync::OnceLock<Share>,
 }
+
+/// The file being appended to, and what a compaction needs of it.
+struct Appending {
+    file: File,
+    /// Its size when it was last rewritten, and the bytes appended since.
+    rewritten: u64,
+    grown: u64,
+    /// While a compaction runs: every line appended since it began.
+    pending: Option<Vec<u8>>,
+}
+
+/// A journal is compacted once it has grown past its last rewrite's size (and this much).
+const COMPACT_AFTER_BYTES: u64 = 4 << 20;
 
 /// Takes a record's session and its line as written.
 pub type Share = Box<dyn Fn(&str, &[u8]) + Send + Sync>;
@@ -193,10 +219,78 @@ impl Journal {
         std::fs::rename(&fresh, &path)?;
         File::open(data_dir)?.sync_all()?;
         let file = OpenOptions::new().append(true).open(&path)?;
+        let rewritten = file.metadata()?.len();
         Ok(Self {
-            file: Mutex::new(file),
+            path,
+            file: Mutex::new(Appending {
+                file,
+                rewritten,
+                grown: 0,
+                pending: None,
+            }),
             shared: std::sync::OnceLock::new(),
         })
+    }
+
+    fn appending(&self) -> std::sync::MutexGuard<'_, Appending> {
+        self.file.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the journal grew enough since its last rewrite to be worth compacting: by
+    /// more than its size then, and by 4 MiB at least.
+    pub fn wants_compaction(&self) -> bool {
+        let appending = self.appending();
+        appending.grown > appending.rewritten.max(COMPACT_AFTER_BYTES)
+    }
+
+    /// Rewrites the journal as `write_sessions` writes the sessions (each a `session` record
+    /// line, see [`session_line`]) while appends go on (see the module's doc). One compaction
+    /// at a time: a second one asked meanwhile does nothing. On an error the old file, which
+    /// kept every record, stays the journal.
+    pub fn compact(
+        &self,
+        write_sessions: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        {
+            let mut appending = self.appending();
+            if appending.pending.is_some() {
+                return Ok(());
+            }
+            appending.pending = Some(Vec::new());
+        }
+        let compacted = self.write_compacted(write_sessions);
+        if compacted.is_err() {
+            self.appending().pending = None;
+        }
+        compacted
+    }
+
+    fn write_compacted(
+        &self,
+        write_sessions: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let fresh = path_with(&self.path, ".new");
+        let file = crate::at_rest::private_file()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&fresh)?;
+        let mut out = std::io::BufWriter::new(file);
+        write_sessions(&mut out)?;
+        let mut file = out.into_inner().map_err(|e| e.into_error())?;
+        // From here to the swap, appends wait: the buffer's last lines, a sync and a rename.
+        let mut appending = self.appending();
+        let pending = appending.pending.take().unwrap_or_default();
+        file.write_all(&pending)?;
+        file.sync_all()?;
+        std::fs::rename(&fresh, &self.path)?;
+        if let Some(dir) = self.path.parent() {
+            File::open(dir)?.sync_all()?;
+        }
+        appending.rewritten = file.metadata()?.len();
+        appending.grown = 0;
+        appending.file = OpenOptions::new().append(true).open(&self.path)?;
+        Ok(())
     }
 
     /// Appends a record with one write. A failure is logged, not fatal: the relay goes on
@@ -210,9 +304,13 @@ impl Journal {
         if let Some(shared) = self.shared.get() {
             shared(record.session_id(), &line);
         }
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(e) = file.write_all(&line) {
+        let mut appending = self.appending();
+        if let Err(e) = appending.file.write_all(&line) {
             tracing::error!("cannot write {FILE}; a restart would forget this: {e}");
+        }
+        appending.grown += line.len() as u64;
+        if let Some(pending) = &mut appending.pending {
+            pending.extend_from_slice(&line);
         }
     }
 
@@ -220,6 +318,13 @@ impl Journal {
     pub fn share(&self, share: Share) {
         let _ = self.shared.set(share);
     }
+}
+
+/// A session's `session` record as one journal line, for [`Journal::compact`].
+pub fn session_line(snapshot: Snapshot<'_>, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    serde_json::to_writer(&mut *out, &Record::Session(snapshot))?;
+    out.push(b'\n');
+    Ok(())
 }
 
 fn path_with(path: &Path, suffix: &str) -> PathBuf {

@@ -22,6 +22,7 @@ pub mod dispatch;
 pub mod events;
 pub mod host_link;
 pub mod host_tokens;
+pub mod housekeeping;
 pub mod ids;
 pub mod journal;
 pub mod listener;

@@ -30,10 +30,22 @@ pub async fn serve(
     if let Ok(addr) = listener.local_addr() {
         state.origins.listening_on(addr);
     }
+    // A relay that serves keeps itself the size of what it serves, for as long as it serves.
+    let upkeep = tokio::spawn(crate::housekeeping::run(state.0.clone()));
+    let _stop_upkeep = AbortOnDrop(upkeep);
     let bounds = Bounds {
         max_connections: state.settings.max_connections,
     };
     listener::serve(listener, router(state), bounds, shutdown).await
+}
+
+/// Ends a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 pub fn router(state: AppState) -> Router {

@@ -286,6 +286,43 @@ impl SessionLog {
         Ok(log)
     }
 
+    /// Lets go of a session the relay forgot: what it held is written and its file closed. The
+    /// file stays, for `--log-retention-days`.
+    pub fn forget(&self, session_id: &str) {
+        if let Err(e) = self.write_held(session_id) {
+            tracing::warn!(session_id, "cannot write the last lines of a session's log: {e}");
+        }
+        let Some(log) = self.open.part(session_id).remove(session_id) else {
+            return;
+        };
+        let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
+        if log.file.take().is_some() {
+            self.files.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Removes the logs no one wrote since `cutoff` (their files' modification time); how many.
+    pub fn remove_written_before(&self, cutoff: std::time::SystemTime) -> std::io::Result<usize> {
+        let mut removed = 0;
+        for entry in std::fs::read_dir(&self.dir)? {
+            let entry = entry?;
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|modified| modified < cutoff);
+            let is_log = entry.path().extension().is_some_and(|e| e == "jsonl");
+            if old && is_log && std::fs::remove_file(entry.path()).is_ok() {
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// How many session logs are held open.
+    pub fn files_open(&self) -> usize {
+        self.files.load(Ordering::Relaxed)
+    }
+
     /// The session's file, opened again if it was closed.
     fn file_of<'a>(&self, session_id: &str, log: &'a mut Open) -> std::io::Result<&'a mut File> {
         if log.file.is_none() {

@@ -113,14 +113,30 @@ pub struct Session {
     finished: VecDeque<String>,
     /// The session's current tab: the last one an action ran on or opened (docs/protocol.md §11).
     current_tab: Option<TabId>,
+    /// When anything last happened to it (Unix ms): a session idle for `--session-retention`
+    /// is forgotten (docs/protocol.md §19).
+    active_at: i64,
 }
 
 impl Session {
     fn new(id: &str) -> Self {
         Self {
             id: id.to_owned(),
+            active_at: now_ms(),
             ..Self::default()
         }
+    }
+
+    /// Whether it may be forgotten: nothing running, waiting or queued, and idle since before
+    /// `cutoff` (Unix ms).
+    fn idle_since_before(&self, cutoff: i64) -> bool {
+        !self.runner
+            && self.queue.is_empty()
+            && matches!(
+                self.activity,
+                Activity::Idle | Activity::WaitingForBrowserSelection
+            )
+            && self.active_at < cutoff
     }
 
     pub fn status(&self) -> SessionStatus {
@@ -360,6 +376,9 @@ impl Session {
 
     /// Applies one journal record, as the transition that wrote it did.
     fn replay(&mut self, record: Record<'_>) {
+        if self.holds_already(&record) {
+            return;
+        }
         match record {
             Record::Session(snapshot) => self.restore(snapshot),
             Record::Bound { client_id, .. } => {
@@ -395,6 +414,20 @@ impl Session {
         }
     }
 
+    /// Whether a `started` or `finished` record is of an action the session has done: one a
+    /// compaction wrote after the snapshot that holds it already (see `journal.rs`).
+    fn holds_already(&self, record: &Record<'_>) -> bool {
+        let action_id = match record {
+            Record::Started { action_id, .. } => action_id.to_string(),
+            Record::Finished { result, .. } => match serde_json::from_str::<ActionId>(result.get()) {
+                Ok(head) => head.action_id,
+                Err(_) => return false,
+            },
+            _ => return false,
+        };
+        matches!(self.outcomes.get(&action_id), Some(Outcome::Done(_)))
+    }
+
     fn restore(&mut self, snapshot: Snapshot<'_>) {
         self.client_id = snapshot.client_id.map(Into::into);
         self.current_tab = snapshot.current_tab;
@@ -405,6 +438,9 @@ impl Session {
             _ => Standing::Created,
         };
         self.last_error = snapshot.last_error;
+        if let Some(active_at) = snapshot.active_at {
+            self.active_at = active_at;
+        }
         for result in snapshot.results {
             match serde_json::from_str::<ActionId>(result.get()) {
                 Ok(head) => {
@@ -452,8 +488,14 @@ impl Session {
             last_error: self.last_error.clone(),
             results: results.collect(),
             unsettled: unsettled.collect(),
+            active_at: Some(self.active_at),
         }
     }
+}
+
+/// Now, in Unix ms.
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
 }
 
 #[derive(serde::Deserialize)]
@@ -526,12 +568,48 @@ impl Sessions {
         // Found by the borrowed id: the id is copied only for a new session, not on each of
         // the half dozen updates an action makes.
         if let Some(session) = table.get_mut(session_id) {
+            session.active_at = now_ms();
             return transition(session);
         }
         let session = table
             .entry(session_id.to_owned())
             .or_insert_with(|| Session::new(session_id));
         transition(session)
+    }
+
+    /// Forgets the sessions idle since before `cutoff` (Unix ms) with nothing running, waiting
+    /// or queued: the ended ones, and the ones their orchestrator left. Their ids.
+    pub fn forget_idle(&self, cutoff: i64) -> Vec<String> {
+        let mut forgotten = Vec::new();
+        self.table.each(|part| {
+            part.retain(|id, session| {
+                let keep = !session.idle_since_before(cutoff);
+                if !keep {
+                    forgotten.push(id.clone());
+                }
+                keep
+            })
+        });
+        forgotten
+    }
+
+    /// Writes every session's `session` record, a part of the table at a time (each session
+    /// under its part's lock), for a journal compaction.
+    pub fn write_snapshots(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut written = Ok(());
+        let mut lines = Vec::new();
+        self.table.each(|part| {
+            lines.clear();
+            for session in part.values() {
+                if let Err(e) = crate::journal::session_line(session.snapshot(), &mut lines) {
+                    written = Err(e.into());
+                }
+            }
+            if written.is_ok() {
+                written = out.write_all(&lines);
+            }
+        });
+        written
     }
 
     /// Rebuilds a session from a journal record (at start, before anything else runs).

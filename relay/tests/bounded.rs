@@ -1,6 +1,7 @@
 //! What a caller with a token can make the real `tether-relay` binary hold (docs/protocol.md §15,
 //! "bounded after it is known"): readers replaying a long session log hold a page of it each,
-//! and a caller naming thousands of sessions cannot take the relay's file descriptors.
+//! a caller naming thousands of sessions cannot take the relay's file descriptors, and sessions
+//! left idle past `--session-retention` are forgotten, in memory, files and journal (§19).
 
 use std::io::Write as _;
 use std::time::Duration;
@@ -11,6 +12,7 @@ mod common;
 
 use common::client::{connect, join, recv, send};
 use common::process::RelayProcess;
+use common::test_host::TestHost;
 use common::ORCHESTRATOR;
 
 /// A session log of about `bytes`: results of ~1 KiB each.
@@ -107,4 +109,68 @@ async fn naming_thousands_of_sessions_leaves_the_relay_serving() {
     // And its log of a session named last is whole.
     let log = relay.data.path().join("logs/named-4999.jsonl");
     assert!(std::fs::read_to_string(log).unwrap().contains("hello"));
+}
+
+/// The relay's open files.
+fn files_open(relay: &RelayProcess) -> usize {
+    std::fs::read_dir(format!("/proc/{}/fd", relay.child.id().unwrap()))
+        .unwrap()
+        .count()
+}
+
+#[tokio::test]
+async fn sessions_left_idle_are_forgotten_with_their_files_and_journal() {
+    let relay = RelayProcess::start(&["--session-retention", "1s"]).await;
+    let _host = TestHost::join(&relay.addr, "keeper").await;
+    let before = files_open(&relay);
+    let http = reqwest::Client::new();
+    for n in 0..300 {
+        let bound = http
+            .post(format!("http://{}/api/sessions/idle-{n}/bind", relay.addr))
+            .bearer_auth(ORCHESTRATOR)
+            .json(&json!({ "clientId": "keeper" }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(bound.status().as_u16(), 200);
+    }
+    let journal = relay.data.path().join("sessions.jsonl");
+    assert!(std::fs::read_to_string(&journal).unwrap().contains("idle-299"));
+    assert!(
+        files_open(&relay) > before + 50,
+        "their logs are open while they are busy"
+    );
+
+    // Looked at until the relay has forgotten them, within a bound.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let listed: serde_json::Value = http
+            .get(format!("http://{}/api/sessions", relay.addr))
+            .bearer_auth(ORCHESTRATOR)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let kept = std::fs::read_to_string(&journal).unwrap();
+        if listed["sessions"].as_array().unwrap().is_empty() && !kept.contains("idle-") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still kept after 20 s: {} sessions listed",
+            listed["sessions"].as_array().unwrap().len()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        files_open(&relay) <= before + 2,
+        "their logs are closed: {} open",
+        files_open(&relay)
+    );
+    assert!(
+        relay.data.path().join("logs/idle-299.jsonl").exists(),
+        "the logs themselves stay for --log-retention-days"
+    );
 }

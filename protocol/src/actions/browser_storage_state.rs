@@ -13,7 +13,7 @@ pub const ABOUT: About = About {
     description: "save: stores the browser's cookies (every site's) and the localStorage of the given origins (default: those the session's tabs show) in an artifact, in Playwright's storageState shape; the result counts them and never shows a value. load: puts an artifact saved so back (cookies, then each origin's localStorage). In extension mode FORBIDDEN unless the browser's owner allowed it in the extension's popup.",
     waits_for: None,
     reads_as: ReadsAs::Json,
-    example: None,
+    example: Some(r#"{"action": "save"}"#),
 };
 
 /// Save or load.

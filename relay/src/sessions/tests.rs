@@ -347,3 +347,103 @@ fn a_browsers_kept_result_replaces_the_relays_verdict_only() {
     };
     assert!(stored.get().contains("\"status\":\"success\""));
 }
+
+/// Runs action `id` of session "s" as the relay does: each change, then its journal record.
+fn act(sessions: &Sessions, journal: &Journal, id: &str) {
+    sessions.update("s", |s| s.start(id));
+    started(journal, id);
+    let done = result(id, "browser_click", None);
+    sessions.update("s", |s| finish(s, done.clone()));
+    finished(journal, &done);
+}
+
+/// The ids of the results session "s" keeps for replay, in order.
+fn kept_ids(sessions: &Sessions) -> Vec<String> {
+    sessions.snapshots(|all| {
+        all.flat_map(|s| s.results.into_iter())
+            .map(|raw| serde_json::from_str::<ActionId>(raw.get()).unwrap().action_id)
+            .collect()
+    })
+}
+
+fn replayed(dir: &std::path::Path) -> Sessions {
+    let sessions = Sessions::default();
+    crate::journal::replay(dir, |record| sessions.replay(record)).unwrap();
+    sessions.woken();
+    sessions
+}
+
+#[test]
+fn a_compaction_keeps_each_record_appended_while_it_ran_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::rewrite(dir.path(), []).unwrap();
+    let sessions = Sessions::default();
+    for id in ["a1", "a2"] {
+        act(&sessions, &journal, id);
+    }
+    journal
+        .compact(|out| {
+            // Changed before the snapshot, its records appended after it: in both.
+            sessions.update("s", |s| s.start("a3"));
+            let done = result("a3", "browser_click", None);
+            sessions.update("s", |s| finish(s, done.clone()));
+            sessions.write_snapshots(out)?;
+            started(&journal, "a3");
+            finished(&journal, &done);
+            // All after the snapshot: in the buffer only.
+            act(&sessions, &journal, "a4");
+            Ok(())
+        })
+        .unwrap();
+    act(&sessions, &journal, "a5");
+    let back = replayed(dir.path());
+    assert_eq!(
+        kept_ids(&back),
+        ["a1", "a2", "a3", "a4", "a5"],
+        "each once, in order"
+    );
+    assert_eq!(back.state("s").status, SessionStatus::Ongoing);
+    let lines = std::fs::read_to_string(dir.path().join("sessions.jsonl")).unwrap();
+    assert_eq!(
+        lines.matches("\"actionId\":\"a1\"").count(),
+        1,
+        "a1's records gave way to the snapshot: {lines}"
+    );
+}
+
+#[test]
+fn a_compaction_cut_short_leaves_the_old_journal_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::rewrite(dir.path(), []).unwrap();
+    let sessions = Sessions::default();
+    act(&sessions, &journal, "a1");
+    let cut = journal.compact(|out| {
+        out.write_all(b"{\"session\":{\"sessionId\":\"s\",\"res")?;
+        act(&sessions, &journal, "a2");
+        Err(std::io::Error::other("the disk is full"))
+    });
+    assert!(cut.is_err());
+    act(&sessions, &journal, "a3");
+    assert_eq!(kept_ids(&replayed(dir.path())), ["a1", "a2", "a3"]);
+    // The next one goes through, and the half-written file left behind is not read.
+    journal.compact(|out| sessions.write_snapshots(out)).unwrap();
+    assert_eq!(kept_ids(&replayed(dir.path())), ["a1", "a2", "a3"]);
+}
+
+#[test]
+fn sessions_idle_past_the_retention_are_forgotten_and_running_ones_kept() {
+    let sessions = Sessions::default();
+    sessions.update("ended", |s| {
+        run(s, "session_stop", None);
+    });
+    sessions.update("running", |s| {
+        s.start("a");
+    });
+    let later = now_ms() + 1;
+    assert_eq!(sessions.forget_idle(later), ["ended"]);
+    assert_eq!(sessions.count(), 1);
+    assert!(
+        sessions.forget_idle(now_ms() - 60_000).is_empty(),
+        "recent ones stay"
+    );
+}
