@@ -7,10 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use tether_protocol::between_relays::{Forwarded, Taken};
 use tether_protocol::messages::{Ack, Binding, Message, SessionRef, SessionState};
-use tether_protocol::{ActionError, ActionResult, Envelope};
+use tether_protocol::{ActionError, ActionResult, Envelope, ErrorCode};
 
 use super::{on_each, subject, Cluster, Owner};
 use crate::reply::{RelayedReply, Reply};
@@ -38,7 +37,7 @@ impl Forwards {
 pub struct Answering {
     cluster_subject: String,
     ticket: u64,
-    outgoing: tokio::sync::mpsc::UnboundedSender<(String, Bytes)>,
+    outgoing: super::nats_outbox::NatsOutbox,
 }
 
 impl RelayedReply for Answering {
@@ -58,7 +57,7 @@ impl Answering {
     fn send(&self, message: Message) {
         let envelope = Envelope::of(message).reply_to(Some(self.ticket.to_string()));
         if let Ok(body) = serde_json::to_vec(&envelope) {
-            let _ = self.outgoing.send((self.cluster_subject.clone(), body.into()));
+            self.outgoing.send(self.cluster_subject.clone(), body.into());
         }
     }
 }
@@ -153,6 +152,18 @@ fn run_here(cluster: &Cluster, relay: &Arc<Relay>, parsed: Result<Request, Refus
         // Another relay may be taking this relay's sessions: it must not run one too.
         let error = ActionError::internal(
             "this relay lost touch with the deployment (NATS) and runs nothing until it is back; send the action to another relay, by its actionId",
+        );
+        let (Ok(request) | Err((request, _))) = parsed;
+        return reply.deliver(request.failed(None, chrono::Utc::now(), error));
+    }
+    if let Some(behind) = cluster.outgoing.behind() {
+        // Taking more would only queue more for a link that cannot keep up.
+        let error = ActionError::new(
+            ErrorCode::QueueFull,
+            format!(
+                "this relay's link to the deployment (NATS) is {} MiB behind; send the action again shortly, by its actionId",
+                behind >> 20
+            ),
         );
         let (Ok(request) | Err((request, _))) = parsed;
         return reply.deliver(request.failed(None, chrono::Utc::now(), error));

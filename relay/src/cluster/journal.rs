@@ -38,7 +38,7 @@ pub(super) async fn stream(js: &jetstream::Context) -> anyhow::Result<stream::St
 pub(super) fn share(cluster: &Cluster, relay: &Arc<Relay>) {
     let outgoing = cluster.outgoing.clone();
     relay.journal.share(Box::new(move |session_id, line| {
-        let _ = outgoing.send((subject::journal(session_id), line.to_vec().into()));
+        outgoing.send(subject::journal(session_id), line.to_vec().into());
     }));
 }
 

@@ -13,6 +13,7 @@ mod directory;
 mod events;
 mod forward;
 mod journal;
+mod nats_outbox;
 mod owners;
 mod remote;
 
@@ -24,7 +25,6 @@ use std::time::Duration;
 use async_nats::jetstream::{self, kv};
 use bytes::Bytes;
 use futures::StreamExt;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::state::Relay;
@@ -59,7 +59,7 @@ pub struct Member {
     pub directory: Directory,
     /// Envelopes to other relays, published in the order they were handed over (an ack
     /// before its result).
-    outgoing: mpsc::UnboundedSender<(String, Bytes)>,
+    outgoing: nats_outbox::NatsOutbox,
     last_beat: Mutex<Instant>,
     forwards: forward::Forwards,
     remote: remote::RemoteHosts,
@@ -117,6 +117,9 @@ impl Cluster {
         } = joining;
         let client = async_nats::ConnectOptions::new()
             .name(format!("tether-relay {relay_id}"))
+            // The client's own queue is counted in messages, not bytes: kept short, so what
+            // waits for NATS waits in this relay's outbox, which is bounded (`nats_outbox`).
+            .client_capacity(nats_outbox::CLIENT_CAPACITY)
             .connect(url)
             .await
             .map_err(|e| anyhow::anyhow!("cannot reach NATS at {url}: {e}"))?;
@@ -128,8 +131,7 @@ impl Cluster {
         let artifact_secret = artifacts::shared_secret(&config, artifact_secret).await?;
         let artifacts = artifacts::store(&js, artifact_ttl).await?;
         let journal = journal::stream(&js).await?;
-        let (outgoing, queue) = mpsc::unbounded_channel();
-        tokio::spawn(publish_in_order(client.clone(), from(relay_id), queue));
+        let outgoing = nats_outbox::NatsOutbox::start(client.clone(), from(relay_id));
         let cluster = Self(Arc::new(Member {
             relay_id: relay_id.to_owned(),
             client,
@@ -203,7 +205,7 @@ impl Cluster {
 
     /// Hands an envelope to another relay, after everything handed over before it.
     fn send(&self, subject: String, body: impl Into<Bytes>) {
-        let _ = self.outgoing.send((subject, body.into()));
+        self.outgoing.send(subject, body.into());
     }
 
     /// Answers a NATS request (a message without a reply subject wants no answer).
@@ -281,18 +283,6 @@ async fn bucket(js: &jetstream::Context, name: &str, max_age: Duration) -> anyho
         anyhow::bail!("cannot make the bucket {name} in NATS JetStream: {made}");
     }
     Ok(js.get_key_value(name).await?)
-}
-
-async fn publish_in_order(
-    client: async_nats::Client,
-    headers: async_nats::HeaderMap,
-    mut queue: mpsc::UnboundedReceiver<(String, Bytes)>,
-) {
-    while let Some((subject, body)) = queue.recv().await {
-        if let Err(e) = client.publish_with_headers(subject, headers.clone(), body).await {
-            tracing::warn!("cannot publish to NATS: {e}");
-        }
-    }
 }
 
 /// Beats every [`BEAT`] and refreshes which relays are alive; when another relay dies, the
