@@ -19,9 +19,13 @@ pub trait ArtifactStore: Send + Sync + 'static {
     async fn put(&self, bytes: Vec<u8>, content_type: &str) -> Result<ArtifactRef, ActionError>;
 
     /// The stored file `id` as a file on this machine (where the browser can read it), under
-    /// the name a page should see. It stays there as long as the host runs: a page reads a
-    /// picked file when it likes, not when it is picked.
-    async fn file(&self, id: &str) -> Result<LocalFile, ActionError>;
+    /// the name a page should see, for `session`. It stays there until the session ends (see
+    /// [`ArtifactStore::session_ended`]): a page reads a picked file when it likes, not when it
+    /// is picked.
+    async fn file(&self, id: &str, session: &str) -> Result<LocalFile, ActionError>;
+
+    /// The session ended: what was fetched to this machine for it goes.
+    fn session_ended(&self, _session: &str) {}
 }
 
 /// A stored file on this machine's disk.
@@ -96,7 +100,7 @@ impl ArtifactStore for LocalDir {
         })
     }
 
-    async fn file(&self, id: &str) -> Result<LocalFile, ActionError> {
+    async fn file(&self, id: &str, _session: &str) -> Result<LocalFile, ActionError> {
         let remedy = format!(
             "put the file in {} and give its file name (or its name without the extension)",
             self.dir.display()
@@ -150,6 +154,16 @@ impl RelayStore {
     }
 }
 
+impl RelayStore {
+    /// Where files fetched for `session` wait: named by a hash of its id (any string).
+    fn session_folder(&self, session: &str) -> PathBuf {
+        use sha2::Digest;
+        self.staging
+            .path()
+            .join(hex::encode(&sha2::Sha256::digest(session)[..16]))
+    }
+}
+
 /// The file name a download's `Content-Disposition: attachment; filename*=UTF-8''<name>`
 /// carries (the form the relay writes).
 fn disposition_name(response: &reqwest::Response) -> Option<String> {
@@ -200,7 +214,7 @@ impl ArtifactStore for RelayStore {
         ))
     }
 
-    async fn file(&self, id: &str) -> Result<LocalFile, ActionError> {
+    async fn file(&self, id: &str, session: &str) -> Result<LocalFile, ActionError> {
         if !is_plain_file_name(id) {
             return Err(unknown(id, STORE_IN_RELAY));
         }
@@ -236,11 +250,12 @@ impl ArtifactStore for RelayStore {
             .bytes()
             .await
             .map_err(|e| ActionError::internal(format!("cannot fetch artifact {id} from the relay: {e}")))?;
-        // A folder per file, so that two files of one name can both be picked.
-        let folder = self.staging.path().join(new_artifact_id());
+        // A folder per file, so that two files of one name can both be picked, in the
+        // session's own folder, which goes when the session ends.
+        let folder = self.session_folder(session).join(new_artifact_id());
         let path = folder.join(&name);
         let written = async {
-            tokio::fs::create_dir(&folder).await?;
+            tokio::fs::create_dir_all(&folder).await?;
             tokio::fs::write(&path, &bytes).await
         };
         written.await.map_err(|e| {
@@ -251,5 +266,14 @@ impl ArtifactStore for RelayStore {
             name,
             bytes: bytes.len() as u64,
         })
+    }
+
+    fn session_ended(&self, session: &str) {
+        let folder = self.session_folder(session);
+        if let Err(e) = std::fs::remove_dir_all(&folder) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!(session, "cannot remove {}: {e}", folder.display());
+            }
+        }
     }
 }

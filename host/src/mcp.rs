@@ -116,7 +116,7 @@ impl Browser for InProcess {
     }
 
     async fn artifact(&self, artifact: &ArtifactRef) -> Result<Vec<u8>, ActionError> {
-        let file = self.engine.artifacts().file(&artifact.artifact_id).await?;
+        let file = self.engine.artifacts().file(&artifact.artifact_id, "").await?;
         tokio::fs::read(&file.path)
             .await
             .map_err(|e| ActionError::internal(format!("cannot read {}: {e}", file.path.display())))

@@ -250,3 +250,21 @@ async fn a_token_in_the_url_is_refused_where_a_header_can_be_sent() {
         .unwrap();
     assert_eq!(response.status().as_u16(), 200);
 }
+
+/// docs/protocol.md §19: a host fetches a stored file to its own disk for a session's upload,
+/// and removes it when that session ends; another session's stays.
+#[tokio::test]
+async fn files_fetched_for_a_sessions_uploads_go_when_it_ends() {
+    use tether_host::artifacts::{ArtifactStore, RelayStore};
+    let base = relay(Limits::default()).await;
+    let (_, stored) = upload(&base, Some(HOST), b"a file to pick".to_vec()).await;
+    let id = stored["artifactId"].as_str().unwrap();
+    let tls = tether_host::tls::client_config(None).unwrap();
+    let store = RelayStore::new(&base, HOST, &tls).unwrap();
+    let mine = store.file(id, "ending").await.unwrap();
+    let theirs = store.file(id, "going-on").await.unwrap();
+    assert_eq!(std::fs::read(&mine.path).unwrap(), b"a file to pick");
+    store.session_ended("ending");
+    assert!(!mine.path.exists(), "{} is gone", mine.path.display());
+    assert!(theirs.path.exists(), "another session's file stays");
+}

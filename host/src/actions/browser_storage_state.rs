@@ -79,7 +79,7 @@ async fn save(cx: &Context<'_>, tab: TabId, origins: Option<Vec<String>>) -> Res
 }
 
 async fn load(cx: &Context<'_>, tab: TabId, artifact_id: &str) -> Result<Output, ActionError> {
-    let file = cx.artifacts.file(artifact_id).await?;
+    let file = cx.artifacts.file(artifact_id, cx.session.id).await?;
     if file.bytes > MAX_STATE_BYTES {
         return Err(not_a_state(
             artifact_id,

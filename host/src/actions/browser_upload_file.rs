@@ -25,7 +25,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let at = required_element(&p.xpath, &p.r#ref)?;
     let mut files = Vec::with_capacity(p.artifact_ids.len());
     for id in &p.artifact_ids {
-        files.push(cx.artifacts.file(id).await?);
+        files.push(cx.artifacts.file(id, cx.session.id).await?);
     }
     let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
     let page = cx.page(p.tab_id);

@@ -32,5 +32,6 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     if p.close_tab {
         cx.session.end();
     }
+    cx.artifacts.session_ended(cx.session.id);
     Ok(Output { stopped: true })
 }
