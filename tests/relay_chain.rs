@@ -199,6 +199,7 @@ fn a_worker_with_a_wrong_token_stops_and_says_why() {
                 ca_file: None,
                 allow_evaluate: false,
                 allow_file_urls: false,
+                secrets: Default::default(),
             };
             let outcome = tokio::time::timeout(JOIN_WITHIN, worker.serve())
                 .await
@@ -389,5 +390,99 @@ fn a_session_screen_shows_its_tabs_and_current_page_and_leaves_recent_alone() {
             .unwrap();
         assert_eq!(anonymous.status().as_u16(), 401);
         worker.abort();
+    });
+}
+
+/// Every file under `dir`, read as text where it is.
+fn texts_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(texts_under(&path));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            found.push((path, String::from_utf8_lossy(&bytes).into_owned()));
+        }
+    }
+    found
+}
+
+#[test]
+fn a_secret_logs_in_while_its_value_shows_nowhere() {
+    run_worker(|h| async move {
+        const VALUE: &str = "Tr1cky-S3cret!";
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let secrets = tether_host::secrets::Secrets::default();
+        let origin = h.url("");
+        secrets
+            .set(vec![("site-password".into(), VALUE.into(), vec![origin.clone()])])
+            .unwrap();
+        let _worker = relay.start_worker_with(h.browser_ws(), "secret-worker", secrets);
+        relay.wait_online("secret-worker", JOIN_WITHIN).await;
+        let s = "secrets";
+        let mut seen = Vec::new();
+        let listed = relay.ok(s, "browser_secrets", json!({})).await;
+        assert_eq!(
+            listed["secrets"],
+            json!([{ "name": "site-password", "origins": [origin] }])
+        );
+        let page = h.url("/fixtures/login.html");
+        let tab = relay.ok(s, "session_start", json!({ "url": page })).await["tabId"].clone();
+        relay
+            .ok(s, "browser_wait_for_loaded", json!({ "tabId": tab }))
+            .await;
+        for field in ["password", "note"] {
+            let typed = json!({ "tabId": tab, "xpath": format!("//input[@name='{field}']"), "secret": "site-password" });
+            seen.push(relay.ok(s, "browser_type", typed).await);
+        }
+        let snapshot = relay.ok(s, "browser_snapshot", json!({ "tabId": tab })).await;
+        let markdown = snapshot["markdown"].as_str().unwrap();
+        assert!(
+            markdown.contains("<secret:site-password>"),
+            "the note field shows the name: {markdown}"
+        );
+        seen.push(snapshot.clone());
+        seen.push(relay.ok(s, "browser_get_html", json!({ "tabId": tab })).await);
+        let unknown = relay
+            .post(json!({ "sessionId": s, "actionName": "browser_type",
+                "params": { "tabId": tab, "xpath": "//input[@name='user']", "secret": "bank" } }))
+            .await;
+        assert_eq!(unknown["error"]["code"], "INVALID_PARAMS", "{unknown}");
+        assert!(unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("site-password"));
+
+        let click = json!({ "tabId": tab, "xpath": "//button[@id='sign-in']" });
+        seen.push(relay.ok(s, "browser_click", click).await);
+        tether_tests::fixtures::hit_times("login", 1).await;
+        let posted = tether_tests::fixtures::logins().pop().unwrap();
+        assert!(
+            posted.contains("password=Tr1cky-S3cret%21"),
+            "the site received it: {posted}"
+        );
+
+        // The same page on another origin (localhost, not 127.0.0.1): nothing is typed.
+        let elsewhere = page.replace("127.0.0.1", "localhost");
+        relay
+            .ok(s, "browser_navigate", json!({ "tabId": tab, "url": elsewhere }))
+            .await;
+        let refused = relay
+            .post(json!({ "sessionId": s, "actionName": "browser_type",
+                "params": { "tabId": tab, "xpath": "//input[@name='password']", "secret": "site-password" } }))
+            .await;
+        assert_eq!(refused["error"]["code"], "FORBIDDEN_TARGET", "{refused}");
+        let left = relay.ok(s, "browser_snapshot", json!({ "tabId": tab })).await;
+        assert!(!left["markdown"].as_str().unwrap().contains("secret"), "{left}");
+        seen.push(refused);
+        relay.ok(s, "session_stop", json!({})).await;
+
+        for result in &seen {
+            assert!(!result.to_string().contains(VALUE), "a result shows it: {result}");
+        }
+        for (path, text) in texts_under(data.path()) {
+            assert!(!text.contains(VALUE), "{} holds it", path.display());
+        }
     });
 }

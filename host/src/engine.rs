@@ -36,6 +36,11 @@ impl Engine {
         policy: Policy,
         client_id: impl Into<String>,
     ) -> Self {
+        // Whatever the host stores, it stores without the owner's secrets.
+        let artifacts: Arc<dyn ArtifactStore> = Arc::new(crate::secrets::WithoutSecrets {
+            inner: artifacts,
+            secrets: policy.secrets().clone(),
+        });
         Self {
             tabs: Tabs::new(transport.clone(), artifacts.clone()),
             transport,
@@ -110,6 +115,7 @@ impl Engine {
                 format!("{action_name} did not finish within {} ms", timeout.as_millis()),
             ))
         });
+        let outcome = crate::secrets::outcome_without(self.policy.secrets(), outcome);
         let header = ActionHeader {
             action_id: action_id.to_owned(),
             action_name: action_name.to_owned(),

@@ -28,6 +28,7 @@ pub mod observed;
 pub mod page;
 pub mod policy;
 pub mod relay_link;
+pub mod secrets;
 pub mod sessions;
 pub mod tabs;
 pub mod tls;

@@ -34,6 +34,8 @@ pub struct Policy {
     /// Whether `browser_storage_state` may run: set for a worker's own browser, by the owner
     /// for a person's.
     storage_state: Arc<AtomicBool>,
+    /// The secrets the owner holds for agents (`secrets.rs`), shared the same way.
+    secrets: crate::secrets::Secrets,
     /// The owner's blocked sites, shared the same way.
     blocked: Arc<RwLock<Vec<MatchPattern>>>,
     /// Whether `file:` and `filesystem:` URLs may be opened (`--allow-file-urls`).
@@ -109,6 +111,11 @@ impl Policy {
 
     pub fn set_allow_storage_state(&self, allowed: bool) {
         self.storage_state.store(allowed, Ordering::Relaxed);
+    }
+
+    /// The secrets agents may have typed (never read).
+    pub fn secrets(&self) -> &crate::secrets::Secrets {
+        &self.secrets
     }
 
     /// Why Tether will not act on `url`, or `None` when it may.

@@ -64,6 +64,11 @@ pub struct WorkerArgs {
     /// Let agents open file: URLs, which read this machine's disk; refused without it.
     #[arg(long)]
     pub allow_file_urls: bool,
+    /// Secrets agents may have typed but never see: a JSON file
+    /// {"name": {"value": "...", "origins": ["https://site.example"]}}, readable by its owner
+    /// alone (chmod 600).
+    #[arg(long, value_name = "FILE")]
+    pub secrets: Option<PathBuf>,
 }
 
 fn parse_size(text: &str) -> Result<(u32, u32), String> {
@@ -90,6 +95,10 @@ pub async fn main(args: WorkerArgs) -> ExitCode {
 
 async fn run(args: WorkerArgs) -> Result<()> {
     let token = args.token.resolve()?;
+    let secrets = match &args.secrets {
+        Some(path) => crate::secrets::Secrets::load(path)?,
+        None => crate::secrets::Secrets::default(),
+    };
     let client_id = match &args.client_id {
         Some(id) => id.clone(),
         None => crate::config::stored_client_id()?,
@@ -120,6 +129,7 @@ async fn run(args: WorkerArgs) -> Result<()> {
         ca_file: args.ca_file,
         allow_evaluate: args.allow_evaluate,
         allow_file_urls: args.allow_file_urls,
+        secrets,
     };
     // A worker without its browser can serve nothing: it stops, so whatever supervises it can
     // start it again (the relay has already failed its running actions).
@@ -180,6 +190,8 @@ pub struct Worker {
     pub allow_evaluate: bool,
     /// Whether `file:` URLs may be opened (`--allow-file-urls`).
     pub allow_file_urls: bool,
+    /// The operator's secrets (`--secrets`).
+    pub secrets: crate::secrets::Secrets,
 }
 
 impl Worker {
@@ -198,6 +210,7 @@ impl Worker {
         policy.set_allow_evaluate(self.allow_evaluate);
         // The browser is the host's own: its cookies are no person's.
         policy.set_allow_storage_state(true);
+        policy.secrets().set_from(&self.secrets);
         let transport = match &self.browser {
             BrowserAt::Ws(url) => WorkerTransport::connect(url)
                 .await

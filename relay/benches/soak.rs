@@ -68,14 +68,22 @@ fn main() {
 
 async fn soak(minutes: u64, nats: bool) {
     let pages = Server::start().await;
-    let nats_server = if nats { Some(NatsServer::start().await) } else { None };
+    let nats_server = if nats {
+        Some(NatsServer::start().await)
+    } else {
+        None
+    };
     let mut args = vec!["--session-retention", RETENTION];
     if let Some(server) = &nats_server {
         args.extend(["--nats", server.url.as_str()]);
     }
     let hosts_relay = RelayProcess::start(&args).await;
     // With NATS, orchestrators call a second relay: every action crosses both.
-    let callers_relay = if nats { Some(RelayProcess::start(&args).await) } else { None };
+    let callers_relay = if nats {
+        Some(RelayProcess::start(&args).await)
+    } else {
+        None
+    };
     let call_at = callers_relay.as_ref().unwrap_or(&hosts_relay).addr.clone();
     let mut workers = Vec::new();
     for n in 0..WORKERS {
@@ -96,7 +104,9 @@ async fn soak(minutes: u64, nats: bool) {
         })
         .collect();
 
-    let relays: Vec<&RelayProcess> = std::iter::once(&hosts_relay).chain(callers_relay.as_ref()).collect();
+    let relays: Vec<&RelayProcess> = std::iter::once(&hosts_relay)
+        .chain(callers_relay.as_ref())
+        .collect();
     let mut samples = Vec::new();
     let started = Instant::now();
     let mut last_sessions = 0;
@@ -104,7 +114,13 @@ async fn soak(minutes: u64, nats: bool) {
         tokio::time::sleep_until((started + SAMPLE_EVERY * minute as u32).into()).await;
         let latencies = std::mem::take(&mut *counts.latencies.lock().unwrap());
         let sessions = counts.sessions.load(Ordering::Relaxed);
-        samples.push(sample(minute, &relays, &workers, latencies, sessions - last_sessions));
+        samples.push(sample(
+            minute,
+            &relays,
+            &workers,
+            latencies,
+            sessions - last_sessions,
+        ));
         last_sessions = sessions;
         print_sample(samples.last().unwrap());
     }
@@ -120,7 +136,14 @@ async fn soak(minutes: u64, nats: bool) {
 /// A `tether-host worker` with its own headless Chromium.
 fn worker(relay: &str, client_id: &str) -> Child {
     Command::new(tether_tests::binary("tether-host"))
-        .args(["worker", "--headless", "--relay", &format!("ws://{relay}"), "--token", HOST])
+        .args([
+            "worker",
+            "--headless",
+            "--relay",
+            &format!("ws://{relay}"),
+            "--token",
+            HOST,
+        ])
         .args(["--client-id", client_id])
         .kill_on_drop(true)
         .stdout(std::process::Stdio::null())
@@ -130,19 +153,44 @@ fn worker(relay: &str, client_id: &str) -> Child {
 }
 
 /// One orchestrator's users, one after another until `end`: each a session of four actions.
-async fn run_sessions(n: usize, http: &reqwest::Client, relay: &str, page: &str, counts: &Counts, end: Instant) {
+async fn run_sessions(
+    n: usize,
+    http: &reqwest::Client,
+    relay: &str,
+    page: &str,
+    counts: &Counts,
+    end: Instant,
+) {
     let mut s = 0;
     while Instant::now() < end {
         let session = format!("soak-{n}-{s}");
         let client = format!("soak-{}", (n + s) % WORKERS);
         s += 1;
         counts.sessions.fetch_add(1, Ordering::Relaxed);
-        let Some(started) = act(http, relay, &session, Some(&client), "session_start", json!({ "url": page }), counts).await
+        let Some(started) = act(
+            http,
+            relay,
+            &session,
+            Some(&client),
+            "session_start",
+            json!({ "url": page }),
+            counts,
+        )
+        .await
         else {
             continue;
         };
         let tab = started["tabId"].clone();
-        act(http, relay, &session, None, "browser_snapshot", json!({ "tabId": tab }), counts).await;
+        act(
+            http,
+            relay,
+            &session,
+            None,
+            "browser_snapshot",
+            json!({ "tabId": tab }),
+            counts,
+        )
+        .await;
         let click = json!({ "tabId": tab, "xpath": "//button[@id='target']" });
         act(http, relay, &session, None, "browser_click", click, counts).await;
         act(http, relay, &session, None, "session_stop", json!({}), counts).await;
@@ -160,7 +208,8 @@ async fn act(
     counts: &Counts,
 ) -> Option<Value> {
     let action_id = format!("{session}-{action}");
-    let mut body = json!({ "sessionId": session, "actionId": action_id, "actionName": action, "params": params });
+    let mut body =
+        json!({ "sessionId": session, "actionId": action_id, "actionName": action, "params": params });
     if let Some(client) = client {
         body["clientId"] = json!(client);
     }
@@ -189,7 +238,13 @@ async fn act(
     Some(payload["result"].clone())
 }
 
-fn sample(minute: u64, relays: &[&RelayProcess], workers: &[Child], mut latencies: Vec<Duration>, sessions: u64) -> Sample {
+fn sample(
+    minute: u64,
+    relays: &[&RelayProcess],
+    workers: &[Child],
+    mut latencies: Vec<Duration>,
+    sessions: u64,
+) -> Sample {
     latencies.sort();
     let at = |q: f64| {
         latencies
@@ -201,9 +256,17 @@ fn sample(minute: u64, relays: &[&RelayProcess], workers: &[Child], mut latencie
     let data = relays[0].data.path();
     Sample {
         minute,
-        relay_rss_mib: relay_pids.iter().map(|&p| tether_tests::process::rss_kib(p)).sum::<u64>() as f64 / 1024.0,
+        relay_rss_mib: relay_pids
+            .iter()
+            .map(|&p| tether_tests::process::rss_kib(p))
+            .sum::<u64>() as f64
+            / 1024.0,
         relay_files: relay_pids.iter().map(|&p| files_open(p)).sum(),
-        worker_rss_mib: pids.iter().map(|&p| tether_tests::process::rss_kib(p)).sum::<u64>() as f64 / 1024.0,
+        worker_rss_mib: pids
+            .iter()
+            .map(|&p| tether_tests::process::rss_kib(p))
+            .sum::<u64>() as f64
+            / 1024.0,
         worker_files: pids.iter().map(|&p| files_open(p)).sum(),
         journal_kib: std::fs::metadata(data.join("sessions.jsonl")).map_or(0, |m| m.len() / 1024),
         logs_mib: dir_bytes(&data.join("logs")) as f64 / (1 << 20) as f64,
@@ -220,7 +283,11 @@ fn files_open(pid: u32) -> usize {
 
 fn dir_bytes(dir: &std::path::Path) -> u64 {
     std::fs::read_dir(dir).map_or(0, |entries| {
-        entries.filter_map(Result::ok).filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum()
+        entries
+            .filter_map(Result::ok)
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum()
     })
 }
 
@@ -229,8 +296,17 @@ const HEADER: &str = "| minute | relay RSS MiB | relay files | workers RSS MiB |
 fn row(s: &Sample) -> String {
     format!(
         "| {} | {:.1} | {} | {:.1} | {} | {} | {:.1} | {:.1} | {} | {:.1} | {:.1} |",
-        s.minute, s.relay_rss_mib, s.relay_files, s.worker_rss_mib, s.worker_files, s.journal_kib, s.logs_mib,
-        s.sessions_per_s, s.actions, s.p50_ms, s.p99_ms
+        s.minute,
+        s.relay_rss_mib,
+        s.relay_files,
+        s.worker_rss_mib,
+        s.worker_files,
+        s.journal_kib,
+        s.logs_mib,
+        s.sessions_per_s,
+        s.actions,
+        s.p50_ms,
+        s.p99_ms
     )
 }
 
@@ -244,23 +320,32 @@ fn print_sample(s: &Sample) {
 /// The run's verdict: after the first five minutes (or the first half of a shorter run), how
 /// far memory and open files moved (largest over smallest), and p99 against its early value.
 fn report(samples: &[Sample], counts: &Counts, nats: bool) {
-    let settled = samples.len().min(5).max(samples.len() / 2);
+    // The first five minutes settle a run of ten or more; a shorter one, its first half.
+    let settled = if samples.len() >= 10 { 5 } else { samples.len() / 2 };
     let (early, late) = samples.split_at(settled.min(samples.len().saturating_sub(1)));
     let spread = |f: &dyn Fn(&Sample) -> f64| {
         let values: Vec<f64> = late.iter().map(f).collect();
-        let (lo, hi) = values.iter().fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
-        if lo > 0.0 { hi / lo } else { 0.0 }
+        let (lo, hi) = values
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+        if lo > 0.0 {
+            hi / lo
+        } else {
+            0.0
+        }
     };
     let p99_early = early.iter().map(|s| s.p99_ms).fold(0.0, f64::max);
     let p99_late = late.iter().map(|s| s.p99_ms).fold(0.0, f64::max);
     println!();
-    println!("soak{}: {} sessions, {} actions sent, {} answered ({} of them errors), {} without their one result",
+    println!(
+        "soak{}: {} sessions, {} actions sent, {} answered ({} of them errors), {} without their one result",
         if nats { " through two relays on NATS" } else { "" },
         counts.sessions.load(Ordering::Relaxed),
         counts.sent.load(Ordering::Relaxed),
         counts.answered.load(Ordering::Relaxed),
         counts.failed.load(Ordering::Relaxed),
-        counts.wrong.load(Ordering::Relaxed));
+        counts.wrong.load(Ordering::Relaxed)
+    );
     println!(
         "after minute {settled}: relay RSS within {:.2}x, relay files {:.2}x, workers RSS {:.2}x, workers files {:.2}x, journal {:.2}x; p99 {:.2}x its early value",
         spread(&|s| s.relay_rss_mib),

@@ -672,6 +672,20 @@ impl Sessions {
         ids
     }
 
+    /// The sessions bound to a browser that have not completed, sorted.
+    pub fn going_bound_to(&self, client_id: &str) -> Vec<String> {
+        let mut ids = Vec::new();
+        self.table.each(|part| {
+            ids.extend(
+                part.iter()
+                    .filter(|(_, s)| s.client_id() == Some(client_id) && s.standing != Standing::Completed)
+                    .map(|(id, _)| id.clone()),
+            )
+        });
+        ids.sort();
+        ids
+    }
+
     pub fn client_of(&self, session_id: &str) -> Option<String> {
         self.table
             .part(session_id)

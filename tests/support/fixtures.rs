@@ -40,7 +40,8 @@ impl Server {
             .route("/counter/{key}", get(count).post(count))
             .route("/stall", get(stall))
             .route("/redirect", get(redirect))
-            .route("/download/{name}", get(download).post(download));
+            .route("/download/{name}", get(download).post(download))
+            .route("/login", axum::routing::post(login));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind fixture server");
@@ -178,6 +179,22 @@ impl Hold {
         self.notify.notify_one();
         self.notify.notify_waiters();
     }
+}
+
+/// The form bodies `/login` received, in order.
+static LOGINS: LazyLock<Mutex<Vec<String>>> = LazyLock::new(Mutex::default);
+
+/// What pages posted to `/login`.
+pub fn logins() -> Vec<String> {
+    LOGINS.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// Keeps a login form's body (counted as `/counter/login` too, for [`hit_times`]).
+async fn login(body: String) -> Html<&'static str> {
+    LOGINS.lock().unwrap_or_else(|p| p.into_inner()).push(body);
+    *counters().hits.entry("login".into()).or_default() += 1;
+    HIT.notify_waiters();
+    Html("<!doctype html><title>Welcome</title><h1>Welcome back</h1>")
 }
 
 /// What `/download/{name}` serves.

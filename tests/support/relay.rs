@@ -122,6 +122,16 @@ impl RelayApi {
 
     /// The same on the browser at `browser_ws`.
     pub fn start_worker_on(&self, browser_ws: &str, client_id: &str) -> tokio::task::JoinHandle<()> {
+        self.start_worker_with(browser_ws, client_id, Default::default())
+    }
+
+    /// The same, holding the operator's `secrets` (its `--secrets` file).
+    pub fn start_worker_with(
+        &self,
+        browser_ws: &str,
+        client_id: &str,
+        secrets: tether_host::secrets::Secrets,
+    ) -> tokio::task::JoinHandle<()> {
         let worker = Worker {
             browser: BrowserAt::Ws(browser_ws.to_owned()),
             relay: format!("ws://{}", self.addr),
@@ -131,6 +141,7 @@ impl RelayApi {
             ca_file: None,
             allow_evaluate: false,
             allow_file_urls: false,
+            secrets,
         };
         tokio::spawn(async move {
             let outcome = worker.serve().await;

@@ -39,11 +39,17 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 /// Sets one field to its value, as the kind of field it is takes it.
 async fn fill(cx: &Context<'_>, tab_id: TabId, field: &Field) -> Result<(), ActionError> {
     let at = required_element(&field.xpath, &field.r#ref)?;
+    let value = match (&field.value, &field.secret) {
+        (Some(value), _) => value.clone(),
+        (None, secret) => {
+            FieldValue::Text(typing::secret_value(cx, tab_id, secret.as_deref().unwrap_or_default()).await?)
+        }
+    };
     // Text is typed into the field this call focuses.
-    let focus = matches!(field.value, FieldValue::Text(_));
+    let focus = matches!(value, FieldValue::Text(_));
     let sort = cx.page(tab_id).call(&FieldKind { at, focus }).await?;
     let (xpath, r#ref) = (field.xpath.clone(), field.r#ref.clone());
-    match (&field.value, sort.kind) {
+    match (&value, sort.kind) {
         // Focused with its content selected already: type over it.
         (FieldValue::Text(text), FieldSort::Text) => {
             typing::into_focused(&cx.page(tab_id), text, sort.had_text).await

@@ -1,9 +1,11 @@
 //! `browser_type`: focuses the field and inserts text through CDP Input, so the page's own
 //! listeners see real input events (React's value tracker, contenteditable editors). `clear`
-//! (the default) replaces the content; `submit` presses Enter.
+//! (the default) replaces the content; `submit` presses Enter. A `secret` is typed as its
+//! value, only into a page of one of its origins.
 
 use serde_json::json;
 use tether_protocol::actions::browser_type::{Output, Params};
+use tether_protocol::actions::TabId;
 use tether_protocol::ActionError;
 
 use super::{required_element, Context};
@@ -13,17 +15,28 @@ use crate::page::Page;
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
     let page = &page;
+    let text = match (&p.text, &p.secret) {
+        (Some(text), _) => text.clone(),
+        (None, secret) => secret_value(cx, p.tab_id, secret.as_deref().unwrap_or_default()).await?,
+    };
     let focused = page
         .call(&FocusForTyping {
             at: required_element(&p.xpath, &p.r#ref)?,
             clear: p.clear,
         })
         .await?;
-    into_focused(page, &p.text, p.clear && focused.had_text).await?;
+    into_focused(page, &text, p.clear && focused.had_text).await?;
     if p.submit {
         press(page, "Enter", "Enter", 13, Some("\r")).await?;
     }
     Ok(Output { typed: true })
+}
+
+/// The value of the secret `name`, to type into the tab's page: refused unless the page is of
+/// one of the secret's origins (`secrets.rs`).
+pub async fn secret_value(cx: &Context<'_>, tab: TabId, name: &str) -> Result<String, ActionError> {
+    let url = cx.transport.tab(tab).await?.map(|t| t.url).unwrap_or_default();
+    cx.policy.secrets().value_for(name, &url)
 }
 
 /// Types `text` into the focused field: replacing its selection when it is selected, else at

@@ -27,6 +27,7 @@ pub mod browser_reload;
 pub mod browser_resize;
 pub mod browser_screenshot;
 pub mod browser_scroll;
+pub mod browser_secrets;
 pub mod browser_select_option;
 pub mod browser_snapshot;
 pub mod browser_storage_state;

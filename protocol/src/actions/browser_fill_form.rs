@@ -38,7 +38,11 @@ pub struct Field {
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
     /// A string, true/false, or an array of strings (see the description).
-    pub value: FieldValue,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<FieldValue>,
+    /// In place of value, for a text field: the name of a secret the browser's owner holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
 }
 
 /// The element to click once every field is set.
@@ -78,6 +82,15 @@ crate::tab_action_params!(
         }
         for (index, field) in p.fields.iter().enumerate() {
             Element::required(&field.xpath, &field.r#ref).map_err(|why| format!("fields[{index}]: {why}"))?;
+            match (&field.value, &field.secret) {
+                (Some(_), Some(_)) => return Err(format!("fields[{index}]: give value or secret, not both")),
+                (None, None) => {
+                    return Err(format!(
+                        "fields[{index}]: give its value (or secret: a secret's name)"
+                    ))
+                }
+                _ => {}
+            }
         }
         if let Some(submit) = &p.submit {
             Element::required(&submit.xpath, &submit.r#ref).map_err(|why| format!("submit: {why}"))?;

@@ -31,6 +31,7 @@ pub mod browser_reload;
 pub mod browser_resize;
 pub mod browser_screenshot;
 pub mod browser_scroll;
+pub mod browser_secrets;
 pub mod browser_select_option;
 pub mod browser_snapshot;
 pub mod browser_storage_state;
@@ -222,6 +223,7 @@ macro_rules! with_catalog {
             BrowserNetwork browser_network,
             BrowserDownloads browser_downloads,
             BrowserStorageState browser_storage_state,
+            BrowserSecrets browser_secrets,
         }
     };
 }
@@ -432,9 +434,11 @@ mod tests {
         assert_eq!(e.code, ErrorCode::UnknownAction);
         assert!(e.message.contains("browser_click"), "{}", e.message);
 
-        let e = err("browser_type", json!({"tabId": 1}));
+        let e = err("browser_type", json!({"tabId": 1, "xpath": "//input"}));
         assert_eq!(e.code, ErrorCode::InvalidParams);
-        assert!(e.message.contains("missing field `text`"), "{}", e.message);
+        assert!(e.message.contains("give the text to type"), "{}", e.message);
+        let e = err("browser_type", json!({"tabId": 1, "xpath": "//input", "text": "a", "secret": "b"}));
+        assert!(e.message.contains("not both"), "{}", e.message);
         let e = err("browser_click", json!({"tabId": 1}));
         assert!(e.message.contains("xpath or ref), or x and y"), "{}", e.message);
 
@@ -543,6 +547,7 @@ mod tests {
                         | ActionName::BrowserTabs
                         | ActionName::BrowserDownloads
                         | ActionName::BrowserStorageState
+                        | ActionName::BrowserSecrets
                 ),
                 "{name}"
             );
