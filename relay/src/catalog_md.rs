@@ -16,12 +16,17 @@ and every element you can act on written in place as `[eN] role \"name\"` with i
 (`= \"value\"`, `checked`, `disabled`, `covered`, `→ href`). Password values and hidden content are never shown.
 2. Act on an element by its ref: `{\"tabId\": 3, \"ref\": \"e12\"}` works wherever an action takes `xpath` \
 (click, type, hover, select, press a key on it, scroll to it, screenshot it, upload to it).
-3. After an action, `browser_snapshot` with `\"detail\": \"recent\"` answers only the lines that changed \
-(`+ ` added, `- ` removed, with one line of context): far fewer tokens than the whole page again. \
-`\"detail\": \"gist\"` gives a few lines (title, main heading, counts, open dialogs).
-4. A ref names one element for as long as it stays in the page, and is never reused in the tab. \
+3. Act and see in one call: an action that can change the page takes `\"observe\": \"recent\"` and its result \
+carries `screen`, the lines of the page that changed once it settled (`+ ` added, `- ` removed, with one line of \
+context; a page it loaded is waited for): far fewer tokens than the whole page again, and no second call. \
+`\"observe\": \"gist\"` gives a few lines (title, main heading, counts, open dialogs). Over MCP this is the default. \
+`browser_snapshot` with `\"detail\": \"recent\"` or `\"gist\"` answers the same on its own.
+4. Read `observed` on a result: what happened in the tab while the action ran, without asking: console errors \
+and warnings (`first` is the first error's text), failed requests, downloads begun, a navigation. \
+`browser_console`, `browser_network` and `browser_downloads` tell the rest.
+5. A ref names one element for as long as it stays in the page, and is never reused in the tab. \
 A ref whose element is gone answers `ELEMENT_NOT_FOUND` saying it is stale: take a new snapshot.
-5. Past `maxChars` (24,000 by default) the snapshot ends with a line saying how much was left out; \
+6. Past `maxChars` (24,000 by default) the snapshot ends with a line saying how much was left out; \
 scroll and use `\"scope\": \"viewport\"`, or raise `maxChars`. `browser_readability_extract` reads an article in full; \
 `browser_screenshot` shows what the Markdown cannot.
 

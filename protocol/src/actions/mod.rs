@@ -437,7 +437,10 @@ mod tests {
         let e = err("browser_type", json!({"tabId": 1, "xpath": "//input"}));
         assert_eq!(e.code, ErrorCode::InvalidParams);
         assert!(e.message.contains("give the text to type"), "{}", e.message);
-        let e = err("browser_type", json!({"tabId": 1, "xpath": "//input", "text": "a", "secret": "b"}));
+        let e = err(
+            "browser_type",
+            json!({"tabId": 1, "xpath": "//input", "text": "a", "secret": "b"}),
+        );
         assert!(e.message.contains("not both"), "{}", e.message);
         let e = err("browser_click", json!({"tabId": 1}));
         assert!(e.message.contains("xpath or ref), or x and y"), "{}", e.message);
