@@ -204,12 +204,7 @@ impl Journal {
         let path = data_dir.join(FILE);
         let fresh = path_with(&path, ".new");
         {
-            let file = crate::at_rest::private_file()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&fresh)?;
-            let mut out = std::io::BufWriter::new(file);
+            let mut out = std::io::BufWriter::new(new_file(&fresh)?);
             for snapshot in sessions {
                 serde_json::to_writer(&mut out, &Record::Session(snapshot))?;
                 out.write_all(b"\n")?;
@@ -270,12 +265,7 @@ impl Journal {
         write_sessions: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
         let fresh = path_with(&self.path, ".new");
-        let file = crate::at_rest::private_file()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&fresh)?;
-        let mut out = std::io::BufWriter::new(file);
+        let mut out = std::io::BufWriter::new(new_file(&fresh)?);
         write_sessions(&mut out)?;
         let mut file = out.into_inner().map_err(|e| e.into_error())?;
         // From here to the swap, appends wait: the buffer's last lines, a sync and a rename.
@@ -325,6 +315,15 @@ pub fn session_line(snapshot: Snapshot<'_>, out: &mut Vec<u8>) -> serde_json::Re
     serde_json::to_writer(&mut *out, &Record::Session(snapshot))?;
     out.push(b'\n');
     Ok(())
+}
+
+/// A journal being written anew, empty, its owner's alone.
+fn new_file(path: &Path) -> std::io::Result<File> {
+    crate::at_rest::private_file()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
 }
 
 fn path_with(path: &Path, suffix: &str) -> PathBuf {

@@ -144,15 +144,7 @@ async fn sessions_left_idle_are_forgotten_with_their_files_and_journal() {
     // Looked at until the relay has forgotten them, within a bound.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        let listed: serde_json::Value = http
-            .get(format!("http://{}/api/sessions", relay.addr))
-            .bearer_auth(ORCHESTRATOR)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let listed = common::client::get_json(&relay.addr, "/api/sessions").await;
         let kept = std::fs::read_to_string(&journal).unwrap();
         if listed["sessions"].as_array().unwrap().is_empty() && !kept.contains("idle-") {
             break;
