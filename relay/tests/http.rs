@@ -100,7 +100,11 @@ async fn the_catalog_lists_every_action_with_its_descriptor() {
         "a point, in place of xpath"
     );
     let typing = actions.iter().find(|a| a["name"] == "browser_type").unwrap();
-    assert_eq!(typing["params"]["text"]["required"], true);
+    assert_eq!(typing["params"]["text"]["type"], "string");
+    assert_eq!(
+        typing["params"]["secret"]["type"], "string",
+        "a secret's name, in place of text"
+    );
     assert_eq!(
         typing["params"]["ref"]["type"], "string",
         "a ref, in place of xpath"
