@@ -438,9 +438,10 @@ fn a_secret_logs_in_while_its_value_shows_nowhere() {
         }
         let snapshot = relay.ok(s, "browser_snapshot", json!({ "tabId": tab })).await;
         let markdown = snapshot["markdown"].as_str().unwrap();
-        assert!(
-            markdown.contains("<secret:site-password>"),
-            "the note field shows the name: {markdown}"
+        assert_eq!(
+            markdown.matches("= \"<secret:site-password>\"").count(),
+            2,
+            "the password and the note field show the name: {markdown}"
         );
         seen.push(snapshot.clone());
         seen.push(relay.ok(s, "browser_get_html", json!({ "tabId": tab })).await);

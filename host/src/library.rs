@@ -195,6 +195,9 @@ pub struct FieldKind<'a> {
     #[serde(flatten)]
     pub at: Element<'a>,
     pub focus: bool,
+    /// The name of the secret about to be typed into it (see [`FocusForTyping`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<&'a str>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -245,6 +248,10 @@ pub struct FocusForTyping<'a> {
     #[serde(flatten)]
     pub at: Element<'a>,
     pub clear: bool,
+    /// The name of the secret about to be typed: the page keeps it beside the field, so a
+    /// snapshot shows `<secret:name>` for its value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<&'a str>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -47,7 +47,8 @@ async fn fill(cx: &Context<'_>, tab_id: TabId, field: &Field) -> Result<(), Acti
     };
     // Text is typed into the field this call focuses.
     let focus = matches!(value, FieldValue::Text(_));
-    let sort = cx.page(tab_id).call(&FieldKind { at, focus }).await?;
+    let secret = field.secret.as_deref();
+    let sort = cx.page(tab_id).call(&FieldKind { at, focus, secret }).await?;
     let (xpath, r#ref) = (field.xpath.clone(), field.r#ref.clone());
     match (&value, sort.kind) {
         // Focused with its content selected already: type over it.

@@ -23,6 +23,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         .call(&FocusForTyping {
             at: required_element(&p.xpath, &p.r#ref)?,
             clear: p.clear,
+            secret: p.secret.as_deref(),
         })
         .await?;
     into_focused(page, &text, p.clear && focused.had_text).await?;

@@ -26,6 +26,14 @@
   const NON_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
   const ATTRIBUTES = new Set(["id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role", "target", "disabled", "aria-expanded", "aria-checked"]);
   const LISTENERS = Symbol.for("tether.listeners");
+  // The fields a secret was typed into, by the secret's name (never its value): a snapshot
+  // shows such a field's value as <secret:name>, a password field's too. Kept on the field's
+  // window, since this library is made anew for each call.
+  const SECRET_FIELDS = Symbol.for("tether.secretFields");
+  const secretFields = (el) => {
+    const win = el.ownerDocument.defaultView;
+    return win ? (win[SECRET_FIELDS] ??= new WeakMap()) : new WeakMap();
+  };
   const LABELABLE = new Set(["input", "select", "textarea", "button", "meter", "output", "progress"]);
 
   const fail = (code, message, details) => ({ error: details ? { code, message, details } : { code, message } });

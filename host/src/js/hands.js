@@ -208,7 +208,7 @@
   // What kind of form field an element is, and how it stands; with `focus`, a text field is
   // focused for typing on the way, its content selected (one call for what a person's hand
   // does in one move).
-  function fieldKind({ focus, ...at }) {
+  function fieldKind({ focus, secret, ...at }) {
     const found = resolve(at);
     if (found.error) return found;
     const el = found.el;
@@ -218,12 +218,12 @@
     const text = el.localName === "textarea" || (el.localName === "input" && !NON_TEXT_INPUTS.has(el.type));
     if (!text && !el.isContentEditable) return { kind: "other", name };
     if (!focus) return { kind: "text", name };
-    const focused = focusForTyping({ clear: true, ...at });
+    const focused = focusForTyping({ clear: true, secret, ...at });
     return focused.error ? focused : { kind: "text", name, hadText: focused.hadText };
   }
 
   // ---- type -------------------------------------------------------------------------------
-  function focusForTyping({ clear, ...at }) {
+  function focusForTyping({ clear, secret, ...at }) {
     const found = resolve(at);
     if (found.error) return found;
     const el = found.el;
@@ -261,6 +261,9 @@
       selection.removeAllRanges();
       selection.addRange(range);
     }
+    // What it will hold: the secret (typed next), or text typed over whatever it held.
+    if (secret) secretFields(el).set(el, secret);
+    else if (clear) secretFields(el).delete(el);
     return { hadText };
   }
 

@@ -52,7 +52,9 @@
       const chosen = [...el.selectedOptions].map((o) => squash(o.text));
       if (chosen.length) words.push(`= ${quoted(clip(chosen.join(", "), VALUE_CHARS))}`);
     } else if ((tag === "input" && !NON_TEXT_INPUTS.has(el.type)) || tag === "textarea") {
-      if (el.type !== "password" && el.value) words.push(`= ${quoted(clip(squash(el.value), VALUE_CHARS))}`);
+      const secret = el.value && el.ownerDocument.defaultView?.[SECRET_FIELDS]?.get(el);
+      if (secret) words.push(`= ${quoted(`<secret:${secret}>`)}`);
+      else if (el.type !== "password" && el.value) words.push(`= ${quoted(clip(squash(el.value), VALUE_CHARS))}`);
     } else if (el.isContentEditable && tag !== "body") {
       const text = squash(el.innerText);
       if (text) words.push(`= ${quoted(clip(text, VALUE_CHARS))}`);
