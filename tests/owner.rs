@@ -1,5 +1,6 @@
-//! The browser's owner in control (docs/protocol.md §12), through the extension's popup as they
-//! would use it: sites they block, a Stop per session, and approving each action themselves.
+//! The browser's owner in control (docs/protocol.md §12, §18), through the extension's popup
+//! and options page as they would use them: sites they block, a Stop per session, approving
+//! each action themselves, and a secret an agent types without seeing it.
 //! The owner's settings hold for the whole browser, so this binary has a browser of its own
 //! and runs its scenarios one after the other, never beside other tests.
 //!
@@ -23,12 +24,94 @@ fn blocked_sites_hold_in_worker_mode() {
 }
 
 #[test]
-fn the_owner_blocks_sites_stops_a_session_and_approves_actions_in_the_popup() {
+fn the_owner_blocks_sites_stops_a_session_approves_actions_and_keeps_secrets() {
     run_extension(|h| async move {
         blocked_sites(h).await;
         stop_one_session(h).await;
         approve_each_action(h).await;
+        owner_secrets(h).await;
     });
+}
+
+/// The extension's options page, open in a tab as its owner opens it.
+async fn open_options(cdp: &CdpConnection) -> (RawSession<'_>, Value) {
+    let target = cdp
+        .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
+        .await
+        .unwrap();
+    let page = RawSession::attach(cdp, &target["targetId"]).await;
+    let url = format!("chrome-extension://{EXTENSION_ID}/options/options.html");
+    page.call("Page.navigate", json!({ "url": url })).await;
+    (page, target["targetId"].clone())
+}
+
+/// Waits (bounded) until the host says it holds a secret named `name`, or none when `None`.
+async fn host_holds(h: &Harness, name: Option<&str>) {
+    let (cdp, worker) = h.extension().service_worker().await;
+    let worker = RawSession {
+        cdp: &cdp,
+        session: worker,
+    };
+    let wanted = serde_json::to_string(&name).unwrap();
+    let check = format!(
+        "new Promise(done => {{ const check = () => {{ const names = (tetherState().secrets ?? []).map(s => s.name); \
+           ({wanted} === null ? names.length === 0 : names.includes({wanted})) ? done(true) : setTimeout(check, 10); }}; check(); }})"
+    );
+    tokio::time::timeout(Duration::from_secs(20), worker.eval_checked(&check))
+        .await
+        .expect("the host applied the owner's secrets");
+}
+
+async fn owner_secrets(h: &'static Harness) {
+    const VALUE: &str = "Owner-S3cret!";
+    let (cdp, _) = h.extension().service_worker().await;
+    let (options, target) = open_options(&cdp).await;
+    type_into(&options, "#name", "site-password").await;
+    type_into(&options, "#value", VALUE).await;
+    type_into(&options, "#origins", &h.url("")).await;
+    click(&options, "#save").await;
+    options
+        .eval_checked(&shown_with("#secrets tr", "site-password"))
+        .await;
+    host_holds(h, Some("site-password")).await;
+
+    let s = "owner-secrets";
+    let listed = h.ok(s, "browser_secrets", json!({})).await;
+    assert_eq!(listed["secrets"][0]["name"], "site-password", "{listed}");
+    let tab = h.start(s, "/fixtures/login.html").await;
+    let typed = json!({ "tabId": tab, "xpath": "//input[@name='password']", "secret": "site-password" });
+    let mut seen = vec![h.ok(s, "browser_type", typed).await];
+    seen.push(h.ok(s, "browser_snapshot", json!({ "tabId": tab })).await);
+    assert!(seen[1]["markdown"]
+        .as_str()
+        .unwrap()
+        .contains("<secret:site-password>"));
+    let before = tether_tests::fixtures::hits("login");
+    seen.push(
+        h.ok(
+            s,
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//button[@id='sign-in']" }),
+        )
+        .await,
+    );
+    tether_tests::fixtures::hit_times("login", before + 1).await;
+    let posted = tether_tests::fixtures::logins().pop().unwrap();
+    assert!(
+        posted.contains("password=Owner-S3cret%21"),
+        "the site received it: {posted}"
+    );
+    for result in &seen {
+        assert!(!result.to_string().contains(VALUE), "a result shows it: {result}");
+    }
+    h.ok(s, "session_stop", json!({})).await;
+
+    // The owner removes it: the host holds it no more.
+    click(&options, "#secrets tr[data-name='site-password'] button").await;
+    host_holds(h, None).await;
+    let _ = cdp
+        .call(None, "Target.closeTarget", json!({ "targetId": target }))
+        .await;
 }
 
 async fn blocked_sites(h: &'static Harness) {

@@ -83,6 +83,8 @@ async function handle(message) {
         sessions: message.sessions ?? [],
         allowEvaluate: message.allowEvaluate === true,
         allowStorageState: message.allowStorageState === true,
+        secrets: message.secrets ?? [],
+        secretsError: message.secretsError ?? null,
         blockedSites: message.blockedSites ?? [],
         unreadableSites: message.unreadableSites ?? [],
         confirmEveryAction: message.confirmEveryAction === true,

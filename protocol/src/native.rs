@@ -41,6 +41,10 @@ pub enum FromExtension {
         /// Ask the owner before every action on this browser, whatever the relay's `--confirm`.
         #[serde(default)]
         confirm_every_action: bool,
+        /// The owner's secrets for agents (the options page): for this host alone, never sent
+        /// on to the relay.
+        #[serde(default)]
+        secrets: Vec<OwnerSecret>,
     },
     /// The owner's answer to a confirmation request, given in the popup.
     #[serde(rename = "confirm")]
@@ -155,6 +159,24 @@ impl ExtensionCall {
     }
 }
 
+/// A secret as the owner gave it in the extension's options.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct OwnerSecret {
+    pub name: String,
+    pub value: String,
+    pub origins: Vec<String>,
+}
+
+/// Never the value, wherever a message is printed.
+impl std::fmt::Debug for OwnerSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnerSecret")
+            .field("name", &self.name)
+            .field("origins", &self.origins)
+            .finish_non_exhaustive()
+    }
+}
+
 /// What the host sends the extension.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
@@ -192,6 +214,12 @@ pub struct HostStatus {
     /// Whether the host lets `browser_storage_state` run, as the owner's setting made it.
     #[serde(default)]
     pub allow_storage_state: bool,
+    /// The owner's secrets the host holds: names and origins, never values.
+    #[serde(default)]
+    pub secrets: Vec<crate::actions::browser_secrets::Named>,
+    /// Why the host holds none of them, when it refused them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secrets_error: Option<String>,
     /// The owner's blocked sites the host applies.
     #[serde(default)]
     pub blocked_sites: Vec<String>,

@@ -130,6 +130,7 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
         client_id: client_id.clone(),
         relay: Arc::default(),
         unreadable_sites: Arc::default(),
+        secrets_error: Arc::default(),
         owner_settings: Arc::new(owner_settings),
         owner_says,
     };
@@ -257,6 +258,7 @@ fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &Exten
             allow_storage_state,
             blocked_sites,
             confirm_every_action,
+            secrets,
         } => {
             tracing::info!(
                 allow_evaluate,
@@ -268,6 +270,16 @@ fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &Exten
             let policy = status.engine.policy();
             policy.set_allow_evaluate(allow_evaluate);
             policy.set_allow_storage_state(allow_storage_state);
+            let given = secrets
+                .into_iter()
+                .map(|s| (s.name, s.value, s.origins))
+                .collect();
+            let refused = policy.secrets().set(given).err().map(|e| {
+                tracing::warn!("the owner's secrets are refused: {e}");
+                let _ = policy.secrets().set(Vec::new());
+                e.to_string()
+            });
+            *status.secrets_error.lock().unwrap_or_else(|p| p.into_inner()) = refused;
             let unreadable = policy.set_blocked_sites(&blocked_sites);
             *status.unreadable_sites.lock().unwrap_or_else(|p| p.into_inner()) = unreadable;
             status
@@ -309,6 +321,8 @@ struct Status {
     relay: Arc<std::sync::atomic::AtomicBool>,
     /// The owner's blocked sites that are not match patterns, with why: the popup shows them.
     unreadable_sites: Arc<std::sync::Mutex<Vec<String>>>,
+    /// Why the owner's secrets were refused, if they were.
+    secrets_error: Arc<std::sync::Mutex<Option<String>>>,
     /// What the owner asks of the relay (the relay link sends it).
     owner_settings: Arc<watch::Sender<ClientSettings>>,
     /// The owner's answers, for the relay link to send.
@@ -325,6 +339,12 @@ impl Status {
             sessions,
             allow_evaluate: self.engine.policy().allows_evaluate(),
             allow_storage_state: self.engine.policy().allows_storage_state(),
+            secrets: self.engine.policy().secrets().named(),
+            secrets_error: self
+                .secrets_error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
             blocked_sites: self.engine.policy().blocked_sites(),
             confirm_every_action: self.owner_settings.borrow().confirm_every_action,
             unreadable_sites: self
