@@ -5,6 +5,8 @@
 //! itself with an empty page (`Fetch`): no request reaches the site, and no page of the site
 //! runs. No value is ever logged or put in a result.
 
+use std::time::Duration;
+
 use base64::Engine;
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_storage_state::{
@@ -38,12 +40,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 }
 
 async fn save(cx: &Context<'_>, tab: TabId, origins: Option<Vec<String>>) -> Result<Output, ActionError> {
-    let all = cx.page(tab).cdp("Network.getAllCookies", json!({})).await?;
-    let cookies: Vec<Cookie> = serde_json::from_value(all["cookies"].clone()).map_err(|e| {
-        ActionError::internal(format!(
-            "the browser's cookies are not as CDP describes them: {e}"
-        ))
-    })?;
+    let cookies = all_cookies(cx, tab).await?;
     let origins = match origins {
         Some(named) => named.iter().filter_map(|o| origin_of(o).ok()).collect(),
         None => session_origins(cx).await,
@@ -117,6 +114,45 @@ async fn load(cx: &Context<'_>, tab: TabId, artifact_id: &str) -> Result<Output,
         cookies: state.cookies.len() as u64,
         origins: OriginsDone::Loaded(state.origins.len() as u64),
     })
+}
+
+/// How long a save waits for the cookies a page just set to reach the browser's cookie store.
+const COOKIES_SETTLE: Duration = Duration::from_secs(1);
+
+/// Every cookie of the browser, once those the session's pages see have reached its store: a
+/// page's `document.cookie = ...` reaches it a moment after the page goes on (the renderer
+/// sends it on without waiting), so a save right after a page set one would miss it.
+async fn all_cookies(cx: &Context<'_>, tab: TabId) -> Result<Vec<Cookie>, ActionError> {
+    let mut seen = std::collections::HashSet::new();
+    for tab in cx.session.tabs() {
+        let read = json!({ "expression": "document.cookie", "returnByValue": true });
+        if let Ok(cookie) = cx.page(tab).cdp("Runtime.evaluate", read).await {
+            let text = cookie
+                .pointer("/result/value")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            seen.extend(
+                text.split(';')
+                    .filter_map(|c| c.split_once('='))
+                    .map(|(name, _)| name.trim().to_owned()),
+            );
+        }
+    }
+    let settled = tokio::time::Instant::now() + COOKIES_SETTLE;
+    loop {
+        let all = cx.page(tab).cdp("Network.getAllCookies", json!({})).await?;
+        let cookies: Vec<Cookie> = serde_json::from_value(all["cookies"].clone()).map_err(|e| {
+            ActionError::internal(format!(
+                "the browser's cookies are not as CDP describes them: {e}"
+            ))
+        })?;
+        let stored = seen.iter().all(|name| cookies.iter().any(|c| &c.name == name));
+        if stored || tokio::time::Instant::now() >= settled {
+            return Ok(cookies);
+        }
+        // The store says nothing when it has taken a cookie: it is asked again.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 fn not_a_state(artifact_id: &str, why: &str) -> ActionError {
