@@ -363,3 +363,37 @@ fn tether_host_mcp_serves_through_a_relay() {
         refused.close().await;
     });
 }
+
+#[test]
+fn tether_host_mcp_names_the_secrets_it_holds_in_its_tools() {
+    block_on(async {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("secrets.json");
+        let given = r#"{"site-password": {"value": "Mcp-S3cret!", "origins": ["https://login.example"]}}"#;
+        std::fs::write(&file, given).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let mut agent = McpClient::stdio(
+            &binary("tether-host"),
+            &["mcp", "--secrets", file.to_str().unwrap()],
+        )
+        .await
+        .unwrap();
+        let tools = agent.tools().await;
+        for name in ["browser_type", "browser_fill_form", "browser_secrets"] {
+            let tool = tools.iter().find(|t| t["name"] == name).unwrap();
+            let description = tool["description"].as_str().unwrap();
+            assert!(
+                description.contains("Secrets this browser holds: site-password."),
+                "{description}"
+            );
+        }
+        assert!(!serde_json::to_string(&tools).unwrap().contains("Mcp-S3cret!"));
+        let listed = agent.text("browser_secrets", json!({})).await;
+        assert!(
+            listed.contains("site-password") && !listed.contains("Mcp-S3cret!"),
+            "{listed}"
+        );
+        agent.close().await;
+    });
+}

@@ -33,6 +33,11 @@ pub struct LocalBrowserArgs {
     /// the next; default: a fresh profile, removed at exit.
     #[arg(long, value_name = "DIR")]
     pub user_data_dir: Option<PathBuf>,
+    /// Secrets actions may type but never show: a JSON file
+    /// {"name": {"value": "...", "origins": ["https://site.example"]}}, readable by its owner
+    /// alone (chmod 600).
+    #[arg(long, value_name = "FILE")]
+    pub secrets: Option<PathBuf>,
 }
 
 impl LocalBrowserArgs {
@@ -43,6 +48,9 @@ impl LocalBrowserArgs {
         policy.set_allow_evaluate(self.allow_evaluate);
         // The browser is the host's own: its cookies are no person's.
         policy.set_allow_storage_state(true);
+        if let Some(path) = &self.secrets {
+            policy.secrets().set_from(&crate::secrets::Secrets::load(path)?);
+        }
         Ok(policy)
     }
 

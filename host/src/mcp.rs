@@ -62,16 +62,17 @@ async fn run(args: McpArgs) -> Result<()> {
             "--relay needs --token: the relay's orchestrator token (or TETHER_ORCHESTRATOR_TOKEN)",
         )?;
         let tls = crate::tls::client_config(args.ca_file.as_deref())?;
-        return serve(Arc::new(ThroughRelay::new(relay, token, &tls))).await;
+        return serve(Arc::new(ThroughRelay::new(relay, token, &tls)), &[]).await;
     }
     let policy = args.local.policy()?;
+    let secret_names: Vec<String> = policy.secrets().named().into_iter().map(|s| s.name).collect();
     let store = args.local.store()?;
     let chromium = Chromium::launch(&args.local.launch_options(!args.headed)).await?;
     let outcome = match chromium.transport().await {
         Ok(transport) => {
             let engine = Engine::new(Arc::new(transport), Arc::new(store), policy, CLIENT_ID);
             tokio::select! {
-                outcome = serve(Arc::new(InProcess { engine, next: AtomicU64::new(1) })) => outcome,
+                outcome = serve(Arc::new(InProcess { engine, next: AtomicU64::new(1) }), &secret_names) => outcome,
                 _ = chromium.exited() => Err(anyhow::anyhow!("Chromium exited (crashed or killed); stopping")),
                 _ = crate::worker::stop_signal() => Ok(()),
             }
@@ -82,11 +83,12 @@ async fn run(args: McpArgs) -> Result<()> {
     outcome
 }
 
-/// Serves one MCP session on stdin/stdout until the client closes stdin.
+/// Serves one MCP session on stdin/stdout until the client closes stdin; its tools name the
+/// secrets the browser holds.
 /// Its own Tether session is ended before the process exits (with `--relay`, its tabs stay
 /// in the person's browser, let go by the debugger).
-async fn serve(browser: Arc<dyn Browser>) -> Result<()> {
-    let sessions = McpSessions::new(browser);
+async fn serve(browser: Arc<dyn Browser>, secret_names: &[String]) -> Result<()> {
+    let sessions = McpSessions::new(browser).with_secret_names(secret_names);
     let served = async {
         let running = sessions
             .session()

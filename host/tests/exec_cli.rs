@@ -202,3 +202,32 @@ fn a_login_saved_in_one_run_is_loaded_in_a_fresh_one() {
         shown(4)
     );
 }
+
+#[test]
+fn a_secrets_file_others_can_read_is_refused_saying_which_mode_to_set() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("secrets.json");
+    let given = r#"{"site": {"value": "long enough", "origins": ["https://login.example"]}}"#;
+    std::fs::write(&file, given).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let steps = serde_json::json!([{ "actionName": "browser_secrets" }]).to_string();
+    let refused = exec(&["--secrets", file.to_str().unwrap(), "-"], Some(&steps));
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("chmod 600"), "{said}");
+    assert!(results(&refused).is_empty(), "nothing ran");
+
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let listed = exec(&["--secrets", file.to_str().unwrap(), "-"], Some(&steps));
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let shown = results(&listed)[0].to_string();
+    assert!(
+        shown.contains("\"site\"") && !shown.contains("long enough"),
+        "{shown}"
+    );
+}

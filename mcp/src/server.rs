@@ -55,6 +55,12 @@ impl McpSessions {
         }
     }
 
+    /// Its tools name the secrets the browser holds (names, never values).
+    pub fn with_secret_names(mut self, names: &[String]) -> Self {
+        self.tools = tools::with_secrets(names).into();
+        self
+    }
+
     /// Waits for the `session_stop`s of the MCP sessions that ended (before a process exits).
     pub async fn ended(&self) {
         self.ending.close();

@@ -16,12 +16,27 @@ const TAB_ID: &str =
 
 /// Every action as a tool, in catalog order.
 pub fn tools() -> Vec<Tool> {
-    ActionName::ALL.iter().map(|&action| tool(action)).collect()
+    with_secrets(&[])
 }
 
-fn tool(action: ActionName) -> Tool {
+/// The same, the tools that take a secret naming those the browser holds (docs/protocol.md §18).
+pub fn with_secrets(names: &[String]) -> Vec<Tool> {
+    ActionName::ALL
+        .iter()
+        .map(|&action| tool(action, names))
+        .collect()
+}
+
+fn tool(action: ActionName, secrets: &[String]) -> Tool {
     let descriptor = action.descriptor();
     let mut description = descriptor.description.clone();
+    let takes_secret = matches!(
+        action,
+        ActionName::BrowserType | ActionName::BrowserFillForm | ActionName::BrowserSecrets
+    );
+    if takes_secret && !secrets.is_empty() {
+        description.push_str(&format!(" Secrets this browser holds: {}.", secrets.join(", ")));
+    }
     if action.takes_tab() {
         description.push_str(" tabId is optional: the session's current tab.");
     }
