@@ -33,18 +33,6 @@ fn the_owner_blocks_sites_stops_a_session_approves_actions_and_keeps_secrets() {
     });
 }
 
-/// The extension's options page, open in a tab as its owner opens it.
-async fn open_options(cdp: &CdpConnection) -> (RawSession<'_>, Value) {
-    let target = cdp
-        .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
-        .await
-        .unwrap();
-    let page = RawSession::attach(cdp, &target["targetId"]).await;
-    let url = format!("chrome-extension://{EXTENSION_ID}/options/options.html");
-    page.call("Page.navigate", json!({ "url": url })).await;
-    (page, target["targetId"].clone())
-}
-
 /// Waits (bounded) until the host says it holds a secret named `name`, or none when `None`.
 async fn host_holds(h: &Harness, name: Option<&str>) {
     let (cdp, worker) = h.extension().service_worker().await;
@@ -65,7 +53,7 @@ async fn host_holds(h: &Harness, name: Option<&str>) {
 async fn owner_secrets(h: &'static Harness) {
     const VALUE: &str = "Owner-S3cret!";
     let (cdp, _) = h.extension().service_worker().await;
-    let (options, target) = open_options(&cdp).await;
+    let (options, target) = open_extension_page(&cdp, "options/options.html").await;
     type_into(&options, "#name", "site-password").await;
     type_into(&options, "#value", VALUE).await;
     type_into(&options, "#origins", &h.url("")).await;
@@ -135,17 +123,18 @@ async fn blocked_sites(h: &'static Harness) {
     h.ok(s, "session_stop", json!({})).await;
 }
 
-/// The extension's popup, open in a tab of the browser as its owner would see it.
-async fn open_popup(cdp: &CdpConnection) -> (RawSession<'_>, Value) {
+/// A page of the extension (`popup/popup.html`, `options/options.html`), open in a tab of the
+/// browser as its owner would see it; the tab's target id.
+async fn open_extension_page<'c>(cdp: &'c CdpConnection, page: &str) -> (RawSession<'c>, Value) {
     let target = cdp
         .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
         .await
         .unwrap();
-    let popup = RawSession::attach(cdp, &target["targetId"]).await;
+    let session = RawSession::attach(cdp, &target["targetId"]).await;
     // Navigated once attached: an evaluation never meets the blank page's ending context.
-    let url = format!("chrome-extension://{EXTENSION_ID}/popup/popup.html");
-    popup.call("Page.navigate", json!({ "url": url })).await;
-    (popup, target["targetId"].clone())
+    let url = format!("chrome-extension://{EXTENSION_ID}/{page}");
+    session.call("Page.navigate", json!({ "url": url })).await;
+    (session, target["targetId"].clone())
 }
 
 async fn stop_one_session(h: &'static Harness) {
@@ -169,7 +158,7 @@ async fn stop_one_session(h: &'static Harness) {
         .await;
 
     let (cdp, _) = browser.service_worker().await;
-    let (popup, target) = open_popup(&cdp).await;
+    let (popup, target) = open_extension_page(&cdp, "popup/popup.html").await;
     click(&popup, &format!("li[data-session='{stopped}'] button")).await;
     let error = waiting
         .await
@@ -246,7 +235,7 @@ async fn approve_each_action(h: &'static Harness) {
     let s = "owner-approves";
     browser.confirm_every_action(true).await;
     let (cdp, _) = browser.service_worker().await;
-    let (popup, target) = open_popup(&cdp).await;
+    let (popup, target) = open_extension_page(&cdp, "popup/popup.html").await;
 
     let url = h.url("/fixtures/form.html");
     let starting = tokio::spawn(h.act(s, "session_start", json!({ "url": url })));
