@@ -14,7 +14,7 @@ use tether_protocol::ErrorCode;
 use tether_tests::cdp::RawSession;
 use tether_tests::client::{recv_type, subscribed};
 use tether_tests::extension::EXTENSION_ID;
-use tether_tests::person::{click, gone, shown_with, type_into};
+use tether_tests::person::{click, gone, shown, shown_with, type_into};
 use tether_tests::relay::ORCHESTRATOR;
 use tether_tests::{run_extension, run_worker, Harness};
 
@@ -54,6 +54,8 @@ async fn owner_secrets(h: &'static Harness) {
     const VALUE: &str = "Owner-S3cret!";
     let (cdp, _) = h.extension().service_worker().await;
     let (options, target) = open_extension_page(&cdp, "options/options.html").await;
+    // Its script runs after its form shows: wait for the page to say it is ready.
+    options.eval_checked(&shown("html[data-ready] #save")).await;
     type_into(&options, "#name", "site-password").await;
     type_into(&options, "#value", VALUE).await;
     type_into(&options, "#origins", &h.url("")).await;

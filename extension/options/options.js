@@ -40,8 +40,15 @@ async function render() {
   $("secrets").replaceChildren(...rows);
 }
 
-$("add").addEventListener("submit", async (event) => {
+// Saved by the button (and Enter), never by a form submission: that would load the page anew.
+$("add").addEventListener("submit", (event) => {
   event.preventDefault();
+  add();
+});
+$("save").addEventListener("click", add);
+
+async function add() {
+  if (!$("add").reportValidity()) return;
   const name = $("name").value.trim();
   const lines = $("origins").value.split("\n").map((line) => line.trim()).filter(Boolean);
   const origins = lines.map(originOf);
@@ -53,6 +60,8 @@ $("add").addEventListener("submit", async (event) => {
   $("add").reset();
   show(true, `${name} saved`);
   render();
-});
+}
 
 render();
+// For whoever waits on the page (a test, a person's script): its handlers are in place.
+document.documentElement.dataset.ready = "true";
