@@ -660,28 +660,19 @@ impl Sessions {
 
     /// The sessions bound to a browser, sorted.
     pub fn bound_to(&self, client_id: &str) -> Vec<String> {
-        let mut ids = Vec::new();
-        self.table.each(|part| {
-            ids.extend(
-                part.iter()
-                    .filter(|(_, s)| s.client_id() == Some(client_id))
-                    .map(|(id, _)| id.clone()),
-            )
-        });
-        ids.sort();
-        ids
+        self.ids_where(|s| s.client_id() == Some(client_id))
     }
 
     /// The sessions bound to a browser that have not completed, sorted.
     pub fn going_bound_to(&self, client_id: &str) -> Vec<String> {
+        self.ids_where(|s| s.client_id() == Some(client_id) && s.standing != Standing::Completed)
+    }
+
+    /// The ids of the sessions `keep` takes, sorted.
+    fn ids_where(&self, keep: impl Fn(&Session) -> bool) -> Vec<String> {
         let mut ids = Vec::new();
-        self.table.each(|part| {
-            ids.extend(
-                part.iter()
-                    .filter(|(_, s)| s.client_id() == Some(client_id) && s.standing != Standing::Completed)
-                    .map(|(id, _)| id.clone()),
-            )
-        });
+        self.table
+            .each(|part| ids.extend(part.iter().filter(|(_, s)| keep(s)).map(|(id, _)| id.clone())));
         ids.sort();
         ids
     }
