@@ -107,13 +107,25 @@ impl Directory {
         Ok(())
     }
 
-    /// The relays alive now; returns those that were alive and no longer are.
+    /// The relays alive now; returns those that were alive and no longer are. A relay that
+    /// beats again after its lease ran out (a machine that stalled for seconds) is alive again:
+    /// what it owned may have been taken over meanwhile, but the hosts it holds are online.
     pub(super) fn set_alive(&self, alive: HashSet<String>) -> Vec<String> {
         let mut known = self.known();
         let gone: Vec<String> = known.alive.difference(&alive).cloned().collect();
+        let back: Vec<String> = known.gone.intersection(&alive).cloned().collect();
+        for relay_id in back {
+            tracing::warn!(relay_id, "a relay of the deployment that had stopped beats again");
+            known.gone.remove(&relay_id);
+        }
         known.gone.extend(gone.iter().cloned());
         known.alive = alive;
         gone
+    }
+
+    /// The relays alive at the last look that `alive` does not list.
+    pub(super) fn missing_from(&self, alive: &HashSet<String>) -> Vec<String> {
+        self.known().alive.difference(alive).cloned().collect()
     }
 
     /// Whether a relay may be alive: one that started since the last look is taken to be.

@@ -294,13 +294,20 @@ async fn keep_beating(cluster: Cluster, relay: Arc<Relay>) {
         if let Err(e) = cluster.beat().await {
             tracing::warn!("cannot tell NATS this relay is alive: {e}");
         }
-        let alive = match live_relays(&cluster.relays).await {
+        let mut alive = match live_relays(&cluster.relays).await {
             Ok(alive) => alive,
             Err(e) => {
                 tracing::warn!("cannot read which relays are alive: {e}");
                 continue;
             }
         };
+        // A listing of the bucket can miss a key another relay writes while it is read
+        // (nats-io/nats.go#1884): one missing is asked for by name before it is taken for dead.
+        for missing in cluster.directory.missing_from(&alive) {
+            if cluster.is_alive(&missing).await {
+                alive.insert(missing);
+            }
+        }
         let gone = cluster.directory.set_alive(alive);
         for relay_id in gone {
             tracing::warn!(relay_id, "a relay of the deployment stopped");
