@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use tether_protocol::envelope::payload;
-use tether_protocol::messages::{Message, RESULT_KIND};
+use tether_protocol::messages::{Message, SessionStatus, RESULT_KIND};
 use tether_protocol::{ActionError, ActionResult, ErrorCode};
 
 use crate::events::Logged;
@@ -167,9 +167,15 @@ fn finish(relay: &Relay, result: ActionResult, reply: Reply, params: &serde_json
 /// Tells the log and the subscribers how an action ended (the result as stored, then the
 /// session's new state, in one write), and hands the result to the repeats waiting for it.
 fn publish_end(relay: &Relay, result: &ActionResult, stored: &Stored, waiting: Vec<Reply>, changed: Changed) {
+    let completed = changed
+        .as_ref()
+        .is_some_and(|s| s.status == SessionStatus::Completed);
     let mut events = vec![result_event(stored)];
     events.extend(crate::state::state_events(changed));
     relay.events.session_all(&result.session_id, events);
+    if completed {
+        relay.events.log().close(&result.session_id);
+    }
     for repeat in waiting {
         repeat.deliver(replayed(result.clone()));
     }

@@ -289,15 +289,33 @@ impl SessionLog {
     /// Lets go of a session the relay forgot: what it held is written and its file closed. The
     /// file stays, for `--log-retention-days`.
     pub fn forget(&self, session_id: &str) {
+        self.let_go(session_id, true);
+    }
+
+    /// Closes the file of a session that completed: it is opened again should the session
+    /// write more. Open files then follow the sessions that are going, not the ended ones
+    /// still within retention (the soak, docs/performance.md).
+    pub fn close(&self, session_id: &str) {
+        self.let_go(session_id, false);
+    }
+
+    fn let_go(&self, session_id: &str, forget: bool) {
         if let Err(e) = self.write_held(session_id) {
             tracing::warn!(session_id, "cannot write the last lines of a session's log: {e}");
         }
-        let Some(log) = self.open.part(session_id).remove(session_id) else {
-            return;
+        let log = {
+            let mut part = self.open.part(session_id);
+            if forget {
+                part.remove(session_id)
+            } else {
+                part.get(session_id).cloned()
+            }
         };
-        let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
-        if log.file.take().is_some() {
-            self.files.fetch_sub(1, Ordering::Relaxed);
+        if let Some(log) = log {
+            let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
+            if log.file.take().is_some() {
+                self.files.fetch_sub(1, Ordering::Relaxed);
+            }
         }
     }
 
