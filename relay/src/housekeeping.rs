@@ -1,7 +1,7 @@
 //! What keeps a relay that runs for months the size of what it serves (docs/protocol.md §19):
 //! sessions idle past `--session-retention` (ended, stopped, or left by their orchestrator)
 //! are forgotten, in memory and with their log's open file; the journal is compacted once it
-//! forgot some or has grown (`journal.rs`); session logs no one wrote for
+//! forgot some, or as soon as it has grown (`journal.rs`); session logs no one wrote for
 //! `--log-retention-days` are removed. Runs as long as the relay serves.
 
 use std::sync::Arc;
@@ -30,7 +30,10 @@ pub async fn run(relay: Arc<Relay>) {
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut logs_looked_at: Option<tokio::time::Instant> = None;
     loop {
-        ticks.tick().await;
+        tokio::select! {
+            _ = ticks.tick() => {}
+            () = relay.journal.outgrown() => {}
+        }
         let worker = relay.clone();
         let look_at_logs = logs_looked_at.is_none_or(|at| at.elapsed() >= LOGS_EVERY);
         if look_at_logs {

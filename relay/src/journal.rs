@@ -148,6 +148,8 @@ pub struct Journal {
     /// Where each record also goes in a deployment of several relays: to the session's next
     /// owner, should this relay die (docs/protocol.md §14).
     shared: std::sync::OnceLock<Share>,
+    /// Told once the journal has grown enough to be compacted (see [`Journal::outgrown`]).
+    outgrown: tokio::sync::Notify,
 }
 
 /// The file being appended to, and what a compaction needs of it.
@@ -158,6 +160,14 @@ struct Appending {
     grown: u64,
     /// While a compaction runs: every line appended since it began.
     pending: Option<Vec<u8>>,
+    /// Whether `outgrown` was told since the last rewrite.
+    told: bool,
+}
+
+impl Appending {
+    fn outgrown(&self) -> bool {
+        self.grown > self.rewritten.max(COMPACT_AFTER_BYTES)
+    }
 }
 
 /// A journal is compacted once it has grown past its last rewrite's size (and this much).
@@ -222,8 +232,10 @@ impl Journal {
                 rewritten,
                 grown: 0,
                 pending: None,
+                told: false,
             }),
             shared: std::sync::OnceLock::new(),
+            outgrown: tokio::sync::Notify::new(),
         })
     }
 
@@ -234,8 +246,14 @@ impl Journal {
     /// Whether the journal grew enough since its last rewrite to be worth compacting: by
     /// more than its size then, and by 4 MiB at least.
     pub fn wants_compaction(&self) -> bool {
-        let appending = self.appending();
-        appending.grown > appending.rewritten.max(COMPACT_AFTER_BYTES)
+        self.appending().outgrown()
+    }
+
+    /// Resolves once the journal has grown enough to be compacted. The housekeeper waits on it
+    /// besides its clock: at full load the journal grows ~30 MB/s (docs/performance.md), so
+    /// waiting for the next round could let it pass a gigabyte.
+    pub async fn outgrown(&self) {
+        self.outgrown.notified().await;
     }
 
     /// Rewrites the journal as `write_sessions` writes the sessions (each a `session` record
@@ -279,6 +297,7 @@ impl Journal {
         }
         appending.rewritten = file.metadata()?.len();
         appending.grown = 0;
+        appending.told = false;
         appending.file = OpenOptions::new().append(true).open(&self.path)?;
         Ok(())
     }
@@ -301,6 +320,9 @@ impl Journal {
         appending.grown += line.len() as u64;
         if let Some(pending) = &mut appending.pending {
             pending.extend_from_slice(&line);
+        } else if !appending.told && appending.outgrown() {
+            appending.told = true;
+            self.outgrown.notify_one();
         }
     }
 

@@ -204,7 +204,16 @@ pub async fn ready_when(child: &mut Child, marker: &str, what: &str) -> Vec<Stri
     tokio::time::timeout(Duration::from_secs(20), ready)
         .await
         .unwrap_or_else(|_| panic!("{what} did not start"));
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    // `TETHER_CHILD_LOGS=1` passes what the children log on to the test's own stderr.
+    let echo = std::env::var_os("TETHER_CHILD_LOGS").is_some();
+    let what = what.to_owned();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if echo {
+                eprintln!("[{what}] {line}");
+            }
+        }
+    });
     log
 }
 

@@ -70,9 +70,24 @@ impl Executor for CountingBrowser {
                 session_id: request.session_id,
                 client_id: request.client_id.unwrap_or_default(),
             };
-            ActionResult::new(header, started, chrono::Utc::now(), Ok(Output::of(&json!({}))))
+            let output = match padding(&request.params) {
+                Some(pad) => json!({ "pad": "x".repeat(pad) }),
+                None => json!({}),
+            };
+            ActionResult::new(header, started, chrono::Utc::now(), Ok(Output::of(&output)))
         })
     }
+}
+
+/// An action on the element `//pad[n]` answers with n bytes more: a large result, to grow
+/// what the relay keeps.
+pub fn pad(bytes: usize) -> String {
+    format!("//pad[{bytes}]")
+}
+
+fn padding(params: &serde_json::Value) -> Option<usize> {
+    let xpath = params["xpath"].as_str()?;
+    xpath.strip_prefix("//pad[")?.strip_suffix(']')?.parse().ok()
 }
 
 struct NoTabs(broadcast::Sender<TwinChange>);
