@@ -57,6 +57,10 @@ pub struct RelayArgs {
     /// How many actions may wait behind the running one in a session (QUEUE_FULL beyond).
     #[arg(long, default_value_t = 64)]
     pub queue_limit: usize,
+    /// How many actions may wait in all sessions together (QUEUE_FULL beyond, for a session
+    /// that is running one): the bound on what a burst over many sessions makes the relay hold.
+    #[arg(long, default_value_t = 10_000)]
+    pub waiting_limit: usize,
     /// The largest artifact a host may upload, in bytes.
     #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
     pub artifact_max_bytes: u64,
@@ -172,6 +176,7 @@ pub struct Settings {
     pub ack_timeout: Duration,
     pub action_timeout: Duration,
     pub queue_limit: usize,
+    pub waiting_limit: usize,
     /// How often an idle event stream says it is alive.
     pub heartbeat: Duration,
     /// The largest WebSocket message or HTTP body the relay reads; a larger one is refused
@@ -204,6 +209,7 @@ impl Default for Settings {
             ack_timeout: Duration::from_secs(5),
             action_timeout: Duration::from_secs(30),
             queue_limit: 64,
+            waiting_limit: 10_000,
             heartbeat: Duration::from_secs(15),
             max_message_bytes: tether_protocol::envelope::MAX_ENVELOPE_BYTES,
             mcp_allowed_hosts: Vec::new(),
@@ -226,6 +232,7 @@ impl RelayArgs {
             ack_timeout: Duration::from_millis(self.ack_timeout_ms),
             action_timeout: Duration::from_millis(self.action_timeout_ms),
             queue_limit: self.queue_limit,
+            waiting_limit: self.waiting_limit,
             max_message_bytes: self.max_message_bytes,
             mcp_allowed_hosts: self.mcp_allowed_hosts.clone(),
             public_urls: self.public_urls.clone(),

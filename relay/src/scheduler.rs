@@ -6,6 +6,7 @@
 //! is something to run. Each action goes through [`crate::dispatch`], which selects the
 //! browser, asks for confirmation and talks to the host.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use chrono::Utc;
@@ -51,10 +52,13 @@ pub fn submit(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply
         let result = request.failed(None, Utc::now(), error);
         return finish_refused(relay, result, reply);
     }
-    let limit = relay.settings.queue_limit;
+    let crowded = relay.sessions.waiting.load(Ordering::Relaxed) >= relay.settings.waiting_limit;
+    // A crowded relay still starts an idle session's action: only waiting is refused.
+    let limit = if crowded { 0 } else { relay.settings.queue_limit };
     let answered_now = relay.sessions.update(&session_id, |session| {
         match session.admit(Job { request, reply }, limit) {
             Admitted::Queued { start_runner } => {
+                relay.sessions.waiting.fetch_add(1, Ordering::Relaxed);
                 if start_runner {
                     tokio::spawn(drain(relay.clone(), session_id.clone()));
                 }
@@ -83,11 +87,15 @@ pub fn submit(relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply
             finish_refused(relay, result, job.reply);
         }
         Some(Admitted::Full(job)) => {
+            let why = if crowded {
+                let limit = relay.settings.waiting_limit;
+                format!("the relay has {limit} actions waiting across its sessions")
+            } else {
+                format!("session {session_id} already has {limit} actions waiting")
+            };
             let error = ActionError::new(
                 ErrorCode::QueueFull,
-                format!(
-                    "session {session_id} already has {limit} actions waiting; wait for results before sending more"
-                ),
+                format!("{why}; wait for results before sending more"),
             );
             let result = job.request.failed(None, Utc::now(), error);
             finish_refused(relay, result, job.reply);
@@ -134,6 +142,7 @@ async fn drain(relay: Arc<Relay>, session_id: String) {
             relay.shutdown.idle.notify_waiters();
             return;
         };
+        relay.sessions.waiting.fetch_sub(1, Ordering::Relaxed);
         // A stopping relay starts nothing new; queued actions still end in order.
         let result = if relay.shutdown.phase() >= Phase::Draining {
             request.failed(None, Utc::now(), stopping())

@@ -558,6 +558,10 @@ fn no_client(online: usize) -> ActionError {
 #[derive(Default)]
 pub struct Sessions {
     table: BySession<Session>,
+    /// Actions in every session's queue together: past `--waiting-limit`, a session that is
+    /// running one takes no more (docs/protocol.md §19), so the relay's memory is bounded
+    /// however many sessions a burst names.
+    pub waiting: std::sync::atomic::AtomicUsize,
 }
 
 impl Sessions {

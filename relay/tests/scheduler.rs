@@ -215,6 +215,50 @@ async fn a_full_queue_refuses_with_queue_full() {
     assert_eq!(retry.await.unwrap().1["status"], "success");
 }
 
+/// Posts an action in the background.
+fn post_later(addr: &str, session: &str, action_id: &str) -> tokio::task::JoinHandle<(u16, Value)> {
+    let (addr, body) = (addr.to_owned(), click(session, Some(action_id)));
+    tokio::spawn(async move { post_action(&addr, ORCHESTRATOR, body).await })
+}
+
+#[tokio::test]
+async fn a_relay_with_too_many_actions_waiting_refuses_more_yet_starts_an_idle_sessions() {
+    let addr = relay_with(Settings {
+        waiting_limit: 2,
+        ..Settings::default()
+    })
+    .await;
+    let mut host = TestHost::join(&addr, "browser-1").await;
+    let _running = [post_later(&addr, "w1", "a0"), post_later(&addr, "w2", "b0")];
+    host.next_action().await;
+    host.next_action().await;
+    let _waiting = [post_later(&addr, "w1", "a1"), post_later(&addr, "w2", "b1")];
+    let mut orch = orchestrator(&addr).await;
+    for session in ["w1", "w2"] {
+        let mut polls = 0;
+        while request(&mut orch, "session.get", "g", json!({ "sessionId": session })).await["payload"]
+            ["queued"]
+            != 1
+        {
+            polls += 1;
+            assert!(polls < 10_000, "{session}'s second action never got queued");
+        }
+    }
+    // Two wait in all, one per session: a third waiting anywhere is one too many.
+    let (status, refused) = post_action(&addr, ORCHESTRATOR, click("w1", Some("a2"))).await;
+    assert_eq!(status, 200);
+    assert_eq!(refused["error"]["code"], "QUEUE_FULL", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("2 actions waiting across its sessions"),
+        "{message}"
+    );
+    // A session running nothing still starts its action: it waits for nothing.
+    let _idle = post_later(&addr, "w3", "c0");
+    let started = host.next_action().await;
+    assert_eq!(started["payload"]["actionId"], "c0");
+}
+
 #[tokio::test]
 async fn no_ack_in_time_is_ack_timeout_and_the_session_is_in_error() {
     let addr = relay_with(Settings {
