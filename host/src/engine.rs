@@ -27,6 +27,7 @@ pub struct Engine {
     policy: Policy,
     client_id: String,
     tabs: Tabs,
+    handoffs: crate::handoffs::Handoffs,
 }
 
 impl Engine {
@@ -47,6 +48,7 @@ impl Engine {
             artifacts,
             policy,
             client_id: client_id.into(),
+            handoffs: Default::default(),
         }
     }
 
@@ -67,9 +69,15 @@ impl Engine {
         self.session(session_id).tabs()
     }
 
+    /// The handoffs waiting for a person; a person's answer goes here.
+    pub fn handoffs(&self) -> &crate::handoffs::Handoffs {
+        &self.handoffs
+    }
+
     fn session<'a>(&'a self, id: &'a str) -> Session<'a> {
         Session {
             id,
+            action_id: "",
             tabs: &self.tabs,
             peek: false,
         }
@@ -105,6 +113,7 @@ impl Engine {
             let call = ActionCall::parse(action_name, &params)?;
             let session = Session {
                 peek,
+                action_id,
                 ..self.session(session_id)
             };
             self.run_as(session, call).await
@@ -152,6 +161,7 @@ impl Engine {
             artifacts: self.artifacts.as_ref(),
             policy: &self.policy,
             session,
+            handoffs: &self.handoffs,
         };
         let Some(tab) = call.tab_id() else {
             return actions::dispatch(&cx, call).await;

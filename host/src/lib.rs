@@ -16,6 +16,7 @@ pub mod downloads;
 pub mod engine;
 pub mod exec;
 pub mod extension;
+pub mod handoffs;
 pub mod install;
 pub mod library;
 pub mod live_screen;

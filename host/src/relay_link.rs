@@ -12,7 +12,9 @@ use futures::{SinkExt, StreamExt};
 use rand::Rng;
 use serde_json::Value;
 use tether_protocol::envelope::MAX_ENVELOPE_BYTES;
-use tether_protocol::messages::{Ack, ActionRequest, ClientSettings, Empty, HostMeta, Join, Message, Role};
+use tether_protocol::messages::{
+    Ack, ActionRequest, ClientSettings, Empty, HandoffAnswer, HostMeta, Join, Message, Role,
+};
 use tether_protocol::result::ResultStatus;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -30,6 +32,14 @@ pub trait Executor: Send + Sync + 'static {
         timeout: Duration,
         request: ActionRequest,
     ) -> futures::future::BoxFuture<'_, tether_protocol::ActionResult>;
+
+    /// A person's answer to a handoff this browser runs; whether one was waiting for it.
+    fn answer_handoff(&self, _answer: HandoffAnswer) -> bool {
+        false
+    }
+
+    /// Told once a link to a relay runs: a person's answers can reach handoffs from then on.
+    fn linked(&self) {}
 }
 
 impl Executor for Engine {
@@ -51,6 +61,14 @@ impl Executor for Engine {
             )
             .await
         })
+    }
+
+    fn answer_handoff(&self, answer: HandoffAnswer) -> bool {
+        self.handoffs().answer(answer)
+    }
+
+    fn linked(&self) {
+        self.handoffs().set_reachable();
     }
 }
 
@@ -136,6 +154,7 @@ pub fn relay_list(given: &str) -> Vec<(String, String)> {
 /// relays, a host whose relay goes away joins the next one at once, and backs off only once
 /// none of them answers.
 pub async fn run(options: LinkOptions, executor: Arc<dyn Executor>) -> LinkError {
+    executor.linked();
     let mut retry = FIRST_RETRY;
     let host = Host {
         executor,
@@ -348,6 +367,11 @@ fn handle(host: &Host, outbox: &mpsc::UnboundedSender<Envelope>, told: Option<&T
     let id = envelope.id.clone();
     match envelope.message() {
         Ok(Message::BrowserAction(request)) => run_action(host, outbox, id, request),
+        Ok(Message::HandoffAnswer(answer)) => {
+            if !host.executor.answer_handoff(answer) {
+                tracing::info!("a person answered a handoff that no longer waits");
+            }
+        }
         Ok(message @ (Message::ConfirmationRequested(_) | Message::AgentMessage(_))) => match told {
             Some(told) => told(message),
             None => tracing::warn!(

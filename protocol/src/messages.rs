@@ -210,6 +210,60 @@ pub struct ConfirmationRequest {
     pub summary: String,
 }
 
+/// How a person ends a handoff (`browser_handoff`, docs/protocol.md §18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HandedBack {
+    /// Done: the agent may go on.
+    Done,
+    /// Decline: the action ends with USER_DENIED.
+    Declined,
+}
+
+/// `handoff.answer`: a person ends a session's handoff (from the console to the relay, and
+/// from the relay to the host running it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandoffAnswer {
+    pub session_id: String,
+    pub action_id: String,
+    pub outcome: HandedBack,
+    /// What the person wrote beside Done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `handoff.requested`: a session waits for a person to act in its tab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandoffRequested {
+    pub session_id: String,
+    pub tab_id: crate::actions::TabId,
+    pub action_id: String,
+    pub message: String,
+}
+
+/// How a handoff ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HandoffOutcome {
+    Done,
+    Declined,
+    Timeout,
+}
+
+/// `handoff.ended`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandoffEnded {
+    pub session_id: String,
+    pub tab_id: crate::actions::TabId,
+    pub action_id: String,
+    pub outcome: HandoffOutcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
 /// `client.settings`: what the browser's owner asks of the relay for this browser (§12).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -263,6 +317,8 @@ pub enum SessionStatus {
     Running,
     WaitingForBrowserSelection,
     WaitingForUserConfirmation,
+    /// A person was handed the tab (`browser_handoff`) and the session waits for them.
+    WaitingForUser,
     Ongoing,
     Completed,
     Error,
@@ -562,6 +618,9 @@ messages! {
     "browser_task.confirm" => Confirm(Confirmation) from [Orchestrator, Observer, Host];
     "browser_task.confirmed" => Confirmed(Confirmation) from [];
     "browser_task.confirmation_requested" => ConfirmationRequested(ConfirmationRequest) from [];
+    "handoff.answer" => HandoffAnswer(HandoffAnswer) from [Orchestrator, Observer];
+    "handoff.requested" => HandoffRequested(HandoffRequested) from [];
+    "handoff.ended" => HandoffEnded(HandoffEnded) from [];
     "agent.message" => AgentMessage(SessionMessage) from [Orchestrator];
     "user.message" => UserMessage(SessionMessage) from [Observer, Host];
     "progress" => Progress(Progress) from [];

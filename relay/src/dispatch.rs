@@ -142,9 +142,11 @@ async fn confirm(
 /// Marks the action as running and tells the subscribers. The journal has it before the
 /// browser does: after a crash the relay knows the browser may have run it.
 fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Utc>) {
-    let changed = relay
-        .sessions
-        .update(&request.session_id, |s| s.start(&request.action_id));
+    let handoff = request.action.is(ActionName::BrowserHandoff);
+    let changed = relay.sessions.update(&request.session_id, |s| match handoff {
+        true => s.hand_over(&request.action_id),
+        false => s.start(&request.action_id),
+    });
     relay.journal.append(&Record::Started {
         session_id: request.session_id.as_str().into(),
         action_id: request.action_id.as_str().into(),
@@ -161,6 +163,9 @@ fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Ut
     // The new state, then the start; logged with the action's end.
     let mut events = crate::state::state_events(changed);
     events.push(Logged::of(Direction::Internal, &Message::ActionStarted(event)));
+    if let Some(asked) = handoff.then(|| crate::handoff::requested(request)).flatten() {
+        events.push(Logged::of(Direction::Internal, &asked));
+    }
     relay.events.session_all_held(&request.session_id, events);
 }
 

@@ -20,6 +20,7 @@ pub mod config;
 pub mod confirmations;
 pub mod dispatch;
 pub mod events;
+pub mod handoff;
 pub mod host_link;
 pub mod host_tokens;
 pub mod housekeeping;

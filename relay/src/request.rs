@@ -96,7 +96,10 @@ impl Request {
         // The relay checks params with the host's own types, so a bad call fails fast and the
         // same way whichever browser would have run it.
         match ActionCall::parse(request.action.as_str(), &request.params) {
-            Ok(_) => Ok(Ok(request)),
+            Ok(call) => Ok(Ok(Request {
+                timeout: own_timeout(&call).or(request.timeout),
+                ..request
+            })),
             Err(error) => Ok(Err((request, error))),
         }
     }
@@ -199,6 +202,19 @@ impl Request {
             }),
             peek: self.peek,
         }
+    }
+}
+
+/// How long past its own wait a handoff's result may take to come back.
+const HANDOFF_GRACE: Duration = Duration::from_secs(5);
+
+/// An action whose params say how long it may take, standing in for the envelope's
+/// `timeoutMs`: a handoff waits for a person for its own `timeoutMs` (docs/protocol.md §18),
+/// and ends itself with ACTION_TIMEOUT then, before the relay's deadline.
+fn own_timeout(call: &ActionCall) -> Option<Duration> {
+    match call {
+        ActionCall::BrowserHandoff(p) => Some(Duration::from_millis(p.waits_ms()) + HANDOFF_GRACE),
+        _ => None,
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use chrono::Utc;
 use tether_protocol::envelope::payload;
 use tether_protocol::messages::{Message, SessionStatus, RESULT_KIND};
-use tether_protocol::{ActionError, ActionResult, ErrorCode};
+use tether_protocol::{ActionError, ActionName, ActionResult, ErrorCode};
 
 use crate::events::Logged;
 use crate::journal::Record;
@@ -170,6 +170,12 @@ fn finish(relay: &Relay, result: ActionResult, reply: Reply, params: &serde_json
         result: &stored,
     });
     publish_end(relay, &result, &stored, waiting, changed);
+    if result.action_name == ActionName::BrowserHandoff.as_str() {
+        if let Some(ended) = crate::handoff::ended(&result, params) {
+            let event = Logged::of(Direction::Internal, &ended);
+            relay.events.session_all(&result.session_id, vec![event]);
+        }
+    }
     reply.deliver_written(result, &stored);
 }
 

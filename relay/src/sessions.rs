@@ -48,6 +48,8 @@ enum Activity {
     Running(String),
     WaitingForBrowserSelection,
     WaitingForUserConfirmation,
+    /// The action with this id handed the tab to a person (`browser_handoff`).
+    WaitingForUser(String),
 }
 
 /// How an idle session stands after what ran in it (§2.3).
@@ -144,6 +146,7 @@ impl Session {
             (Activity::Running(_), _) => SessionStatus::Running,
             (Activity::WaitingForBrowserSelection, _) => SessionStatus::WaitingForBrowserSelection,
             (Activity::WaitingForUserConfirmation, _) => SessionStatus::WaitingForUserConfirmation,
+            (Activity::WaitingForUser(_), _) => SessionStatus::WaitingForUser,
             (Activity::Idle, Standing::Completed) => SessionStatus::Completed,
             (Activity::Idle, Standing::Error) => SessionStatus::Error,
             (Activity::Idle, Standing::Ongoing) => SessionStatus::Ongoing,
@@ -158,7 +161,7 @@ impl Session {
             status: self.status(),
             client_id: self.client_id.clone(),
             in_flight: match &self.activity {
-                Activity::Running(action_id) => Some(action_id.clone()),
+                Activity::Running(action_id) | Activity::WaitingForUser(action_id) => Some(action_id.clone()),
                 _ => None,
             },
             queued: self.queue.len(),
@@ -299,6 +302,11 @@ impl Session {
     /// The action went to the browser.
     pub fn start(&mut self, action_id: &str) -> Changed {
         self.transition(|s| s.activity = Activity::Running(action_id.to_owned()))
+    }
+
+    /// The action went to the browser to hand the tab to a person.
+    pub fn hand_over(&mut self, action_id: &str) -> Changed {
+        self.transition(|s| s.activity = Activity::WaitingForUser(action_id.to_owned()))
     }
 
     /// An action ended: the status it leaves (a failure of the browser or the link puts the
@@ -459,7 +467,7 @@ impl Session {
     fn woken(&mut self) {
         if matches!(
             self.activity,
-            Activity::Running(_) | Activity::WaitingForUserConfirmation
+            Activity::Running(_) | Activity::WaitingForUserConfirmation | Activity::WaitingForUser(_)
         ) {
             self.activity = Activity::Idle;
         }

@@ -16,6 +16,7 @@ pub mod browser_fill_form;
 pub mod browser_get_html;
 pub mod browser_go_back;
 pub mod browser_go_forward;
+pub mod browser_handoff;
 pub mod browser_hover;
 pub mod browser_mouse;
 pub mod browser_navigate;
@@ -58,6 +59,8 @@ pub struct Context<'a> {
     pub artifacts: &'a dyn ArtifactStore,
     pub policy: &'a Policy,
     pub session: Session<'a>,
+    /// The handoffs waiting for a person (`browser_handoff`).
+    pub handoffs: &'a crate::handoffs::Handoffs,
 }
 
 impl<'a> Context<'a> {
@@ -70,6 +73,8 @@ impl<'a> Context<'a> {
 /// The session an action runs for, and the tabs it owns.
 pub struct Session<'a> {
     pub id: &'a str,
+    /// The action running for it (empty for a call made outside the relay's flow).
+    pub action_id: &'a str,
     /// Set for a person's look at the session's screen (the relay's screen.md): it leaves no
     /// trace in what the session's next `recent` snapshot compares against.
     pub peek: bool,

@@ -20,6 +20,7 @@ pub mod browser_fill_form;
 pub mod browser_get_html;
 pub mod browser_go_back;
 pub mod browser_go_forward;
+pub mod browser_handoff;
 pub mod browser_hover;
 pub mod browser_mouse;
 pub mod browser_navigate;
@@ -224,6 +225,7 @@ macro_rules! with_catalog {
             BrowserDownloads browser_downloads,
             BrowserStorageState browser_storage_state,
             BrowserSecrets browser_secrets,
+            BrowserHandoff browser_handoff,
         }
     };
 }

@@ -1,7 +1,7 @@
 // Tether's console: joins the relay as an observer over its own WebSocket and shows, live,
 // the browsers (and their windows and tabs), the sessions with their actions, talk, screenshots
-// and Live Screens, and the
-// confirmations a person must answer. The token stays in sessionStorage and goes only in the
+// and Live Screens, and what waits for a person: confirmations to answer and handoffs (an
+// agent asking the person to act in a tab, then press Done or Decline). The token stays in sessionStorage and goes only in the
 // join message and Authorization headers, never in a URL. Everything shown is set as text.
 
 const TOKEN_KEY = "tether.token";
@@ -9,7 +9,9 @@ const KEEP_ACTIONS = 8;
 const KEEP_TALK = 6;
 
 const $ = (id) => document.getElementById(id);
-const state = { ws: null, token: null, clients: [], sessions: new Map(), asks: new Map(), twins: new Map(), nextId: 1 };
+const state = {
+  ws: null, token: null, clients: [], sessions: new Map(), asks: new Map(), handoffs: new Map(), twins: new Map(), nextId: 1,
+};
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -119,6 +121,12 @@ function onEnvelope({ type, payload }) {
     case "browser_task.confirmed":
       state.asks.delete(payload.requestId);
       break;
+    case "handoff.requested":
+      state.handoffs.set(payload.actionId, payload);
+      break;
+    case "handoff.ended":
+      state.handoffs.delete(payload.actionId);
+      break;
     case "error":
       showProblem(payload.message);
       return;
@@ -163,19 +171,46 @@ function render() {
   renderBrowsers();
 }
 
+// Cards stay while their question stands, so a note being typed keeps its text and focus
+// whatever else arrives; only answered ones go and new ones come.
 function renderAsks() {
   const list = $("ask-list");
-  list.replaceChildren();
-  for (const ask of state.asks.values()) {
-    const answer = (approved) => () => send("browser_task.confirm", { requestId: ask.requestId, approved });
-    list.append(
-      el("li", { class: "card", "data-request": ask.requestId },
-        el("p", {}, `Session ${ask.sessionId} wants to run `, el("strong", {}, ask.actionName), `: ${ask.summary}`),
-        el("div", { class: "row" },
-          el("button", { type: "button", class: "primary approve", onclick: answer(true) }, "Approve"),
-          el("button", { type: "button", class: "deny", onclick: answer(false) }, "Deny"))));
+  const wanted = new Map();
+  for (const ask of state.asks.values()) wanted.set(`confirm:${ask.requestId}`, () => confirmCard(ask));
+  for (const handoff of state.handoffs.values()) wanted.set(`handoff:${handoff.actionId}`, () => handoffCard(handoff));
+  for (const card of [...list.children]) {
+    if (!wanted.has(card.dataset.key)) card.remove();
   }
-  $("asks").hidden = state.asks.size === 0;
+  const shown = new Set([...list.children].map((card) => card.dataset.key));
+  for (const [key, make] of wanted) {
+    if (shown.has(key)) continue;
+    const card = make();
+    card.dataset.key = key;
+    list.append(card);
+  }
+  $("asks").hidden = wanted.size === 0;
+}
+
+function confirmCard(ask) {
+  const answer = (approved) => () => send("browser_task.confirm", { requestId: ask.requestId, approved });
+  return el("li", { class: "card", "data-request": ask.requestId },
+    el("p", {}, `Session ${ask.sessionId} wants to run `, el("strong", {}, ask.actionName), `: ${ask.summary}`),
+    el("div", { class: "row" },
+      el("button", { type: "button", class: "primary approve", onclick: answer(true) }, "Approve"),
+      el("button", { type: "button", class: "deny", onclick: answer(false) }, "Deny")));
+}
+
+function handoffCard(handoff) {
+  const note = el("input", { type: "text", class: "note", maxlength: "2000", "aria-label": "Note for the agent (optional)",
+    placeholder: "Note for the agent (optional)" });
+  const answer = (outcome) => () => send("handoff.answer", {
+    sessionId: handoff.sessionId, actionId: handoff.actionId, outcome, ...(note.value.trim() ? { note: note.value } : {}),
+  });
+  return el("li", { class: "card handoff", "data-handoff": handoff.actionId },
+    el("p", {}, `Session ${handoff.sessionId} hands you tab ${handoff.tabId}: `, el("strong", {}, handoff.message)),
+    el("div", { class: "row" }, note,
+      el("button", { type: "button", class: "primary done", onclick: answer("done") }, "Done"),
+      el("button", { type: "button", class: "deny decline", onclick: answer("declined") }, "Decline")));
 }
 
 function renderSessions() {

@@ -64,6 +64,10 @@ pub async fn handle(
             Box::pin(session_get(state, peer, session_id)).await
         }
         FromClient::Confirm(confirmation) => Box::pin(confirm(state, peer, confirmation)).await,
+        FromClient::HandoffAnswer(answer) => match session_id_of(peer, Some(answer.session_id.clone())) {
+            Ok(_) => Box::pin(crate::handoff::answer(state, answer)).await,
+            Err(refused) => Err(refused),
+        },
         FromClient::ExtensionList(_) => Ok(Message::ExtensionListResult(state.clients())),
         FromClient::CatalogGet(_) => Ok(Message::Catalog(Catalog {
             actions: state.catalog.to_vec(),

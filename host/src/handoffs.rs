@@ -1,0 +1,139 @@
+//! The handoffs a host's actions wait on (`browser_handoff`, docs/protocol.md §18): each
+//! waits, by session and action, for a person's answer, which comes from the relay
+//! (`handoff.answer`, from its console) or from the browser's owner (the popup).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use tether_protocol::messages::{HandedBack, HandoffAnswer};
+use tokio::sync::oneshot;
+
+/// A person's answer to a handoff.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub outcome: HandedBack,
+    pub note: Option<String>,
+}
+
+type Key = (String, String);
+
+/// The handoffs waiting for a person, by (sessionId, actionId).
+#[derive(Default)]
+pub struct Handoffs {
+    waiting: Mutex<HashMap<Key, oneshot::Sender<Answer>>>,
+    /// Whether anything can pass a person's answer here (a relay link): without it a handoff
+    /// would wait for no one (`exec`, `mcp` on stdio).
+    reachable: AtomicBool,
+}
+
+/// One handoff's wait; it stops waiting when dropped (the action timed out or was cut short).
+pub struct Waiting<'a> {
+    handoffs: &'a Handoffs,
+    key: Key,
+    answer: oneshot::Receiver<Answer>,
+}
+
+impl Handoffs {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, oneshot::Sender<Answer>>> {
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// From now on a person's answers can arrive.
+    pub fn set_reachable(&self) {
+        self.reachable.store(true, Ordering::Relaxed);
+    }
+
+    pub fn reachable(&self) -> bool {
+        self.reachable.load(Ordering::Relaxed)
+    }
+
+    /// Starts waiting for the person's answer to a session's action.
+    pub fn wait(&self, session_id: &str, action_id: &str) -> Waiting<'_> {
+        let (tell, answer) = oneshot::channel();
+        let key = (session_id.to_owned(), action_id.to_owned());
+        self.lock().insert(key.clone(), tell);
+        Waiting {
+            handoffs: self,
+            key,
+            answer,
+        }
+    }
+
+    /// Hands a person's answer to the handoff it names; whether one was waiting for it.
+    pub fn answer(&self, answer: HandoffAnswer) -> bool {
+        let key = (answer.session_id, answer.action_id);
+        let Some(tell) = self.lock().remove(&key) else {
+            return false;
+        };
+        let note = answer.note.filter(|n| !n.trim().is_empty());
+        tell.send(Answer {
+            outcome: answer.outcome,
+            note,
+        })
+        .is_ok()
+    }
+
+    /// The handoffs waiting now, as (sessionId, actionId).
+    pub fn waiting(&self) -> Vec<(String, String)> {
+        self.lock().keys().cloned().collect()
+    }
+}
+
+impl Waiting<'_> {
+    /// The person's answer.
+    pub async fn answered(&mut self) -> Option<Answer> {
+        (&mut self.answer).await.ok()
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.handoffs.lock().remove(&self.key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(action_id: &str, outcome: HandedBack, note: Option<&str>) -> HandoffAnswer {
+        HandoffAnswer {
+            session_id: "s".into(),
+            action_id: action_id.into(),
+            outcome,
+            note: note.map(str::to_owned),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_reaches_the_handoff_it_names_once() {
+        let handoffs = Handoffs::default();
+        let mut waiting = handoffs.wait("s", "a1");
+        assert!(
+            !handoffs.answer(answer("a2", HandedBack::Done, None)),
+            "another action's"
+        );
+        assert!(handoffs.answer(answer("a1", HandedBack::Done, Some("logged in"))));
+        assert!(
+            !handoffs.answer(answer("a1", HandedBack::Declined, None)),
+            "answered already"
+        );
+        let got = waiting.answered().await.unwrap();
+        assert_eq!(
+            got,
+            Answer {
+                outcome: HandedBack::Done,
+                note: Some("logged in".into())
+            }
+        );
+    }
+
+    #[test]
+    fn a_handoff_that_stopped_waiting_takes_no_answer() {
+        let handoffs = Handoffs::default();
+        drop(handoffs.wait("s", "a1"));
+        assert!(handoffs.waiting().is_empty());
+        assert!(!handoffs.answer(answer("a1", HandedBack::Done, None)));
+    }
+}

@@ -1,0 +1,181 @@
+//! A person takes the wheel (`browser_handoff`, docs/protocol.md §18), end to end: an agent
+//! hands a real worker's tab to the person watching the relay's console, which runs in a real
+//! headless Chromium and is used with real clicks and typing. Done (with a note), Decline and
+//! the handoff's own timeout each end the action as the spec says, and the console shows the
+//! request only while it stands. A person's answer outside a handoff is refused.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tether_host::cdp::connection::CdpConnection;
+use tether_tests::cdp::RawSession;
+use tether_tests::client::{orchestrator, post_action, request};
+use tether_tests::person::{click, gone, shown, shown_with, type_into};
+use tether_tests::relay::{TestRelay, OBSERVER, ORCHESTRATOR};
+use tether_tests::run_worker;
+
+const JOIN_WITHIN: Duration = Duration::from_secs(20);
+
+/// Starts `browser_handoff` in the background; its result.
+fn hand_over(
+    relay: &TestRelay,
+    session: &str,
+    params: serde_json::Value,
+) -> tokio::task::JoinHandle<serde_json::Value> {
+    let (addr, session) = (relay.addr.to_string(), session.to_owned());
+    tokio::spawn(async move {
+        let body = json!({ "sessionId": session, "actionName": "browser_handoff", "params": params });
+        post_action(&addr, ORCHESTRATOR, body).await.1
+    })
+}
+
+#[test]
+fn a_person_takes_the_wheel_from_the_console_and_hands_it_back() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker(h, "handoff-worker");
+        relay.wait_online("handoff-worker", JOIN_WITHIN).await;
+        let s = "needs-a-person";
+        let started = relay
+            .ok(
+                s,
+                "session_start",
+                json!({ "url": h.url("/fixtures/snapshot.html") }),
+            )
+            .await;
+        let tab = started["tabId"].clone();
+
+        // The person's console, signed in.
+        let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
+        let target = cdp
+            .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
+            .await
+            .unwrap();
+        let page = RawSession::attach(&cdp, &target["targetId"]).await;
+        page.call("Page.navigate", json!({ "url": relay.http("/") }))
+            .await;
+        page.eval_checked(&shown("body[data-ready]")).await;
+        type_into(&page, "#token", OBSERVER).await;
+        click(&page, "#token-form button").await;
+        page.eval_checked(&shown("#board")).await;
+
+        // Outside a handoff, a person's answer is refused.
+        let mut ws = orchestrator(&relay.addr.to_string()).await;
+        let answer = json!({ "sessionId": s, "actionId": "none", "outcome": "done" });
+        let refused = request(&mut ws, "handoff.answer", "early", answer).await;
+        assert_eq!(refused["payload"]["code"], "INVALID_PARAMS", "{refused}");
+
+        // Done, with a note: the agent goes on, and is told what the person wrote.
+        let message = "Please log in with your own account, then press Done";
+        let done = hand_over(&relay, s, json!({ "tabId": tab, "message": message }));
+        let card = page
+            .eval_checked(&shown_with("#ask-list [data-handoff]", message))
+            .await;
+        assert!(card.as_str().unwrap().contains(&format!("tab {tab}")), "{card}");
+        page.eval_checked(&shown(&format!("[data-session='{s}'] .status.waiting_for_user")))
+            .await;
+        type_into(&page, "[data-handoff] input.note", "logged in as ada").await;
+        click(&page, "[data-handoff] .done").await;
+        let done = done.await.unwrap();
+        assert_eq!(done["status"], "success", "{done}");
+        assert_eq!(
+            done["result"],
+            json!({ "handedBack": true, "note": "logged in as ada" })
+        );
+        page.eval_checked(&gone("[data-handoff]")).await;
+
+        // Decline: USER_DENIED.
+        let declined = hand_over(
+            &relay,
+            s,
+            json!({ "tabId": tab, "message": "Choose a seat for me" }),
+        );
+        click(&page, "[data-handoff] .decline").await;
+        let declined = declined.await.unwrap();
+        assert_eq!(declined["error"]["code"], "USER_DENIED", "{declined}");
+        page.eval_checked(&gone("[data-handoff]")).await;
+
+        // Nobody answers: ACTION_TIMEOUT at the handoff's own timeout, and the request goes.
+        let waited = hand_over(
+            &relay,
+            s,
+            json!({ "tabId": tab, "message": "Solve the CAPTCHA", "timeoutMs": 1000 }),
+        );
+        page.eval_checked(&shown_with("#ask-list [data-handoff]", "CAPTCHA"))
+            .await;
+        let waited = waited.await.unwrap();
+        assert_eq!(waited["error"]["code"], "ACTION_TIMEOUT", "{waited}");
+        page.eval_checked(&gone("[data-handoff]")).await;
+
+        // The session's log (what its event stream replays) tells each handoff's start and end.
+        let log = std::fs::read_to_string(data.path().join("logs").join(format!("{s}.jsonl"))).unwrap();
+        let of = |kind: &str| -> Vec<serde_json::Value> {
+            log.lines()
+                .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+                .filter(|entry| entry["type"] == kind)
+                .map(|entry| entry["payload"].clone())
+                .collect()
+        };
+        let asked: Vec<_> = of("handoff.requested")
+            .iter()
+            .map(|p| p["message"].clone())
+            .collect();
+        assert_eq!(asked, [message, "Choose a seat for me", "Solve the CAPTCHA"]);
+        let ended: Vec<_> = of("handoff.ended")
+            .iter()
+            .map(|p| (p["outcome"].clone(), p["note"].clone()))
+            .collect();
+        assert_eq!(
+            ended,
+            [
+                (json!("done"), json!("logged in as ada")),
+                (json!("declined"), json!(null)),
+                (json!("timeout"), json!(null))
+            ]
+        );
+        cdp.call(
+            None,
+            "Target.closeTarget",
+            json!({ "targetId": target["targetId"] }),
+        )
+        .await
+        .unwrap();
+    });
+}
+
+#[test]
+fn a_handoff_without_a_message_or_with_a_timeout_out_of_range_is_refused() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker(h, "handoff-params");
+        relay.wait_online("handoff-params", JOIN_WITHIN).await;
+        let s = "bad-handoffs";
+        let started = relay
+            .ok(
+                s,
+                "session_start",
+                json!({ "url": h.url("/fixtures/snapshot.html") }),
+            )
+            .await;
+        let tab = started["tabId"].clone();
+        for (params, says) in [
+            (json!({ "tabId": tab }), "message"),
+            (json!({ "tabId": tab, "message": "  " }), "message"),
+            (
+                json!({ "tabId": tab, "message": "x", "timeoutMs": 999 }),
+                "timeoutMs",
+            ),
+            (
+                json!({ "tabId": tab, "message": "x", "timeoutMs": 3_600_001 }),
+                "timeoutMs",
+            ),
+        ] {
+            let refused = relay.act(s, "browser_handoff", params.clone()).await;
+            assert_eq!(refused["error"]["code"], "INVALID_PARAMS", "{params}: {refused}");
+            let message = refused["error"]["message"].as_str().unwrap();
+            assert!(message.contains(says), "{params}: {message}");
+        }
+    });
+}
