@@ -1,6 +1,7 @@
 //! The browser's owner in control (docs/protocol.md §12, §18), through the extension's popup
 //! and options page as they would use them: sites they block, a Stop per session, approving
-//! each action themselves, and a secret an agent types without seeing it.
+//! each action themselves, a secret an agent types without seeing it, and a tab an agent hands
+//! them to act in.
 //! The owner's settings hold for the whole browser, so this binary has a browser of its own
 //! and runs its scenarios one after the other, never beside other tests.
 //!
@@ -30,7 +31,33 @@ fn the_owner_blocks_sites_stops_a_session_approves_actions_and_keeps_secrets() {
         stop_one_session(h).await;
         approve_each_action(h).await;
         owner_secrets(h).await;
+        hand_back_from_the_popup(h).await;
     });
+}
+
+/// An agent hands the owner a tab; the popup shows what it asks, and Done (with a note) ends
+/// the action.
+async fn hand_back_from_the_popup(h: &'static Harness) {
+    let s = "owner-takes-the-wheel";
+    let tab = h.start(s, "/fixtures/form.html").await;
+    let (cdp, _) = h.extension().service_worker().await;
+    let (popup, target) = open_extension_page(&cdp, "popup/popup.html").await;
+    let params = json!({ "tabId": tab, "message": "Please accept the terms yourself" });
+    let handing = tokio::spawn(h.act(s, "browser_handoff", params));
+    let card = popup
+        .eval_checked(&shown_with("#ask-list li[data-handoff]", "accept the terms"))
+        .await;
+    assert!(card.as_str().unwrap().contains(&format!("tab {tab}")), "{card}");
+    type_into(&popup, "li[data-handoff] input.note", "accepted").await;
+    click(&popup, "li[data-handoff] .done").await;
+    let handed = handing.await.unwrap();
+    let output = handed.result.expect("handed back").value();
+    assert_eq!(output, json!({ "handedBack": true, "note": "accepted" }));
+    popup.eval_checked(&gone("li[data-handoff]")).await;
+    h.ok(s, "session_stop", json!({})).await;
+    cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+        .await
+        .unwrap();
 }
 
 /// Waits (bounded) until the host says it holds a secret named `name`, or none when `None`.

@@ -1,6 +1,7 @@
 // The popup: host and relay connection, this browser's clientId, the active sessions with
-// their latest actions and a Stop each, the confirmations waiting for the owner, the owner's
-// settings, and the user's kill switch.
+// their latest actions and a Stop each, what waits for the owner (confirmations, and handoffs:
+// an agent asking them to act in a tab, then press Done or Decline), the owner's settings,
+// and the user's kill switch.
 
 import { loadSettings, saveSettings } from "../src/settings.js";
 
@@ -54,7 +55,7 @@ async function refresh() {
 let lastDrawn = null;
 
 function renderRest(state) {
-  renderAsks(state.asks ?? []);
+  renderAsks(state.asks ?? [], state.handoffs ?? []);
   const unreadable = state.unreadableSites ?? [];
   if (unreadable.length) show($("blocked-state"), false, unreadable.join("; "));
   else if (state.host) show($("blocked-state"), true, `${(state.blockedSites ?? []).length} blocked`);
@@ -82,9 +83,39 @@ function sayBox(sessionId) {
   return form;
 }
 
-function renderAsks(asks) {
+/** A handoff's card, kept while it stands so a half-typed note survives the refresh. */
+const handoffCards = new Map();
+function handoffCard(handoff) {
+  let item = handoffCards.get(handoff.actionId);
+  if (item) return item;
+  item = document.createElement("li");
+  item.dataset.handoff = handoff.actionId;
+  const note = Object.assign(document.createElement("input"), { type: "text", className: "note", maxLength: 2000,
+    placeholder: "Note for the agent (optional)" });
+  note.setAttribute("aria-label", "Note for the agent (optional)");
+  const answer = (outcome) => () => {
+    handoffCards.delete(handoff.actionId);
+    chrome.runtime.sendMessage({ type: "popup.handoff", actionId: handoff.actionId, outcome, note: note.value }).then(refresh);
+  };
+  const button = (className, textContent, onClick) => {
+    const made = Object.assign(document.createElement("button"), { type: "button", className, textContent });
+    made.addEventListener("click", onClick);
+    return made;
+  };
+  const show = () => chrome.runtime.sendMessage({ type: "popup.show_tab", tabId: handoff.tabId });
+  item.append(`${handoff.sessionId} hands you tab ${handoff.tabId}: ${handoff.message}`, document.createElement("br"), note,
+    document.createElement("br"), button("show plain", "Show tab", show), button("approve done", "Done", answer("done")),
+    button("deny decline", "Decline", answer("declined")));
+  handoffCards.set(handoff.actionId, item);
+  return item;
+}
+
+function renderAsks(asks, handoffs) {
   const list = $("ask-list");
-  list.replaceChildren();
+  for (const id of handoffCards.keys()) if (!handoffs.some((h) => h.actionId === id)) handoffCards.delete(id);
+  // Kept cards stay in place (moving a node would take the focus from its note).
+  for (const item of [...list.children]) if (!item.dataset.handoff || !handoffCards.has(item.dataset.handoff)) item.remove();
+  for (const handoff of handoffs) if (!handoffCards.has(handoff.actionId) || !handoffCards.get(handoff.actionId).isConnected) list.append(handoffCard(handoff));
   for (const ask of asks) {
     const item = document.createElement("li");
     item.dataset.request = ask.requestId;
@@ -97,7 +128,7 @@ function renderAsks(asks) {
     item.append(`${ask.sessionId} wants to run ${ask.actionName}: ${ask.summary}`, document.createElement("br"), approve, deny);
     list.append(item);
   }
-  $("asks").hidden = asks.length === 0;
+  $("asks").hidden = asks.length === 0 && handoffs.length === 0;
 }
 
 $("evaluate").addEventListener("change", (event) => saveSettings({ allowEvaluate: event.target.checked }));

@@ -88,6 +88,7 @@ async function handle(message) {
         blockedSites: message.blockedSites ?? [],
         unreadableSites: message.unreadableSites ?? [],
         confirmEveryAction: message.confirmEveryAction === true,
+        handoffs: message.handoffs ?? [],
       };
       break;
     case "confirmation_requested":
@@ -134,6 +135,17 @@ chrome.runtime.onMessage.addListener((message, _sender, reply) => {
     asks.delete(message.requestId);
     host.send({ type: "confirm", requestId: message.requestId, approved: message.approved === true });
     reply({ answered: true });
+  } else if (message?.type === "popup.handoff" && typeof message.actionId === "string") {
+    const handoff = (hostStatus.handoffs ?? []).find((h) => h.actionId === message.actionId);
+    if (!handoff) return reply({ answered: false });
+    const note = typeof message.note === "string" && message.note.trim() ? { note: message.note } : {};
+    host.send({ type: "handoff.answer", sessionId: handoff.sessionId, actionId: handoff.actionId,
+      outcome: message.outcome === "done" ? "done" : "declined", ...note });
+    hostStatus.handoffs = hostStatus.handoffs.filter((h) => h !== handoff);
+    reply({ answered: true });
+  } else if (message?.type === "popup.show_tab" && (hostStatus.handoffs ?? []).some((h) => h.tabId === message.tabId)) {
+    tabOps.bringToFront(message.tabId).then(() => reply({ shown: true }), (error) => reply({ shown: false, error: String(error) }));
+    return true; // answers asynchronously
   } else if (message?.type === "popup.say" && typeof message.sessionId === "string" && typeof message.text === "string") {
     host.send({ type: "user.message", sessionId: message.sessionId, text: message.text });
     heard(message.sessionId, "you", message.text);

@@ -33,6 +33,12 @@ export async function getTab({ tabId }) {
   }
 }
 
+/** The person's "Show tab" on a handoff: the tab and its window come to the front. */
+export async function bringToFront(tabId) {
+  const tab = await chrome.tabs.update(tabId, { active: true });
+  await chrome.windows.update(tab.windowId, { focused: true });
+}
+
 export async function listTabs() {
   return (await chrome.tabs.query({})).map(tabOf);
 }

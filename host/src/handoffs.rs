@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use tether_protocol::messages::{HandedBack, HandoffAnswer};
-use tokio::sync::oneshot;
+use tether_protocol::messages::{HandedBack, HandoffAnswer, HandoffRequested};
+use tokio::sync::{oneshot, watch};
 
 /// A person's answer to a handoff.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,7 +21,9 @@ type Key = (String, String);
 /// The handoffs waiting for a person, by (sessionId, actionId).
 #[derive(Default)]
 pub struct Handoffs {
-    waiting: Mutex<HashMap<Key, oneshot::Sender<Answer>>>,
+    waiting: Mutex<HashMap<Key, (HandoffRequested, oneshot::Sender<Answer>)>>,
+    /// Counts the changes to what waits, for the owner's popup to follow.
+    changes: watch::Sender<u64>,
     /// Whether anything can pass a person's answer here (a relay link): without it a handoff
     /// would wait for no one (`exec`, `mcp` on stdio).
     reachable: AtomicBool,
@@ -35,8 +37,17 @@ pub struct Waiting<'a> {
 }
 
 impl Handoffs {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, oneshot::Sender<Answer>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, (HandoffRequested, oneshot::Sender<Answer>)>> {
         self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// Told of each change to the handoffs waiting.
+    pub fn follow(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// From now on a person's answers can arrive.
@@ -48,11 +59,12 @@ impl Handoffs {
         self.reachable.load(Ordering::Relaxed)
     }
 
-    /// Starts waiting for the person's answer to a session's action.
-    pub fn wait(&self, session_id: &str, action_id: &str) -> Waiting<'_> {
+    /// Starts waiting for the person's answer to a handoff.
+    pub fn wait(&self, asked: HandoffRequested) -> Waiting<'_> {
         let (tell, answer) = oneshot::channel();
-        let key = (session_id.to_owned(), action_id.to_owned());
-        self.lock().insert(key.clone(), tell);
+        let key = (asked.session_id.clone(), asked.action_id.clone());
+        self.lock().insert(key.clone(), (asked, tell));
+        self.changed();
         Waiting {
             handoffs: self,
             key,
@@ -63,9 +75,10 @@ impl Handoffs {
     /// Hands a person's answer to the handoff it names; whether one was waiting for it.
     pub fn answer(&self, answer: HandoffAnswer) -> bool {
         let key = (answer.session_id, answer.action_id);
-        let Some(tell) = self.lock().remove(&key) else {
+        let Some((_, tell)) = self.lock().remove(&key) else {
             return false;
         };
+        self.changed();
         let note = answer.note.filter(|n| !n.trim().is_empty());
         tell.send(Answer {
             outcome: answer.outcome,
@@ -74,9 +87,9 @@ impl Handoffs {
         .is_ok()
     }
 
-    /// The handoffs waiting now, as (sessionId, actionId).
-    pub fn waiting(&self) -> Vec<(String, String)> {
-        self.lock().keys().cloned().collect()
+    /// The handoffs waiting now.
+    pub fn waiting(&self) -> Vec<HandoffRequested> {
+        self.lock().values().map(|(asked, _)| asked.clone()).collect()
     }
 }
 
@@ -89,7 +102,9 @@ impl Waiting<'_> {
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        self.handoffs.lock().remove(&self.key);
+        if self.handoffs.lock().remove(&self.key).is_some() {
+            self.handoffs.changed();
+        }
     }
 }
 
@@ -106,10 +121,19 @@ mod tests {
         }
     }
 
+    fn asked(action_id: &str) -> HandoffRequested {
+        HandoffRequested {
+            session_id: "s".into(),
+            tab_id: 1,
+            action_id: action_id.into(),
+            message: "log in".into(),
+        }
+    }
+
     #[tokio::test]
     async fn an_answer_reaches_the_handoff_it_names_once() {
         let handoffs = Handoffs::default();
-        let mut waiting = handoffs.wait("s", "a1");
+        let mut waiting = handoffs.wait(asked("a1"));
         assert!(
             !handoffs.answer(answer("a2", HandedBack::Done, None)),
             "another action's"
@@ -132,7 +156,7 @@ mod tests {
     #[test]
     fn a_handoff_that_stopped_waiting_takes_no_answer() {
         let handoffs = Handoffs::default();
-        drop(handoffs.wait("s", "a1"));
+        drop(handoffs.wait(asked("a1")));
         assert!(handoffs.waiting().is_empty());
         assert!(!handoffs.answer(answer("a1", HandedBack::Done, None)));
     }

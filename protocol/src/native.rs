@@ -49,6 +49,15 @@ pub enum FromExtension {
     /// The owner's answer to a confirmation request, given in the popup.
     #[serde(rename = "confirm")]
     Confirm { request_id: String, approved: bool },
+    /// The owner's Done or Decline on a handoff, given in the popup.
+    #[serde(rename = "handoff.answer")]
+    HandoffAnswer {
+        session_id: String,
+        action_id: String,
+        outcome: crate::messages::HandedBack,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
     /// What the owner tells the agent of a session on this browser.
     #[serde(rename = "user.message")]
     UserMessage { session_id: String, text: String },
@@ -229,6 +238,9 @@ pub struct HostStatus {
     /// The owner's blocked sites it could not read, each with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreadable_sites: Vec<String>,
+    /// The handoffs waiting for the owner (`browser_handoff`).
+    #[serde(default)]
+    pub handoffs: Vec<crate::messages::HandoffRequested>,
 }
 
 /// A session the host drives, with its tabs and its latest actions (newest first).

@@ -253,7 +253,8 @@ fn sample(
     };
     let pids: Vec<u32> = workers.iter().filter_map(Child::id).collect();
     let relay_pids: Vec<u32> = relays.iter().filter_map(|r| r.child.id()).collect();
-    let data = relays[0].data.path();
+    // Every relay's data dir: through NATS the sessions are the callers' relay's.
+    let datas: Vec<&std::path::Path> = relays.iter().map(|r| r.data.path()).collect();
     Sample {
         minute,
         relay_rss_mib: relay_pids
@@ -268,8 +269,11 @@ fn sample(
             .sum::<u64>() as f64
             / 1024.0,
         worker_files: pids.iter().map(|&p| files_open(p)).sum(),
-        journal_kib: std::fs::metadata(data.join("sessions.jsonl")).map_or(0, |m| m.len() / 1024),
-        logs_mib: dir_bytes(&data.join("logs")) as f64 / (1 << 20) as f64,
+        journal_kib: datas
+            .iter()
+            .map(|d| std::fs::metadata(d.join("sessions.jsonl")).map_or(0, |m| m.len() / 1024))
+            .sum(),
+        logs_mib: datas.iter().map(|d| dir_bytes(&d.join("logs"))).sum::<u64>() as f64 / (1 << 20) as f64,
         sessions_per_s: sessions as f64 / SAMPLE_EVERY.as_secs_f64(),
         actions: latencies.len(),
         p50_ms: at(0.5),

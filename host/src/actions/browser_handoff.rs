@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use tether_protocol::actions::browser_handoff::{Output, Params};
-use tether_protocol::messages::HandedBack;
+use tether_protocol::messages::{HandedBack, HandoffRequested};
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::Context;
@@ -17,7 +17,12 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
              --relay, or the extension), whose console shows the request",
         ));
     }
-    let mut waiting = cx.handoffs.wait(cx.session.id, cx.session.action_id);
+    let mut waiting = cx.handoffs.wait(HandoffRequested {
+        session_id: cx.session.id.to_owned(),
+        tab_id: p.tab_id,
+        action_id: cx.session.action_id.to_owned(),
+        message: p.message.clone(),
+    });
     let waits = Duration::from_millis(p.waits_ms());
     match tokio::time::timeout(waits, waiting.answered()).await {
         Ok(Some(answer)) if answer.outcome == HandedBack::Done => Ok(Output {

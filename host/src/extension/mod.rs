@@ -19,7 +19,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use async_trait::async_trait;
 use tether_protocol::framing::{self, FrameError, BROWSER_TO_HOST_MAX, HOST_TO_BROWSER_MAX};
-use tether_protocol::messages::{ClientSettings, Confirmation, Message, SessionMessage};
+use tether_protocol::messages::{ClientSettings, Confirmation, HandoffAnswer, Message, SessionMessage};
 use tether_protocol::native::{ExtensionCall, FromExtension, HostStatus, ToExtension};
 use tether_protocol::twin::FullState;
 use tokio::sync::{broadcast, mpsc, watch};
@@ -169,6 +169,7 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
     };
     let link = tokio::spawn(relay_link::run(options, engine.clone()));
     let pulse = tokio::spawn(status.clone().every(STATUS_EVERY));
+    let handoffs = tokio::spawn(status.clone().on_handoffs());
 
     let dispatch = |message: FromExtension| dispatch(message, &transport, &twin, &status);
     if let Some(hello) = hello {
@@ -181,6 +182,7 @@ async fn serve(config: HostConfig) -> anyhow::Result<()> {
     transport.close();
     link.abort();
     pulse.abort();
+    handoffs.abort();
     // Whatever is still queued has no reader now; give the writer a moment, no more.
     let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
     Ok(())
@@ -291,6 +293,22 @@ fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &Exten
             let words = SessionMessage { session_id, text };
             let _ = status.owner_says.send(Message::UserMessage(words));
         }
+        FromExtension::HandoffAnswer {
+            session_id,
+            action_id,
+            outcome,
+            note,
+        } => {
+            let answer = HandoffAnswer {
+                session_id,
+                action_id,
+                outcome,
+                note,
+            };
+            if !status.engine.handoffs().answer(answer) {
+                tracing::info!("the owner answered a handoff that no longer waits");
+            }
+        }
         FromExtension::Confirm { request_id, approved } => {
             let answer = Confirmation { request_id, approved };
             let _ = status.owner_says.send(Message::Confirm(answer));
@@ -352,6 +370,7 @@ impl Status {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone(),
+            handoffs: self.engine.handoffs().waiting(),
         }));
     }
 
@@ -359,6 +378,14 @@ impl Status {
         let mut tick = tokio::time::interval(period);
         loop {
             tick.tick().await;
+            self.send();
+        }
+    }
+
+    /// Tells the popup at once of each handoff that starts or ends.
+    async fn on_handoffs(self) {
+        let mut changes = self.engine.handoffs().follow();
+        while changes.changed().await.is_ok() {
             self.send();
         }
     }
