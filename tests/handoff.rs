@@ -2,7 +2,10 @@
 //! hands a real worker's tab to the person watching the relay's console, which runs in a real
 //! headless Chromium and is used with real clicks and typing. Done (with a note), Decline and
 //! the handoff's own timeout each end the action as the spec says, and the console shows the
-//! request only while it stands. A person's answer outside a handoff is refused.
+//! request only while it stands. A person's answer outside a handoff is refused. In the live
+//! view the person clicks and types into the worker's headless tab, and sees the page change.
+//!
+//! `TETHER_DOC_SHOTS=1` also writes `docs/handoff.png` (the README links it).
 
 use std::time::Duration;
 
@@ -141,6 +144,167 @@ fn a_person_takes_the_wheel_from_the_console_and_hands_it_back() {
         )
         .await
         .unwrap();
+    });
+}
+
+/// The console, signed in with the observer token, in a new tab of the harness's browser.
+async fn console<'c>(cdp: &'c CdpConnection, relay: &TestRelay) -> (RawSession<'c>, serde_json::Value) {
+    let target = cdp
+        .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
+        .await
+        .unwrap();
+    let page = RawSession::attach(cdp, &target["targetId"]).await;
+    page.call("Page.navigate", json!({ "url": relay.http("/") }))
+        .await;
+    page.eval_checked(&shown("body[data-ready]")).await;
+    type_into(&page, "#token", OBSERVER).await;
+    click(&page, "#token-form button").await;
+    page.eval_checked(&shown("#board")).await;
+    (page, target["targetId"].clone())
+}
+
+/// Waits (bounded, in the console) until the session's live view has drawn more than `after`
+/// frames; how many it has.
+async fn frames_past(page: &RawSession<'_>, session: &str, after: u64) -> u64 {
+    let wait = format!(
+        r#"new Promise((resolve, reject) => {{
+            const limit = setTimeout(() => reject(new Error("no new frame")), 20000);
+            const check = () => {{
+                const c = document.querySelector("[data-session='{session}'] canvas.live");
+                const n = Number(c?.dataset.frames ?? 0);
+                if (n > {after}) {{ clearTimeout(limit); watch.disconnect(); resolve(n); }}
+            }};
+            const watch = new MutationObserver(check);
+            watch.observe(document, {{ subtree: true, childList: true, attributes: true }});
+            check();
+        }})"#
+    );
+    page.eval_checked(&wait).await.as_u64().unwrap()
+}
+
+/// Waits (bounded, in the console) until the session's live view shows dark pixels (text) in
+/// the page's CSS-pixel box `(left, top, right, bottom)`.
+fn drawn_dark(session: &str, (left, top, right, bottom): (f64, f64, f64, f64)) -> String {
+    format!(
+        r#"new Promise((resolve, reject) => {{
+            const limit = setTimeout(() => reject(new Error("the live view never showed it")), 20000);
+            const check = () => {{
+                const c = document.querySelector("[data-session='{session}'] canvas.live");
+                if (!c || !c.dataset.pageWidth) return;
+                const k = c.width / Number(c.dataset.pageWidth);
+                const box = c.getContext("2d").getImageData({left} * k, {top} * k, ({right} - {left}) * k, ({bottom} - {top}) * k).data;
+                for (let i = 0; i < box.length; i += 4) {{
+                    if (box[i] < 80 && box[i + 1] < 80 && box[i + 2] < 80) {{ clearTimeout(limit); watch.disconnect(); return resolve(true); }}
+                }}
+            }};
+            const watch = new MutationObserver(check);
+            watch.observe(document, {{ subtree: true, attributes: true, attributeFilter: ["data-frames"] }});
+            check();
+        }})"#
+    )
+}
+
+/// A person's click on the live view, at the page's CSS pixel (`x`, `y`).
+async fn click_live(page: &RawSession<'_>, session: &str, x: f64, y: f64) {
+    let at = page
+        .eval_checked(&format!(
+            "(() => {{ const c = document.querySelector(\"[data-session='{session}'] canvas.live\"); \
+               c.scrollIntoView({{ block: \"center\" }}); const r = c.getBoundingClientRect(); \
+               return [r.left + {x} * r.width / Number(c.dataset.pageWidth), r.top + {y} * r.height / Number(c.dataset.pageHeight)]; }})()"
+        ))
+        .await;
+    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+    for kind in ["mousePressed", "mouseReleased"] {
+        let event = json!({ "type": kind, "x": x, "y": y, "button": "left", "clickCount": 1 });
+        page.call("Input.dispatchMouseEvent", event).await;
+    }
+}
+
+#[test]
+fn a_person_acts_in_a_headless_tab_through_the_live_view() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker(h, "live-worker");
+        relay.wait_online("live-worker", JOIN_WITHIN).await;
+        let s = "live";
+        let started = relay
+            .ok(
+                s,
+                "session_start",
+                json!({ "url": h.url("/fixtures/person.html") }),
+            )
+            .await;
+        let tab = started["tabId"].clone();
+        let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
+        let (page, target) = console(&cdp, &relay).await;
+
+        // Watching: the tab's frames arrive while nothing is handed over.
+        click(&page, &format!("[data-session='{s}'] button.watch")).await;
+        frames_past(&page, s, 0).await;
+        // Outside a handoff, the relay passes no input to the tab.
+        let mut ws = orchestrator(&relay.addr.to_string()).await;
+        let input = json!({ "sessionId": s, "actionId": "none",
+            "input": { "kind": "mouse", "action": "down", "x": 140, "y": 55 } });
+        let refused = request(&mut ws, "handoff.input", "early", input).await;
+        assert_eq!(refused["payload"]["code"], "INVALID_PARAMS", "{refused}");
+
+        let waiting = hand_over(
+            &relay,
+            s,
+            json!({ "tabId": tab, "message": "Greet yourself, then press Done" }),
+        );
+        page.eval_checked(&shown(&format!("[data-session='{s}'] canvas.live.handing")))
+            .await;
+        frames_past(&page, s, 0).await;
+        click_live(&page, s, 140.0, 55.0).await;
+        for key in ["A", "d", "a"] {
+            for kind in ["keyDown", "keyUp"] {
+                let event = json!({ "type": kind, "key": key, "code": format!("Key{}", key.to_uppercase()), "text": key });
+                page.call("Input.dispatchKeyEvent", event).await;
+            }
+        }
+        click_live(&page, s, 100.0, 120.0).await;
+        // The worker's headless page heard the person (read straight from the browser: the
+        // session itself is busy with the handoff).
+        let targets = cdp.call(None, "Target.getTargets", json!({})).await.unwrap();
+        let worker_tab = targets["targetInfos"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| {
+                t["url"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .ends_with("/fixtures/person.html")
+            })
+            .expect("the worker's tab")["targetId"]
+            .clone();
+        let worker_page = RawSession::attach(&cdp, &worker_tab).await;
+        worker_page
+            .eval_checked(&shown_with("#greeting", "Hello, Ada"))
+            .await;
+        // ...and the live view shows the page as it changed: the greeting's dark text is drawn
+        // where the page has it.
+        page.eval_checked(&drawn_dark(s, (40.0, 160.0, 300.0, 200.0)))
+            .await;
+        if std::env::var_os("TETHER_DOC_SHOTS").is_some() {
+            page.eval_checked("window.scrollTo(0, 0), true").await;
+            let shot = page
+                .call("Page.captureScreenshot", json!({ "format": "png" }))
+                .await;
+            let png = base64::Engine::decode(
+                &base64::engine::general_purpose::STANDARD,
+                shot["data"].as_str().unwrap(),
+            )
+            .unwrap();
+            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/handoff.png"), png).unwrap();
+        }
+        click(&page, "[data-handoff] .done").await;
+        assert_eq!(waiting.await.unwrap()["status"], "success");
+        cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+            .await
+            .unwrap();
     });
 }
 

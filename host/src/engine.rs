@@ -27,7 +27,8 @@ pub struct Engine {
     policy: Policy,
     client_id: String,
     tabs: Tabs,
-    handoffs: crate::handoffs::Handoffs,
+    handoffs: Arc<crate::handoffs::Handoffs>,
+    live_views: crate::live_view::LiveViews,
 }
 
 impl Engine {
@@ -49,6 +50,7 @@ impl Engine {
             policy,
             client_id: client_id.into(),
             handoffs: Default::default(),
+            live_views: Default::default(),
         }
     }
 
@@ -72,6 +74,23 @@ impl Engine {
     /// The handoffs waiting for a person; a person's answer goes here.
     pub fn handoffs(&self) -> &crate::handoffs::Handoffs {
         &self.handoffs
+    }
+
+    /// Starts showing a tab of the session live to `sink` (a tab of another session, or none,
+    /// is refused), or stops the session's live view when `sink` is `None`.
+    pub fn live_view(&self, session_id: &str, tab: Option<TabId>, sink: Option<crate::live_view::FrameSink>) {
+        let Some(sink) = sink else {
+            return self.live_views.stop(&self.transport, session_id);
+        };
+        match tab.filter(|tab| self.session_tabs(session_id).contains(tab)) {
+            Some(tab) => self.live_views.start(&self.transport, session_id, tab, sink),
+            None => tracing::warn!(session_id, ?tab, "a live view of a tab the session does not own"),
+        }
+    }
+
+    /// Passes a person's input to the tab of the handoff it names, while that handoff waits.
+    pub fn person_input(&self, input: tether_protocol::person::HandoffInput) {
+        self.live_views.pass(&self.transport, &self.handoffs, input);
     }
 
     fn session<'a>(&'a self, id: &'a str) -> Session<'a> {

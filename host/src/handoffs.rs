@@ -5,6 +5,9 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
+
+use tether_protocol::actions::TabId;
 
 use tether_protocol::messages::{HandedBack, HandoffAnswer, HandoffRequested};
 use tokio::sync::{oneshot, watch};
@@ -85,6 +88,23 @@ impl Handoffs {
             note,
         })
         .is_ok()
+    }
+
+    /// The tab of the handoff (`session_id`, `action_id`), waiting up to `within` for it to
+    /// begin: a person's first input can overtake the action on its way to waiting.
+    pub async fn tab_of(&self, session_id: &str, action_id: &str, within: Duration) -> Option<TabId> {
+        let mut changes = self.follow();
+        let key = (session_id.to_owned(), action_id.to_owned());
+        let found = || self.lock().get(&key).map(|(asked, _)| asked.tab_id);
+        let begun = async {
+            loop {
+                if let Some(tab) = found() {
+                    return Some(tab);
+                }
+                changes.changed().await.ok()?;
+            }
+        };
+        tokio::time::timeout(within, begun).await.ok().flatten()
     }
 
     /// The handoffs waiting now.

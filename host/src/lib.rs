@@ -20,6 +20,7 @@ pub mod handoffs;
 pub mod install;
 pub mod library;
 pub mod live_screen;
+pub mod live_view;
 pub mod loading;
 pub mod local;
 pub mod mcp;

@@ -13,7 +13,8 @@ use rand::Rng;
 use serde_json::Value;
 use tether_protocol::envelope::MAX_ENVELOPE_BYTES;
 use tether_protocol::messages::{
-    Ack, ActionRequest, ClientSettings, Empty, HandoffAnswer, HostMeta, Join, Message, Role,
+    Ack, ActionRequest, ClientSettings, Empty, HandoffAnswer, HandoffInput, HostMeta, Join, LiveView,
+    Message, Role,
 };
 use tether_protocol::result::ResultStatus;
 use tether_protocol::{ActionError, Envelope, ErrorCode};
@@ -22,6 +23,7 @@ use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use crate::deliveries::{Begin, Deliveries};
 use crate::engine::Engine;
+use crate::live_view::FrameSink;
 use crate::policy::Policy;
 use crate::twin_report::{TwinChange, TwinSource};
 
@@ -40,6 +42,12 @@ pub trait Executor: Send + Sync + 'static {
 
     /// Told once a link to a relay runs: a person's answers can reach handoffs from then on.
     fn linked(&self) {}
+
+    /// Starts (with a sink for its frames) or stops a session's live view.
+    fn live_view(&self, _view: LiveView, _sink: Option<FrameSink>) {}
+
+    /// A person's input in the live view of a tab handed to them.
+    fn person_input(&self, _input: HandoffInput) {}
 }
 
 impl Executor for Engine {
@@ -69,6 +77,14 @@ impl Executor for Engine {
 
     fn linked(&self) {
         self.handoffs().set_reachable();
+    }
+
+    fn live_view(&self, view: LiveView, sink: Option<FrameSink>) {
+        Engine::live_view(self, &view.session_id, view.tab_id, sink);
+    }
+
+    fn person_input(&self, input: HandoffInput) {
+        Engine::person_input(self, input);
     }
 }
 
@@ -367,6 +383,14 @@ fn handle(host: &Host, outbox: &mpsc::UnboundedSender<Envelope>, told: Option<&T
     let id = envelope.id.clone();
     match envelope.message() {
         Ok(Message::BrowserAction(request)) => run_action(host, outbox, id, request),
+        Ok(Message::LiveViewStart(view)) => {
+            let outbox = outbox.clone();
+            let sink: FrameSink =
+                Arc::new(move |frame| outbox.send(Envelope::of(Message::LiveViewFrame(frame))).is_ok());
+            host.executor.live_view(view, Some(sink));
+        }
+        Ok(Message::LiveViewStop(view)) => host.executor.live_view(view, None),
+        Ok(Message::HandoffInput(input)) => host.executor.person_input(input),
         Ok(Message::HandoffAnswer(answer)) => {
             if !host.executor.answer_handoff(answer) {
                 tracing::info!("a person answered a handoff that no longer waits");

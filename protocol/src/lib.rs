@@ -14,6 +14,7 @@ pub mod error;
 pub mod framing;
 pub mod messages;
 pub mod native;
+pub mod person;
 pub mod read;
 pub mod result;
 pub mod targets;

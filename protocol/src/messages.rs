@@ -210,60 +210,6 @@ pub struct ConfirmationRequest {
     pub summary: String,
 }
 
-/// How a person ends a handoff (`browser_handoff`, docs/protocol.md §18).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HandedBack {
-    /// Done: the agent may go on.
-    Done,
-    /// Decline: the action ends with USER_DENIED.
-    Declined,
-}
-
-/// `handoff.answer`: a person ends a session's handoff (from the console to the relay, and
-/// from the relay to the host running it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HandoffAnswer {
-    pub session_id: String,
-    pub action_id: String,
-    pub outcome: HandedBack,
-    /// What the person wrote beside Done.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// `handoff.requested`: a session waits for a person to act in its tab.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HandoffRequested {
-    pub session_id: String,
-    pub tab_id: crate::actions::TabId,
-    pub action_id: String,
-    pub message: String,
-}
-
-/// How a handoff ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HandoffOutcome {
-    Done,
-    Declined,
-    Timeout,
-}
-
-/// `handoff.ended`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HandoffEnded {
-    pub session_id: String,
-    pub tab_id: crate::actions::TabId,
-    pub action_id: String,
-    pub outcome: HandoffOutcome,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
 /// `client.settings`: what the browser's owner asks of the relay for this browser (§12).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -591,6 +537,11 @@ macro_rules! by_sender {
     };
 }
 
+pub use crate::person::{
+    HandedBack, HandoffAnswer, HandoffEnded, HandoffInput, HandoffOutcome, HandoffRequested, LiveFrame,
+    LiveView,
+};
+
 messages! {
     "relay.join" => Join(Join) from [Orchestrator, Host, Observer];
     "relay.joined" => Joined(Joined) from [];
@@ -621,6 +572,10 @@ messages! {
     "handoff.answer" => HandoffAnswer(HandoffAnswer) from [Orchestrator, Observer];
     "handoff.requested" => HandoffRequested(HandoffRequested) from [];
     "handoff.ended" => HandoffEnded(HandoffEnded) from [];
+    "handoff.input" => HandoffInput(HandoffInput) from [Orchestrator, Observer];
+    "live_view.start" => LiveViewStart(LiveView) from [Orchestrator, Observer];
+    "live_view.stop" => LiveViewStop(LiveView) from [Orchestrator, Observer];
+    "live_view.frame" => LiveViewFrame(LiveFrame) from [Host];
     "agent.message" => AgentMessage(SessionMessage) from [Orchestrator];
     "user.message" => UserMessage(SessionMessage) from [Observer, Host];
     "progress" => Progress(Progress) from [];

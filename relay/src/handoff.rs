@@ -1,14 +1,15 @@
 //! A person takes the wheel (`browser_handoff`, docs/protocol.md §18). The action runs on the
 //! host like any other and waits there for the person; the relay tells the session's
 //! subscribers (the console) `handoff.requested` when it starts and `handoff.ended` with its
-//! result, and passes a person's Done or Decline (`handoff.answer`) to the host running it.
+//! result, and passes a person's Done or Decline (`handoff.answer`) and, while it waits, their
+//! input in the live view (`handoff.input`) to the host running it.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 use tether_protocol::actions::browser_handoff;
 use tether_protocol::messages::{
-    HandoffAnswer, HandoffEnded, HandoffOutcome, HandoffRequested, Message, SessionStatus,
+    HandoffAnswer, HandoffEnded, HandoffInput, HandoffOutcome, HandoffRequested, Message, SessionStatus,
 };
 use tether_protocol::{ActionError, ActionResult, Envelope, ErrorCode};
 
@@ -64,33 +65,49 @@ pub async fn answer(relay: &Arc<Relay>, answer: HandoffAnswer) -> Result<Message
             browser_handoff::MAX_MESSAGE_CHARS
         )));
     }
-    let state = relay.deployment.session_state(relay, &answer.session_id).await?;
-    let waiting = state.status == SessionStatus::WaitingForUser
-        && state.in_flight.as_deref() == Some(answer.action_id.as_str());
+    let echo = Message::HandoffAnswer(answer.clone());
+    let (session_id, action_id) = (answer.session_id.clone(), answer.action_id.clone());
+    to_running_handoff(relay, &session_id, &action_id, Message::HandoffAnswer(answer)).await?;
+    Ok(echo)
+}
+
+/// Passes a person's input in the live view to the browser whose handoff waits for them;
+/// refused outside a handoff. Answered with the input itself, as a receipt.
+pub async fn input(relay: &Arc<Relay>, input: HandoffInput) -> Result<Message, ActionError> {
+    let echo = Message::HandoffInput(input.clone());
+    let (session_id, action_id) = (input.session_id.clone(), input.action_id.clone());
+    to_running_handoff(relay, &session_id, &action_id, Message::HandoffInput(input)).await?;
+    Ok(echo)
+}
+
+/// Sends a person's message to the browser of the session whose running action is the
+/// handoff `action_id`.
+async fn to_running_handoff(
+    relay: &Arc<Relay>,
+    session_id: &str,
+    action_id: &str,
+    message: Message,
+) -> Result<(), ActionError> {
+    let state = relay.deployment.session_state(relay, session_id).await?;
+    let waiting =
+        state.status == SessionStatus::WaitingForUser && state.in_flight.as_deref() == Some(action_id);
     let Some(client_id) = state.client_id.filter(|_| waiting) else {
+        let status = serde_json::to_value(state.status).unwrap_or_default();
         return Err(ActionError::invalid_params(format!(
-            "session {} is not waiting for a person in action {} (its status: {}); a person's \
-             answer goes only to a running browser_handoff",
-            answer.session_id,
-            answer.action_id,
-            serde_json::to_value(state.status)
-                .unwrap_or_default()
-                .as_str()
-                .unwrap_or("?"),
+            "session {session_id} is not waiting for a person in action {action_id} (its status: {}); \
+             a person's answer or input goes only to a running browser_handoff",
+            status.as_str().unwrap_or("?"),
         )));
     };
-    let link = relay.link_to(&client_id).ok_or_else(|| {
+    let gone = || {
         ActionError::new(
             ErrorCode::ClientOffline,
             format!("the browser {client_id} is not connected to the relay"),
         )
-    })?;
-    let echo = Message::HandoffAnswer(answer.clone());
-    if !link.send(Envelope::of(Message::HandoffAnswer(answer))) {
-        return Err(ActionError::new(
-            ErrorCode::ClientOffline,
-            format!("the browser {client_id} left before the answer reached it"),
-        ));
+    };
+    let link = relay.link_to(&client_id).ok_or_else(gone)?;
+    if !link.send(Envelope::of(message)) {
+        return Err(gone());
     }
-    Ok(echo)
+    Ok(())
 }

@@ -27,6 +27,7 @@ pub mod housekeeping;
 pub mod ids;
 pub mod journal;
 pub mod listener;
+pub mod live_view;
 pub mod metrics;
 pub mod open_files;
 pub mod origins;

@@ -71,6 +71,11 @@ impl Outbox {
             .expect("the semaphore is never closed")
     }
 
+    /// How many frames wait to go out.
+    pub fn queued(&self) -> usize {
+        CAPACITY - self.queue.capacity()
+    }
+
     /// Queues a frame without waiting. False once the connection is gone or too far behind.
     pub fn send(&self, envelope: Envelope) -> bool {
         self.send_releasing(envelope, None)

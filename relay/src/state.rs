@@ -40,6 +40,8 @@ pub struct Relay {
     /// What survives a restart (docs/protocol.md §13).
     pub journal: Journal,
     pub confirmations: Confirmations,
+    /// The sessions someone watches live in the console.
+    pub live_views: crate::live_view::LiveViews,
     pub artifacts: ArtifactStore,
     pub metrics: Metrics,
     pub shutdown: Shutdown,
@@ -68,6 +70,7 @@ impl Relay {
             events: Events::new(log),
             journal,
             confirmations: Confirmations::default(),
+            live_views: Default::default(),
             artifacts,
             metrics: Metrics::default(),
             shutdown: Shutdown::default(),

@@ -10,7 +10,7 @@ pub const ABOUT: About = About {
     label: "Downloads",
     category: Category::Extract,
     description: "Lists the files the session's tabs downloaded (or one tab's, with tabId), oldest first: each with its name, size, the URL it came from, its state (complete, failed, in_progress) and, once complete, the artifact holding it. With wait true it waits (up to timeoutMs, default 30 s) for the downloads in progress to end, or for the next one to start and end when none is in progress. A file over the artifact limit is listed failed, with the limit in error.",
-    waits_for: Some("a download to finish"),
+    waits_for: Some("is waiting for a download to finish"),
     reads_as: ReadsAs::Json,
     example: Some(r#"{"wait": true}"#),
 };

@@ -11,7 +11,7 @@ pub const ABOUT: About = About {
     label: "Hand over to the person",
     category: Category::Session,
     description: "Asks the person watching (the relay's console, or the browser owner's popup) to act in the tab themselves: a login, a CAPTCHA, a second factor, a choice the agent must not make. message says what to do. Waits until they press Done (handedBack: true, with their note if they wrote one) or Decline (USER_DENIED), or timeoutMs passes (ACTION_TIMEOUT; 1 s to 1 h, default 10 min). Look at the page again afterwards: the person may have changed it.",
-    waits_for: Some("the person"),
+    waits_for: Some("is waiting for the person"),
     reads_as: ReadsAs::Json,
     example: Some(r#"{"tabId": 123, "message": "Please solve the CAPTCHA, then press Done"}"#),
 };

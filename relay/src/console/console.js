@@ -1,7 +1,9 @@
 // Tether's console: joins the relay as an observer over its own WebSocket and shows, live,
 // the browsers (and their windows and tabs), the sessions with their actions, talk, screenshots
 // and Live Screens, and what waits for a person: confirmations to answer and handoffs (an
-// agent asking the person to act in a tab, then press Done or Decline). The token stays in sessionStorage and goes only in the
+// agent asking the person to act in a tab, then press Done or Decline). A session's tab can be
+// watched live (its frames drawn on a canvas); while its agent hands it over, the person's
+// clicks, wheel and keys on that canvas go to the tab. The token stays in sessionStorage and goes only in the
 // join message and Authorization headers, never in a URL. Everything shown is set as text.
 
 const TOKEN_KEY = "tether.token";
@@ -73,7 +75,8 @@ async function onJoined() {
   send("subscribe", {});
   send("extension.list", {}, "list");
   const listed = await api("/api/sessions");
-  for (const s of listed.sessions || []) upsertSession(s.sessionId, { state: s });
+  // A session the subscription already told of is newer than the listing.
+  for (const s of listed.sessions || []) if (!state.sessions.has(s.sessionId)) upsertSession(s.sessionId, { state: s });
   render();
 }
 
@@ -123,7 +126,12 @@ function onEnvelope({ type, payload }) {
       break;
     case "handoff.requested":
       state.handoffs.set(payload.actionId, payload);
+      // A headless browser has no screen: the person acts in the live view.
+      if (!views.has(payload.sessionId)) watch(payload.sessionId);
       break;
+    case "live_view.frame":
+      drawFrame(payload);
+      return;
     case "handoff.ended":
       state.handoffs.delete(payload.actionId);
       break;
@@ -226,9 +234,11 @@ function sessionCard(session) {
     el("div", { class: "row" },
       el("h3", {}, session.id),
       el("span", { class: `status ${status}` }, status.replaceAll("_", " ")),
-      el("span", { class: "quiet" }, clientId ? `on ${clientId}` : "no browser yet")));
+      el("span", { class: "quiet" }, clientId ? `on ${clientId}` : "no browser yet"),
+      // In the header's line: a progress line of its own would move the live view under the
+      // person's pointer.
+      el("span", { class: "progress" }, session.progress)));
   if (!clientId && status !== "completed") card.append(picker(session));
-  if (session.progress) card.append(el("p", { class: "progress" }, session.progress));
   const actions = el("ul", { class: "actions" });
   for (const a of session.actions) {
     const kind = a.running ? "running" : a.ok ? "ok" : "failed";
@@ -245,10 +255,83 @@ function sessionCard(session) {
   }
   if (session.shot) card.append(el("img", { class: "shot", src: session.shot, alt: `The last screenshot of ${session.id}` }));
   const look = el("button", { type: "button", onclick: () => toggleScreen(session) }, session.screen === null ? "Live Screen" : "Hide Live Screen");
-  card.append(el("div", { class: "row" }, look));
+  const watching = views.has(session.id);
+  const live = el("button", { type: "button", class: "watch", onclick: () => (watching ? unwatch(session.id) : watch(session.id)) },
+    watching ? "Stop watching" : "Watch live");
+  card.append(el("div", { class: "row" }, look, live));
+  if (watching) {
+    const { canvas } = views.get(session.id);
+    canvas.classList.toggle("handing", [...state.handoffs.values()].some((h) => h.sessionId === session.id));
+    card.append(canvas);
+  }
   if (session.screen !== null) card.append(el("pre", { class: "screen" }, session.screen));
   card.append(sayBox(session));
   return card;
+}
+
+// ---- the live view -------------------------------------------------------------------------
+/** The sessions watched live: each one's canvas (kept across renders) and its page's size. */
+const views = new Map();
+
+function watch(sessionId) {
+  const canvas = el("canvas", { class: "live", tabindex: "0", width: "640", height: "400",
+    "aria-label": `The tab of ${sessionId}, live` });
+  const view = { canvas, width: 0, height: 0, frames: 0 };
+  views.set(sessionId, view);
+  passInput(sessionId, view);
+  send("live_view.start", { sessionId });
+  render();
+}
+
+function unwatch(sessionId) {
+  views.delete(sessionId);
+  send("live_view.stop", { sessionId });
+  render();
+}
+
+async function drawFrame(frame) {
+  const view = views.get(frame.sessionId);
+  if (!view) return;
+  const bytes = Uint8Array.from(atob(frame.data), (c) => c.charCodeAt(0));
+  const bitmap = await createImageBitmap(new Blob([bytes], { type: "image/jpeg" }));
+  Object.assign(view.canvas, { width: bitmap.width, height: bitmap.height });
+  view.canvas.getContext("2d").drawImage(bitmap, 0, 0);
+  Object.assign(view, { width: frame.width, height: frame.height, frames: view.frames + 1 });
+  Object.assign(view.canvas.dataset, { frames: view.frames, pageWidth: frame.width, pageHeight: frame.height });
+}
+
+/** During a handoff of the session, the person's input on its canvas goes to the tab. */
+function passInput(sessionId, view) {
+  const { canvas } = view;
+  const at = (e) => {
+    const r = canvas.getBoundingClientRect();
+    return { x: ((e.clientX - r.left) * view.width) / r.width, y: ((e.clientY - r.top) * view.height) / r.height };
+  };
+  const pass = (input) => {
+    const handoff = [...state.handoffs.values()].find((h) => h.sessionId === sessionId);
+    if (handoff) send("handoff.input", { sessionId, actionId: handoff.actionId, input });
+  };
+  const button = (e) => ["left", "middle", "right"][e.button] ?? "left";
+  canvas.addEventListener("mousedown", (e) => {
+    e.preventDefault();
+    pass({ kind: "mouse", action: "down", ...at(e), button: button(e) });
+    // Keys go where the mouse went; the page must not scroll under the person's pointer.
+    canvas.focus({ preventScroll: true });
+  });
+  canvas.addEventListener("mouseup", (e) => pass({ kind: "mouse", action: "up", ...at(e), button: button(e) }));
+  // Moves only while a button is held (a drag): hovering sends nothing.
+  canvas.addEventListener("mousemove", (e) => e.buttons && pass({ kind: "mouse", action: "move", ...at(e) }));
+  canvas.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    pass({ kind: "wheel", ...at(e), deltaX: e.deltaX, deltaY: e.deltaY });
+  }, { passive: false });
+  for (const [type, action] of [["keydown", "down"], ["keyup", "up"]]) {
+    canvas.addEventListener(type, (e) => {
+      e.preventDefault();
+      pass({ kind: "key", action, key: e.key, code: e.code });
+    });
+  }
+  canvas.addEventListener("contextmenu", (e) => e.preventDefault());
 }
 
 function picker(session) {

@@ -216,6 +216,7 @@ fn leave(state: &AppState, peer: Peer) {
     for subscription in peer.subscriptions {
         subscription.abort();
     }
+    crate::live_view::stop(state, &peer.connection_id, None);
     if let (Some(client_id), Some(link)) = (&peer.client_id, &peer.link) {
         link.close();
         if state.registry.disconnect(client_id, &peer.connection_id) {

@@ -5,8 +5,8 @@
 
 use tether_protocol::between_relays::ConfirmAnswer;
 use tether_protocol::messages::{
-    Binding, Catalog, ClientRef, Confirmation, Empty, FromClient, Message, Role, SessionRef, Subscribe,
-    Subscribed, Unreadable,
+    Binding, Catalog, ClientRef, Confirmation, Empty, FromClient, LiveView, Message, Role, SessionRef,
+    Subscribe, Subscribed, Unreadable,
 };
 use tether_protocol::{ActionError, Envelope, ErrorCode};
 use tokio::sync::OwnedSemaphorePermit;
@@ -68,6 +68,19 @@ pub async fn handle(
             Ok(_) => Box::pin(crate::handoff::answer(state, answer)).await,
             Err(refused) => Err(refused),
         },
+        FromClient::HandoffInput(input) => match session_id_of(peer, Some(input.session_id.clone())) {
+            Ok(_) => Box::pin(crate::handoff::input(state, input)).await,
+            Err(refused) => Err(refused),
+        },
+        FromClient::LiveViewStart(view) => session_id_of(peer, Some(view.session_id))
+            .and_then(|session| crate::live_view::start(state, &peer.connection_id, outbox, &session)),
+        FromClient::LiveViewStop(view) => session_id_of(peer, Some(view.session_id)).map(|session| {
+            crate::live_view::stop(state, &peer.connection_id, Some(&session));
+            Message::LiveViewStop(LiveView {
+                session_id: session,
+                tab_id: None,
+            })
+        }),
         FromClient::ExtensionList(_) => Ok(Message::ExtensionListResult(state.clients())),
         FromClient::CatalogGet(_) => Ok(Message::Catalog(Catalog {
             actions: state.catalog.to_vec(),

@@ -1,0 +1,265 @@
+//! The live view of a session's tab (docs/protocol.md §18): while someone watches, the tab's
+//! screencast (`Page.startScreencast`), each frame handed on, and, during a handoff, a
+//! person's clicks, wheel and keys passed to the tab.
+//!
+//! Frames are JPEG at most [`MAX_WIDTH`] x [`MAX_HEIGHT`] pixels, and at most one per
+//! [`FRAME_EVERY`]: a frame is acknowledged only when the next may come, and the browser sends
+//! none before that, nor while nothing on the page changes. Nobody watching, nothing runs.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::json;
+use tether_protocol::actions::TabId;
+use tether_protocol::person::{HandoffInput, LiveFrame, PersonButton, PersonInput, Press};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::cdp::{BrowserEvent, CdpError, Transport};
+use crate::handoffs::Handoffs;
+
+/// How long a person's input waits for the handoff it names to begin here: the relay shows
+/// the handoff (and passes input) once it sent the action, a moment before the host waits.
+const HANDOFF_BEGINS_WITHIN: Duration = Duration::from_secs(5);
+
+/// Eight frames a second at most.
+pub const FRAME_EVERY: Duration = Duration::from_millis(125);
+pub const MAX_WIDTH: u32 = 960;
+pub const MAX_HEIGHT: u32 = 720;
+const QUALITY: u32 = 60;
+
+/// Where a watched tab's frames go (the link to the relay); false once nothing takes them.
+pub type FrameSink = Arc<dyn Fn(LiveFrame) -> bool + Send + Sync>;
+
+struct Watched {
+    tab: TabId,
+    task: JoinHandle<()>,
+}
+
+/// The live views running, by session, and the person's input on its way to the tabs.
+#[derive(Default)]
+pub struct LiveViews {
+    running: Mutex<HashMap<String, Watched>>,
+    /// One queue, passed on by one task: a press, the keys and the release arrive in the
+    /// order the person made them.
+    inputs: OnceLock<mpsc::UnboundedSender<HandoffInput>>,
+}
+
+impl LiveViews {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Watched>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Passes a person's input to the tab of the handoff it names, after the input before it;
+    /// input for a handoff that is not waiting goes nowhere.
+    pub fn pass(&self, transport: &Arc<dyn Transport>, handoffs: &Arc<Handoffs>, input: HandoffInput) {
+        let queue = self.inputs.get_or_init(|| {
+            let (queue, mut inputs) = mpsc::unbounded_channel::<HandoffInput>();
+            let (transport, handoffs) = (transport.clone(), handoffs.clone());
+            tokio::spawn(async move {
+                while let Some(input) = inputs.recv().await {
+                    let waiting = handoffs.tab_of(&input.session_id, &input.action_id, HANDOFF_BEGINS_WITHIN);
+                    let Some(tab) = waiting.await else {
+                        tracing::info!(input.session_id, "a person's input outside a handoff");
+                        continue;
+                    };
+                    if let Err(e) = pass_input(&transport, tab, &input.input).await {
+                        tracing::warn!(tab, "cannot pass a person's input to the tab: {e}");
+                    }
+                }
+            });
+            queue
+        });
+        let _ = queue.send(input);
+    }
+
+    /// Streams the session's tab `tab` to `sink` until [`LiveViews::stop`] (one view a
+    /// session: a new one replaces it).
+    pub fn start(&self, transport: &Arc<dyn Transport>, session_id: &str, tab: TabId, sink: FrameSink) {
+        let task = tokio::spawn(stream(transport.clone(), session_id.to_owned(), tab, sink));
+        let before = self.lock().insert(session_id.to_owned(), Watched { tab, task });
+        if let Some(before) = before {
+            before.task.abort();
+            if before.tab != tab {
+                stop_screencast(transport, before.tab);
+            }
+        }
+    }
+
+    /// Stops the session's live view, if it has one.
+    pub fn stop(&self, transport: &Arc<dyn Transport>, session_id: &str) {
+        if let Some(watched) = self.lock().remove(session_id) {
+            watched.task.abort();
+            stop_screencast(transport, watched.tab);
+        }
+    }
+}
+
+fn stop_screencast(transport: &Arc<dyn Transport>, tab: TabId) {
+    let transport = transport.clone();
+    tokio::spawn(async move {
+        // A tab that closed meanwhile has nothing to stop.
+        let _ = transport.send(tab, "Page.stopScreencast", json!({})).await;
+    });
+}
+
+async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, sink: FrameSink) {
+    let mut events = transport.events();
+    let params =
+        json!({ "format": "jpeg", "quality": QUALITY, "maxWidth": MAX_WIDTH, "maxHeight": MAX_HEIGHT });
+    if let Err(e) = transport.send(tab, "Page.startScreencast", params).await {
+        return tracing::warn!(session_id, tab, "cannot show the tab live: {e}");
+    }
+    let frame = |(data, width, height): (String, f64, f64)| LiveFrame {
+        session_id: session_id.clone(),
+        tab_id: tab,
+        data,
+        width,
+        height,
+    };
+    // The browser sends a frame when the page paints anew, and drops those it paints while
+    // two wait for their ack: a still page would show nothing, and the last change of a burst
+    // could be missed. So the view starts with the page as it is, and once a burst of frames
+    // has settled the page as it is is sent once more.
+    let mut settled = Some(tokio::time::Instant::now());
+    let mut next = tokio::time::Instant::now();
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            () = sleep_until(settled) => {
+                settled = None;
+                match capture(&transport, tab).await {
+                    Ok(now) => {
+                        if !sink(frame(now)) {
+                            return stop_screencast(&transport, tab);
+                        }
+                    }
+                    Err(e) => tracing::debug!(tab, "cannot capture the tab for its live view: {e}"),
+                }
+                continue;
+            }
+        };
+        let params = match event {
+            Ok(BrowserEvent::Cdp {
+                tab: from,
+                method,
+                params,
+            }) if from == tab && method == "Page.screencastFrame" => params,
+            Ok(_) | Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Closed) => return,
+        };
+        let shows = &params["metadata"];
+        let data = params["data"].as_str().unwrap_or_default().to_owned();
+        let size = (
+            shows["deviceWidth"].as_f64().unwrap_or_default(),
+            shows["deviceHeight"].as_f64().unwrap_or_default(),
+        );
+        if !sink(frame((data, size.0, size.1))) {
+            // The link that asked for it is gone: so is every watcher.
+            return stop_screencast(&transport, tab);
+        }
+        // The frame rate's bound: the browser sends the next frame once this one is acked.
+        next += FRAME_EVERY;
+        tokio::time::sleep_until(next).await;
+        next = tokio::time::Instant::now();
+        settled = Some(next + 2 * FRAME_EVERY);
+        let ack = json!({ "sessionId": params["sessionId"] });
+        if transport.send(tab, "Page.screencastFrameAck", ack).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Sleeps until `at`; never, without one.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The tab as it shows now, as a screencast frame would carry it: a JPEG within the frame
+/// bounds, and the viewport's CSS size.
+async fn capture(transport: &Arc<dyn Transport>, tab: TabId) -> Result<(String, f64, f64), CdpError> {
+    let metrics = transport.send(tab, "Page.getLayoutMetrics", json!({})).await?;
+    let viewport = &metrics["cssVisualViewport"];
+    let (width, height) = (
+        viewport["clientWidth"].as_f64().unwrap_or(1.0).max(1.0),
+        viewport["clientHeight"].as_f64().unwrap_or(1.0).max(1.0),
+    );
+    let scale = (f64::from(MAX_WIDTH) / width)
+        .min(f64::from(MAX_HEIGHT) / height)
+        .min(1.0);
+    let clip = json!({ "x": viewport["pageX"], "y": viewport["pageY"], "width": width, "height": height, "scale": scale });
+    let shot = json!({ "format": "jpeg", "quality": QUALITY, "clip": clip });
+    let shot = transport.send(tab, "Page.captureScreenshot", shot).await?;
+    Ok((
+        shot["data"].as_str().unwrap_or_default().to_owned(),
+        width,
+        height,
+    ))
+}
+
+/// Passes a person's input to the tab, as the browser's own input events.
+async fn pass_input(transport: &Arc<dyn Transport>, tab: TabId, input: &PersonInput) -> Result<(), CdpError> {
+    let (method, params) = match input {
+        PersonInput::Mouse { action, x, y, button } => {
+            let kind = match action {
+                Press::Down => "mousePressed",
+                Press::Up => "mouseReleased",
+                Press::Move => "mouseMoved",
+            };
+            let (name, held) = match button {
+                PersonButton::Left => ("left", 1),
+                PersonButton::Right => ("right", 2),
+                PersonButton::Middle => ("middle", 4),
+            };
+            // `buttons` is what is held once the event happened.
+            let (button, buttons) = match action {
+                Press::Down => (name, held),
+                Press::Up => (name, 0),
+                Press::Move => ("none", 0),
+            };
+            let click_count = u32::from(*action != Press::Move);
+            let event = json!({ "type": kind, "x": x, "y": y, "button": button, "buttons": buttons, "clickCount": click_count });
+            ("Input.dispatchMouseEvent", event)
+        }
+        PersonInput::Wheel {
+            x,
+            y,
+            delta_x,
+            delta_y,
+        } => {
+            let event = json!({ "type": "mouseWheel", "x": x, "y": y, "deltaX": delta_x, "deltaY": delta_y });
+            ("Input.dispatchMouseEvent", event)
+        }
+        PersonInput::Key { action, key, code } => {
+            // A key that types a character carries it as text; others (Enter, arrows) are raw.
+            let text = (key.chars().count() == 1).then_some(key.as_str());
+            let kind = match (action, text) {
+                (Press::Up, _) => "keyUp",
+                (_, Some(_)) => "keyDown",
+                (_, None) => "rawKeyDown",
+            };
+            let mut event = json!({ "type": kind, "key": key, "code": code });
+            if let Some(c) = text
+                .and_then(|t| t.chars().next())
+                .filter(char::is_ascii_alphanumeric)
+            {
+                event["windowsVirtualKeyCode"] = json!(c.to_ascii_uppercase() as u32);
+            }
+            if let (Some(text), "keyDown") = (text, kind) {
+                event["text"] = json!(text);
+            }
+            if key == "Enter" && kind == "rawKeyDown" {
+                event["type"] = json!("keyDown");
+                event["text"] = json!("\r");
+                event["windowsVirtualKeyCode"] = json!(13);
+            }
+            ("Input.dispatchKeyEvent", event)
+        }
+    };
+    transport.send(tab, method, params).await.map(|_| ())
+}
