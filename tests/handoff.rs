@@ -281,9 +281,15 @@ fn a_person_acts_in_a_headless_tab_through_the_live_view() {
             .expect("the worker's tab")["targetId"]
             .clone();
         let worker_page = RawSession::attach(&cdp, &worker_tab).await;
-        worker_page
-            .eval_checked(&shown_with("#greeting", "Hello, Ada"))
-            .await;
+        let greeted = r#"new Promise((resolve, reject) => {
+            const limit = setTimeout(() => reject(new Error("not greeted; the page heard " + JSON.stringify(heard))), 20000);
+            const check = () => {
+                if (document.getElementById("greeting").textContent === "Hello, Ada") { clearTimeout(limit); resolve(true); }
+            };
+            new MutationObserver(check).observe(document.body, { subtree: true, childList: true, characterData: true });
+            check();
+        })"#;
+        worker_page.eval_checked(greeted).await;
         // ...and the live view shows the page as it changed: the greeting's dark text is drawn
         // where the page has it.
         page.eval_checked(&drawn_dark(s, (40.0, 160.0, 300.0, 200.0)))

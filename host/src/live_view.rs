@@ -124,6 +124,9 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
     // could be missed. So the view starts with the page as it is, and once a burst of frames
     // has settled the page as it is is sent once more.
     let mut settled = Some(tokio::time::Instant::now());
+    // The viewport's CSS size, as the last capture measured it: a screencast frame's metadata
+    // gives the frame's own size there (960 for a 1280 px page), not where input lands.
+    let mut viewport = (0.0, 0.0);
     let mut next = tokio::time::Instant::now();
     loop {
         let event = tokio::select! {
@@ -132,6 +135,7 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
                 settled = None;
                 match capture(&transport, tab).await {
                     Ok(now) => {
+                        viewport = (now.1, now.2);
                         if !sink(frame(now)) {
                             return stop_screencast(&transport, tab);
                         }
@@ -150,13 +154,16 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
             Ok(_) | Err(RecvError::Lagged(_)) => continue,
             Err(RecvError::Closed) => return,
         };
-        let shows = &params["metadata"];
         let data = params["data"].as_str().unwrap_or_default().to_owned();
-        let size = (
-            shows["deviceWidth"].as_f64().unwrap_or_default(),
-            shows["deviceHeight"].as_f64().unwrap_or_default(),
-        );
-        if !sink(frame((data, size.0, size.1))) {
+        let shows = &params["metadata"];
+        let (width, height) = match viewport {
+            (0.0, _) => (
+                shows["deviceWidth"].as_f64().unwrap_or_default(),
+                shows["deviceHeight"].as_f64().unwrap_or_default(),
+            ),
+            measured => measured,
+        };
+        if !sink(frame((data, width, height))) {
             // The link that asked for it is gone: so is every watcher.
             return stop_screencast(&transport, tab);
         }

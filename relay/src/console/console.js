@@ -174,9 +174,13 @@ function finished(result) {
 
 // ---- drawing -------------------------------------------------------------------------------
 function render() {
+  // Kept nodes (a live view) are moved into the new cards: their focus must stay with them,
+  // or the person's keys would go nowhere.
+  const focused = document.activeElement;
   renderAsks();
   renderSessions();
   renderBrowsers();
+  if (focused?.isConnected && document.activeElement !== focused) focused.focus({ preventScroll: true });
 }
 
 // Cards stay while their question stands, so a note being typed keeps its text and focus
