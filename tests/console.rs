@@ -14,7 +14,7 @@ use tether_relay::artifacts::Limits;
 use tether_relay::config::{ConfirmMode, Settings};
 use tether_tests::cdp::RawSession;
 use tether_tests::client::post_action;
-use tether_tests::person::{click, shown, shown_with, type_into};
+use tether_tests::person::{click, doc_shot, shown, shown_with, type_into};
 use tether_tests::relay::{TestRelay, OBSERVER, ORCHESTRATOR};
 use tether_tests::run_worker;
 
@@ -166,17 +166,7 @@ fn a_person_follows_and_approves_actions_in_the_console() {
         )
         .await;
 
-        if std::env::var_os("TETHER_DOC_SHOTS").is_some() {
-            let shot = page
-                .call("Page.captureScreenshot", json!({ "format": "png" }))
-                .await;
-            let png = base64::Engine::decode(
-                &base64::engine::general_purpose::STANDARD,
-                shot["data"].as_str().unwrap(),
-            )
-            .unwrap();
-            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/console.png"), png).unwrap();
-        }
+        doc_shot(&page, "console.png", None).await;
         let misdeeds = std::mem::take(&mut misdeeds.lock().unwrap().0);
         assert!(misdeeds.is_empty(), "{misdeeds:#?}");
         let urls = urls.lock().unwrap().clone();

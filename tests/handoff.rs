@@ -13,9 +13,9 @@ use serde_json::json;
 use tether_host::cdp::connection::CdpConnection;
 use tether_tests::cdp::RawSession;
 use tether_tests::client::{orchestrator, post_action, request};
-use tether_tests::person::{click, gone, shown, shown_with, type_into};
+use tether_tests::person::{click, doc_shot, gone, shown, shown_with, type_into};
 use tether_tests::relay::{TestRelay, OBSERVER, ORCHESTRATOR};
-use tether_tests::run_worker;
+use tether_tests::{run_worker, Harness};
 
 const JOIN_WITHIN: Duration = Duration::from_secs(20);
 
@@ -32,36 +32,42 @@ fn hand_over(
     })
 }
 
+/// A relay with a worker (`client_id`) on the harness's browser, and `session` started on the
+/// fixture `page`.
+struct Started {
+    relay: TestRelay,
+    tab: serde_json::Value,
+    _worker: tokio::task::JoinHandle<()>,
+    _data: tempfile::TempDir,
+}
+
+async fn started(h: &Harness, client_id: &str, session: &str, page: &str) -> Started {
+    let data = tempfile::tempdir().unwrap();
+    let relay = TestRelay::start(data.path(), None);
+    let worker = relay.start_worker(h, client_id);
+    relay.wait_online(client_id, JOIN_WITHIN).await;
+    let url = h.url(&format!("/fixtures/{page}"));
+    let tab = relay.ok(session, "session_start", json!({ "url": url })).await["tabId"].clone();
+    Started {
+        relay,
+        tab,
+        _worker: worker,
+        _data: data,
+    }
+}
+
 #[test]
 fn a_person_takes_the_wheel_from_the_console_and_hands_it_back() {
     run_worker(|h| async move {
-        let data = tempfile::tempdir().unwrap();
-        let relay = TestRelay::start(data.path(), None);
-        let _worker = relay.start_worker(h, "handoff-worker");
-        relay.wait_online("handoff-worker", JOIN_WITHIN).await;
         let s = "needs-a-person";
-        let started = relay
-            .ok(
-                s,
-                "session_start",
-                json!({ "url": h.url("/fixtures/snapshot.html") }),
-            )
-            .await;
-        let tab = started["tabId"].clone();
-
-        // The person's console, signed in.
+        let Started {
+            relay,
+            tab,
+            _data: data,
+            ..
+        } = started(h, "handoff-worker", s, "snapshot.html").await;
         let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
-        let target = cdp
-            .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
-            .await
-            .unwrap();
-        let page = RawSession::attach(&cdp, &target["targetId"]).await;
-        page.call("Page.navigate", json!({ "url": relay.http("/") }))
-            .await;
-        page.eval_checked(&shown("body[data-ready]")).await;
-        type_into(&page, "#token", OBSERVER).await;
-        click(&page, "#token-form button").await;
-        page.eval_checked(&shown("#board")).await;
+        let (page, target) = console(&cdp, &relay).await;
 
         // Outside a handoff, a person's answer is refused.
         let mut ws = orchestrator(&relay.addr.to_string()).await;
@@ -137,13 +143,9 @@ fn a_person_takes_the_wheel_from_the_console_and_hands_it_back() {
                 (json!("timeout"), json!(null))
             ]
         );
-        cdp.call(
-            None,
-            "Target.closeTarget",
-            json!({ "targetId": target["targetId"] }),
-        )
-        .await
-        .unwrap();
+        cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+            .await
+            .unwrap();
     });
 }
 
@@ -223,19 +225,8 @@ async fn click_live(page: &RawSession<'_>, session: &str, x: f64, y: f64) {
 #[test]
 fn a_person_acts_in_a_headless_tab_through_the_live_view() {
     run_worker(|h| async move {
-        let data = tempfile::tempdir().unwrap();
-        let relay = TestRelay::start(data.path(), None);
-        let _worker = relay.start_worker(h, "live-worker");
-        relay.wait_online("live-worker", JOIN_WITHIN).await;
         let s = "live";
-        let started = relay
-            .ok(
-                s,
-                "session_start",
-                json!({ "url": h.url("/fixtures/person.html") }),
-            )
-            .await;
-        let tab = started["tabId"].clone();
+        let Started { relay, tab, .. } = started(h, "live-worker", s, "person.html").await;
         let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
         let (page, target) = console(&cdp, &relay).await;
 
@@ -294,18 +285,8 @@ fn a_person_acts_in_a_headless_tab_through_the_live_view() {
         // where the page has it.
         page.eval_checked(&drawn_dark(s, (40.0, 160.0, 300.0, 200.0)))
             .await;
-        if std::env::var_os("TETHER_DOC_SHOTS").is_some() {
-            page.eval_checked("window.scrollTo(0, 0), true").await;
-            let shot = page
-                .call("Page.captureScreenshot", json!({ "format": "png" }))
-                .await;
-            let png = base64::Engine::decode(
-                &base64::engine::general_purpose::STANDARD,
-                shot["data"].as_str().unwrap(),
-            )
-            .unwrap();
-            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/handoff.png"), png).unwrap();
-        }
+        page.eval_checked("window.scrollTo(0, 0), true").await;
+        doc_shot(&page, "handoff.png", None).await;
         click(&page, "[data-handoff] .done").await;
         assert_eq!(waiting.await.unwrap()["status"], "success");
         cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
@@ -317,19 +298,8 @@ fn a_person_acts_in_a_headless_tab_through_the_live_view() {
 #[test]
 fn a_handoff_without_a_message_or_with_a_timeout_out_of_range_is_refused() {
     run_worker(|h| async move {
-        let data = tempfile::tempdir().unwrap();
-        let relay = TestRelay::start(data.path(), None);
-        let _worker = relay.start_worker(h, "handoff-params");
-        relay.wait_online("handoff-params", JOIN_WITHIN).await;
         let s = "bad-handoffs";
-        let started = relay
-            .ok(
-                s,
-                "session_start",
-                json!({ "url": h.url("/fixtures/snapshot.html") }),
-            )
-            .await;
-        let tab = started["tabId"].clone();
+        let Started { relay, tab, .. } = started(h, "handoff-params", s, "snapshot.html").await;
         for (params, says) in [
             (json!({ "tabId": tab }), "message"),
             (json!({ "tabId": tab, "message": "  " }), "message"),

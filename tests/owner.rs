@@ -15,7 +15,7 @@ use tether_protocol::ErrorCode;
 use tether_tests::cdp::RawSession;
 use tether_tests::client::{recv_type, subscribed};
 use tether_tests::extension::EXTENSION_ID;
-use tether_tests::person::{click, gone, shown, shown_with, type_into};
+use tether_tests::person::{click, doc_shot, gone, shown, shown_with, type_into};
 use tether_tests::relay::ORCHESTRATOR;
 use tether_tests::{run_extension, run_worker, Harness};
 
@@ -209,22 +209,8 @@ async fn stop_one_session(h: &'static Harness) {
         .await;
     assert!(line.as_str().unwrap().starts_with('✓'), "{line}");
     talk_in_the_popup(h, &popup, kept).await;
-    if std::env::var_os("TETHER_DOC_SHOTS").is_some() {
-        let clip = json!({ "x": 0, "y": 0, "width": 330, "height": 720, "scale": 1 });
-        let shot = popup
-            .call("Page.captureScreenshot", json!({ "format": "png", "clip": clip }))
-            .await;
-        let png = base64::Engine::decode(
-            &base64::engine::general_purpose::STANDARD,
-            shot["data"].as_str().unwrap(),
-        )
-        .unwrap();
-        std::fs::write(
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/owner-panel.png"),
-            png,
-        )
-        .unwrap();
-    }
+    let clip = json!({ "x": 0, "y": 0, "width": 330, "height": 720, "scale": 1 });
+    doc_shot(&popup, "owner-panel.png", Some(clip)).await;
     h.ok(kept, "session_stop", json!({})).await;
     cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
         .await

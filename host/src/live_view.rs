@@ -4,7 +4,9 @@
 //!
 //! Frames are JPEG at most [`MAX_WIDTH`] x [`MAX_HEIGHT`] pixels, and at most one per
 //! [`FRAME_EVERY`]: a frame is acknowledged only when the next may come, and the browser sends
-//! none before that, nor while nothing on the page changes. Nobody watching, nothing runs.
+//! none before that, nor while nothing on the page changes. A capture of the page as it is
+//! starts the view and ends each burst of frames (see `stream`). Nobody watching, nothing
+//! runs.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -29,6 +31,10 @@ pub const FRAME_EVERY: Duration = Duration::from_millis(125);
 pub const MAX_WIDTH: u32 = 960;
 pub const MAX_HEIGHT: u32 = 720;
 const QUALITY: u32 = 60;
+/// The browser captures one paint in this many: a page animating at 60 frames a second is
+/// captured 15 times, of which 8 are sent (every paint: Chromium spent 5.5 s of CPU more per
+/// 10 s watched, docs/performance.md). The capture once a burst settles shows the last paint.
+const EVERY_NTH_PAINT: u32 = 4;
 
 /// Where a watched tab's frames go (the link to the relay); false once nothing takes them.
 pub type FrameSink = Arc<dyn Fn(LiveFrame) -> bool + Send + Sync>;
@@ -107,8 +113,7 @@ fn stop_screencast(transport: &Arc<dyn Transport>, tab: TabId) {
 
 async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, sink: FrameSink) {
     let mut events = transport.events();
-    let params =
-        json!({ "format": "jpeg", "quality": QUALITY, "maxWidth": MAX_WIDTH, "maxHeight": MAX_HEIGHT });
+    let params = json!({ "format": "jpeg", "quality": QUALITY, "maxWidth": MAX_WIDTH, "maxHeight": MAX_HEIGHT, "everyNthFrame": EVERY_NTH_PAINT });
     if let Err(e) = transport.send(tab, "Page.startScreencast", params).await {
         return tracing::warn!(session_id, tab, "cannot show the tab live: {e}");
     }

@@ -43,7 +43,8 @@ pub fn ended(result: &ActionResult, params: &Value) -> Option<Message> {
         }
         Some(error) if error.code == ErrorCode::UserDenied => (HandoffOutcome::Declined, None),
         Some(error) if error.code == ErrorCode::ActionTimeout => (HandoffOutcome::Timeout, None),
-        // The browser went away or refused the tab: no person was asked to act.
+        // The browser went away or refused the tab: the action's result says so (and ends the
+        // request in the console); there is no person's outcome to tell.
         Some(_) => return None,
     };
     Some(Message::HandoffEnded(HandoffEnded {

@@ -69,3 +69,25 @@ pub async fn type_into(page: &RawSession<'_>, selector: &str, text: &str) {
     click(page, selector).await;
     page.call("Input.insertText", json!({ "text": text })).await;
 }
+
+/// With `TETHER_DOC_SHOTS` set, writes what the page shows (within `clip`, when given) to
+/// `docs/<name>`, for the README; otherwise does nothing.
+pub async fn doc_shot(page: &RawSession<'_>, name: &str, clip: Option<serde_json::Value>) {
+    if std::env::var_os("TETHER_DOC_SHOTS").is_none() {
+        return;
+    }
+    let mut params = json!({ "format": "png" });
+    if let Some(clip) = clip {
+        params["clip"] = clip;
+    }
+    let shot = page.call("Page.captureScreenshot", params).await;
+    let png = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        shot["data"].as_str().expect("a screenshot"),
+    )
+    .expect("base64");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../docs")
+        .join(name);
+    std::fs::write(path, png).expect("docs/ is writable");
+}

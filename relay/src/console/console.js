@@ -155,6 +155,8 @@ function upsertSession(id, changes = {}) {
 }
 
 function finished(result) {
+  // A handoff whose browser failed ends with no handoff.ended: its result ends the request.
+  state.handoffs.delete(result.actionId);
   const session = upsertSession(result.sessionId);
   session.progress = "";
   let action = session.actions.find((a) => a.id === result.actionId);
