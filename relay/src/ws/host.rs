@@ -66,7 +66,7 @@ pub fn handle(
         Ok(FromHost::ClientSettings(settings)) => host.settings(id, settings),
         Ok(FromHost::UserMessage(words)) => host.user_message(id, words),
         Ok(FromHost::Confirm(confirmation)) => host.confirm(id, confirmation),
-        Ok(FromHost::LiveViewFrame(frame)) => crate::live_view::frame(state, client_id, frame),
+        Ok(FromHost::LiveViewFrame(frame)) => super::live_view::frame(state, client_id, frame),
         Err(Unreadable::BadPayload { kind, why, .. }) => {
             let error = ActionError::new(ErrorCode::InvalidMessage, format!("{kind}: {why}"));
             outbox.error(id, error);

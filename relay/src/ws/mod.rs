@@ -5,6 +5,7 @@
 
 mod host;
 pub mod join;
+pub mod live_view;
 mod orchestrator;
 
 use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket};
@@ -216,7 +217,7 @@ fn leave(state: &AppState, peer: Peer) {
     for subscription in peer.subscriptions {
         subscription.abort();
     }
-    crate::live_view::stop(state, &peer.connection_id, None);
+    live_view::stop(state, &peer.connection_id, None);
     if let (Some(client_id), Some(link)) = (&peer.client_id, &peer.link) {
         link.close();
         if state.registry.disconnect(client_id, &peer.connection_id) {

@@ -73,9 +73,9 @@ pub async fn handle(
             Err(refused) => Err(refused),
         },
         FromClient::LiveViewStart(view) => session_id_of(peer, Some(view.session_id))
-            .and_then(|session| crate::live_view::start(state, &peer.connection_id, outbox, &session)),
+            .and_then(|session| super::live_view::start(state, &peer.connection_id, outbox, &session)),
         FromClient::LiveViewStop(view) => session_id_of(peer, Some(view.session_id)).map(|session| {
-            crate::live_view::stop(state, &peer.connection_id, Some(&session));
+            super::live_view::stop(state, &peer.connection_id, Some(&session));
             Message::LiveViewStop(LiveView {
                 session_id: session,
                 tab_id: None,
