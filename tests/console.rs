@@ -14,7 +14,7 @@ use tether_relay::artifacts::Limits;
 use tether_relay::config::{ConfirmMode, Settings};
 use tether_tests::cdp::RawSession;
 use tether_tests::client::post_action;
-use tether_tests::person::{click, doc_shot, shown, shown_with, type_into};
+use tether_tests::person::{click, doc_shot, shown, shown_with, signed_in_console, type_into};
 use tether_tests::relay::{TestRelay, OBSERVER, ORCHESTRATOR};
 use tether_tests::run_worker;
 
@@ -207,18 +207,8 @@ fn an_html_artifact_opened_in_the_consoles_tab_cannot_read_its_token() {
 
         // A person signed in to the console opens that link in the same tab.
         let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
-        let target = cdp
-            .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
-            .await
-            .unwrap();
-        let page = RawSession::attach(&cdp, &target["targetId"]).await;
+        let (page, target) = signed_in_console(&cdp, &relay.http("/")).await;
         page.call("Page.enable", json!({})).await;
-        page.call("Page.navigate", json!({ "url": relay.http("/") }))
-            .await;
-        page.eval_checked(&shown("body[data-ready]")).await;
-        type_into(&page, "#token", OBSERVER).await;
-        click(&page, "#token-form button").await;
-        page.eval_checked(&shown("#board")).await;
         page.call("Page.navigate", json!({ "url": link })).await;
         // Whatever the tab now shows has loaded: a script in it has run.
         page.eval("new Promise(r => document.readyState === 'complete' ? r() : addEventListener('load', r))")
@@ -228,12 +218,8 @@ fn an_html_artifact_opened_in_the_consoles_tab_cannot_read_its_token() {
             0,
             "the page's script ran on the relay's origin and sent the console's storage away"
         );
-        cdp.call(
-            None,
-            "Target.closeTarget",
-            json!({ "targetId": target["targetId"] }),
-        )
-        .await
-        .unwrap();
+        cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+            .await
+            .unwrap();
     });
 }

@@ -13,8 +13,8 @@ use serde_json::json;
 use tether_host::cdp::connection::CdpConnection;
 use tether_tests::cdp::RawSession;
 use tether_tests::client::{orchestrator, post_action, request};
-use tether_tests::person::{click, doc_shot, gone, shown, shown_with, type_into};
-use tether_tests::relay::{TestRelay, OBSERVER, ORCHESTRATOR};
+use tether_tests::person::{click, doc_shot, gone, shown, shown_with, signed_in_console, type_into};
+use tether_tests::relay::{TestRelay, ORCHESTRATOR};
 use tether_tests::{run_worker, Harness};
 
 const JOIN_WITHIN: Duration = Duration::from_secs(20);
@@ -67,7 +67,7 @@ fn a_person_takes_the_wheel_from_the_console_and_hands_it_back() {
             ..
         } = started(h, "handoff-worker", s, "snapshot.html").await;
         let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
-        let (page, target) = console(&cdp, &relay).await;
+        let (page, target) = signed_in_console(&cdp, &relay.http("/")).await;
 
         // Outside a handoff, a person's answer is refused.
         let mut ws = orchestrator(&relay.addr.to_string()).await;
@@ -149,22 +149,6 @@ fn a_person_takes_the_wheel_from_the_console_and_hands_it_back() {
     });
 }
 
-/// The console, signed in with the observer token, in a new tab of the harness's browser.
-async fn console<'c>(cdp: &'c CdpConnection, relay: &TestRelay) -> (RawSession<'c>, serde_json::Value) {
-    let target = cdp
-        .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
-        .await
-        .unwrap();
-    let page = RawSession::attach(cdp, &target["targetId"]).await;
-    page.call("Page.navigate", json!({ "url": relay.http("/") }))
-        .await;
-    page.eval_checked(&shown("body[data-ready]")).await;
-    type_into(&page, "#token", OBSERVER).await;
-    click(&page, "#token-form button").await;
-    page.eval_checked(&shown("#board")).await;
-    (page, target["targetId"].clone())
-}
-
 /// Waits (bounded, in the console) until the session's live view has drawn more than `after`
 /// frames; how many it has.
 async fn frames_past(page: &RawSession<'_>, session: &str, after: u64) -> u64 {
@@ -228,7 +212,7 @@ fn a_person_acts_in_a_headless_tab_through_the_live_view() {
         let s = "live";
         let Started { relay, tab, .. } = started(h, "live-worker", s, "person.html").await;
         let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
-        let (page, target) = console(&cdp, &relay).await;
+        let (page, target) = signed_in_console(&cdp, &relay.http("/")).await;
 
         // Watching: the tab's frames arrive while nothing is handed over.
         click(&page, &format!("[data-session='{s}'] button.watch")).await;

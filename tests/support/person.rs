@@ -91,3 +91,22 @@ pub async fn doc_shot(page: &RawSession<'_>, name: &str, clip: Option<serde_json
         .join(name);
     std::fs::write(path, png).expect("docs/ is writable");
 }
+
+/// The relay's console (at `console_url`) in a new tab, signed in with the observer token as a
+/// person types it; the page and its target id.
+pub async fn signed_in_console<'c>(
+    cdp: &'c tether_host::cdp::connection::CdpConnection,
+    console_url: &str,
+) -> (RawSession<'c>, serde_json::Value) {
+    let target = cdp
+        .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
+        .await
+        .expect("a tab");
+    let page = RawSession::attach(cdp, &target["targetId"]).await;
+    page.call("Page.navigate", json!({ "url": console_url })).await;
+    page.eval_checked(&shown("body[data-ready]")).await;
+    type_into(&page, "#token", crate::tokens::OBSERVER).await;
+    click(&page, "#token-form button").await;
+    page.eval_checked(&shown("#board")).await;
+    (page, target["targetId"].clone())
+}
