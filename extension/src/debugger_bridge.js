@@ -27,14 +27,18 @@ export async function detach({ tabId }) {
   return {};
 }
 
-export async function send({ tabId, method, params }) {
-  return (await chrome.debugger.sendCommand({ tabId }, method, params ?? {})) ?? {};
+/** One command to the tab, or to a child session of it (a cross-origin frame's). */
+export async function send({ tabId, sessionId, method, params }) {
+  const target = typeof sessionId === "string" ? { tabId, sessionId } : { tabId };
+  return (await chrome.debugger.sendCommand(target, method, params ?? {})) ?? {};
 }
 
 /** Forwards CDP events and detaches (the user's "Cancel" on the infobar, a closed tab). */
 export function watch(emit) {
   chrome.debugger.onEvent.addListener((source, method, params) => {
-    if (source.tabId !== undefined) emit({ type: "cdp.event", tabId: source.tabId, method, params: params ?? {} });
+    // A child session's events (a cross-origin frame's) are not the tab's: the host asks
+    // those frames what it needs.
+    if (source.tabId !== undefined && source.sessionId === undefined) emit({ type: "cdp.event", tabId: source.tabId, method, params: params ?? {} });
   });
   chrome.debugger.onDetach.addListener((source, reason) => {
     if (source.tabId === undefined) return;

@@ -16,6 +16,8 @@ pub mod downloads;
 pub mod engine;
 pub mod exec;
 pub mod extension;
+pub mod framed;
+pub mod frames;
 pub mod handoffs;
 pub mod install;
 pub mod library;

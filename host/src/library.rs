@@ -419,9 +419,21 @@ impl LibraryCall for Scan {
     type Reply = RefsHanded<Scanned>;
 }
 
-/// The scan's elements as the wire names them, made from the rows the page sends.
+/// The scan's elements as the wire names them, made from the rows the page sends, and where
+/// the page's marked cross-origin frames are among them (`framed.rs`).
 #[derive(Debug, Clone)]
-pub struct Scanned(pub browser_xpath_scan::Output);
+pub struct Scanned(pub browser_xpath_scan::Output, pub Vec<FrameSpot>);
+
+/// A marked cross-origin frame a scan met: its id, its element's XPath, how many of the
+/// scan's elements come before it, and its viewport's top-left corner in the tab's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameSpot {
+    pub id: String,
+    pub xpath: String,
+    pub at: usize,
+    pub x: f64,
+    pub y: f64,
+}
 
 impl<'de> Deserialize<'de> for Scanned {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -440,6 +452,9 @@ struct ScanRows<'a> {
     #[serde(borrow)]
     steps: Cow<'a, str>,
     elements: Vec<ScanRow>,
+    /// `[frame id, path, elements before it, x, y]` for each marked cross-origin frame.
+    #[serde(default)]
+    frames: Vec<(String, usize, usize, f64, f64)>,
 }
 
 /// `[path, ref number, text, x, y, w, h, role, name, attributes, occluded]`, with "" for no
@@ -467,6 +482,7 @@ impl TryFrom<ScanRows<'_>> for Scanned {
             back,
             steps,
             elements,
+            frames,
         } = rows;
         // (An empty string has no steps, not one empty step.)
         let steps: Vec<&str> = steps.split_terminator(' ').collect();
@@ -507,7 +523,20 @@ impl TryFrom<ScanRows<'_>> for Scanned {
                 },
             )
             .collect::<Result<_, String>>()?;
-        Ok(Self(browser_xpath_scan::Output { elements }))
+        let frames = frames
+            .into_iter()
+            .map(|(id, node, at, x, y)| match steps.get(node) {
+                Some(_) => Ok(FrameSpot {
+                    id,
+                    xpath: path(node, &back, &steps, &mut chain),
+                    at,
+                    x,
+                    y,
+                }),
+                None => Err(format!("a frame is at path {node}, past the table's end")),
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Self(browser_xpath_scan::Output { elements }, frames))
     }
 }
 
@@ -591,6 +620,25 @@ impl LibraryCall for Snapshot {
     type Reply = RefsHanded<PageText>;
 }
 
+/// Where an XPath goes into a cross-origin frame the host marked (`framed.rs`): that frame,
+/// and the rest of the path, to follow in the frame's document.
+#[derive(Serialize)]
+pub struct CrossFrame<'a> {
+    pub xpath: &'a str,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Crossing {
+    pub frame: Option<String>,
+    #[serde(default)]
+    pub rest: String,
+}
+
+impl LibraryCall for CrossFrame<'_> {
+    const FUNCTION: &'static str = "crossFrame";
+    type Reply = Crossing;
+}
+
 /// The file field an upload sets: the element itself, or the field a `<label>` is for (a
 /// handle, through [`crate::page::Page::call_for_node`]); for any other element, the point a
 /// click presses to open the page's file chooser.
@@ -652,6 +700,25 @@ mod tests {
             "/html/body/my-widget/#shadow-root/div/*[local-name()='svg']"
         );
         assert_eq!(elements[2].tag, "svg");
+    }
+
+    #[test]
+    fn a_scans_frames_are_placed_at_their_elements_paths() {
+        let reply = serde_json::json!({
+            "back": [0, 1, 1],
+            "steps": "html body iframe[2]",
+            "elements": [[1, 1, "", 0, 0, 1, 1, "", "", null, 0]],
+            "frames": [["F1", 2, 1, 10.5, 20]],
+        });
+        let spots = scanned(reply).unwrap().1;
+        let spot = FrameSpot {
+            id: "F1".into(),
+            xpath: "/html/body/iframe[2]".into(),
+            at: 1,
+            x: 10.5,
+            y: 20.0,
+        };
+        assert_eq!(spots, vec![spot]);
     }
 
     #[test]

@@ -43,12 +43,27 @@ const CALL_FOR_NODE: &str =
 const ERROR_REPLY: &str = "{\"error\":";
 
 /// One tab, and only what acting on it takes: the browser, the artifact store, and what the
-/// host keeps for the tab.
+/// host keeps for the tab; or one cross-origin frame of it ([`FrameScope`]).
 pub struct Page<'a> {
     transport: &'a Arc<dyn Transport>,
     artifacts: &'a dyn ArtifactStore,
     state: Arc<TabState>,
     pub tab: TabId,
+    frame: Option<FrameScope>,
+}
+
+/// A cross-origin frame a page acts inside (`framed.rs`). Its scripts run through the frame's
+/// own session; input goes to the tab (the browser routes it to the frame under the pointer,
+/// or with focus), at points of the frame's viewport moved by where that viewport sits in the
+/// tab's.
+#[derive(Debug, Clone)]
+pub struct FrameScope {
+    pub id: String,
+    pub session: String,
+    /// Where the frame's viewport's top-left corner is in the tab's viewport.
+    pub offset: (f64, f64),
+    /// The frame's document's URL.
+    pub url: String,
 }
 
 impl<'a> Page<'a> {
@@ -63,7 +78,29 @@ impl<'a> Page<'a> {
             artifacts,
             state,
             tab,
+            frame: None,
         }
+    }
+
+    /// The same tab, acting inside one of its cross-origin frames.
+    pub fn in_frame(&self, frame: FrameScope) -> Page<'a> {
+        Page {
+            transport: self.transport,
+            artifacts: self.artifacts,
+            state: self.state.clone(),
+            tab: self.tab,
+            frame: Some(frame),
+        }
+    }
+
+    /// The frame this page acts inside, if it is one.
+    pub fn frame(&self) -> Option<&FrameScope> {
+        self.frame.as_ref()
+    }
+
+    /// Where this page's viewport sits in the tab's: (0, 0) but for a frame.
+    pub fn offset(&self) -> (f64, f64) {
+        self.frame.as_ref().map_or((0.0, 0.0), |f| f.offset)
     }
 
     /// The browser, for what is not one tab's (the tab list).
@@ -71,7 +108,24 @@ impl<'a> Page<'a> {
         self.transport
     }
 
-    pub async fn cdp(&self, method: &str, params: Value) -> Result<Value, ActionError> {
+    /// One CDP command: to the frame's session for its scripts and nodes (`Runtime`, `DOM`),
+    /// to the tab for everything else, a pointer event's point moved into the tab's viewport.
+    pub async fn cdp(&self, method: &str, mut params: Value) -> Result<Value, ActionError> {
+        if let Some(frame) = &self.frame {
+            if method.starts_with("Runtime.") || method.starts_with("DOM.") {
+                return Ok(self
+                    .transport
+                    .send_in(self.tab, &frame.session, method, params)
+                    .await?);
+            }
+            if matches!(method, "Input.dispatchMouseEvent" | "Input.dispatchDragEvent") {
+                for (key, by) in [("x", frame.offset.0), ("y", frame.offset.1)] {
+                    if let Some(at) = params[key].as_f64() {
+                        params[key] = json!(at + by);
+                    }
+                }
+            }
+        }
         Ok(self.transport.send(self.tab, method, params).await?)
     }
 
@@ -102,8 +156,12 @@ impl<'a> Page<'a> {
     where
         C: LibraryCall<Reply = RefsHanded<T>>,
     {
-        let handed = self.call(&call(self.state.ref_floor())).await?;
+        let floor = self.state.ref_floor();
+        let handed = self.call(&call(floor)).await?;
         self.state.raise_ref_floor(handed.next_ref);
+        if let Some(frame) = &self.frame {
+            self.state.frames.handed(&frame.id, floor..handed.next_ref);
+        }
         Ok(handed.reply)
     }
 
@@ -111,7 +169,9 @@ impl<'a> Page<'a> {
     /// event the browser sent before now: a CDP answer comes after the events sent before it,
     /// then the tab's watcher takes what it has received.
     pub async fn caught_up(&self) -> Result<(), ActionError> {
-        self.cdp("Runtime.evaluate", json!({ "expression": "0" })).await?;
+        self.transport
+            .send(self.tab, "Runtime.evaluate", json!({ "expression": "0" }))
+            .await?;
         self.state.caught_up().await;
         Ok(())
     }
@@ -153,19 +213,18 @@ impl<'a> Page<'a> {
     async fn invoke<C: LibraryCall>(&self, declaration: &str, call: &C) -> Result<Value, ActionError> {
         let args = serde_json::to_value(call)
             .map_err(|e| ActionError::internal(format!("cannot encode {}'s arguments: {e}", C::FUNCTION)))?;
-        let state = &self.state;
         // Handles come back by reference; everything else as the JSON string the call made.
         let by_value = declaration != CALL_FOR_NODE;
         // The library's handle dies with its document: a failed call on a kept handle is
         // tried once more on a fresh one.
-        match state.library() {
+        match self.kept_library() {
             Some(library) => match self
                 .call_on(&library, declaration, by_value, C::FUNCTION, &args)
                 .await
             {
                 Ok(answer) => Ok(answer),
                 Err(_) => {
-                    state.set_library(None);
+                    self.keep_library(None);
                     let library = self.install().await?;
                     self.call_on(&library, declaration, by_value, C::FUNCTION, &args)
                         .await
@@ -191,8 +250,23 @@ impl<'a> Page<'a> {
             .and_then(Value::as_str)
             .ok_or_else(|| ActionError::internal(format!("the page library did not install: {reply}")))?
             .to_owned();
-        self.state.set_library(Some(object_id.clone()));
+        self.keep_library(Some(object_id.clone()));
         Ok(object_id)
+    }
+
+    /// The in-page library's handle in this page's document, if the host has one.
+    fn kept_library(&self) -> Option<String> {
+        match &self.frame {
+            Some(frame) => self.state.frames.library(&frame.id),
+            None => self.state.library(),
+        }
+    }
+
+    fn keep_library(&self, library: Option<String>) {
+        match &self.frame {
+            Some(frame) => self.state.frames.set_library(&frame.id, library),
+            None => self.state.set_library(library),
+        }
     }
 
     async fn call_on(
@@ -274,8 +348,8 @@ impl<'a> Page<'a> {
         self.cdp("Input.dispatchMouseEvent", event).await.map(drop)
     }
 
-    /// A point given as x and y, once it is inside the viewport (a press outside it would
-    /// reach no element, or the browser's frame).
+    /// A point of the tab's viewport given as x and y, once it is inside the viewport (a press
+    /// outside it would reach no element, or the browser's frame), as a point of this page's.
     pub async fn inside_viewport(&self, x: f64, y: f64) -> Result<(f64, f64), ActionError> {
         let metrics = self.cdp("Page.getLayoutMetrics", json!({})).await?;
         let viewport = &metrics["cssLayoutViewport"];
@@ -286,7 +360,8 @@ impl<'a> Page<'a> {
                 "({x}, {y}) is outside the viewport, which is {width} x {height} CSS pixels; scroll first, or name an element by xpath or ref"
             )));
         }
-        Ok((x, y))
+        let (ox, oy) = self.offset();
+        Ok((x - ox, y - oy))
     }
 
     /// Events of this tab from now on.

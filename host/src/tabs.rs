@@ -17,6 +17,7 @@ use crate::cdp::{BrowserEvent, Transport};
 use crate::console::ConsoleLog;
 use crate::dialogs::{self, DialogLog};
 use crate::downloads::{DownloadLog, Storing};
+use crate::frames::Frames;
 use crate::loading::Loading;
 use crate::network::NetworkLog;
 use crate::sessions::Sessions;
@@ -26,9 +27,10 @@ pub const HOOKS_JS: &str = include_str!("js/hooks.js");
 
 /// The commands that ready an attached tab for actions, in order: the page's events and its
 /// lifecycle events, its console and the browser's messages about it, its requests (kept from
-/// now on: `console.rs`, `network.rs`), the hooks before the page's own scripts, and focus emulation (a background
-/// tab reports itself unfocused; pages that wait for focus would stall).
-pub fn preparation() -> [(&'static str, Value); 7] {
+/// now on: `console.rs`, `network.rs`), the hooks before the page's own scripts, focus emulation (a background
+/// tab reports itself unfocused; pages that wait for focus would stall), and its cross-origin
+/// frames attached as they come (`frames.rs`).
+pub fn preparation() -> [(&'static str, Value); 8] {
     [
         ("Page.enable", json!({})),
         ("Runtime.enable", json!({})),
@@ -40,6 +42,7 @@ pub fn preparation() -> [(&'static str, Value); 7] {
             json!({ "source": HOOKS_JS, "runImmediately": true }),
         ),
         ("Emulation.setFocusEmulationEnabled", json!({ "enabled": true })),
+        ("Target.setAutoAttach", crate::frames::AUTO_ATTACH.clone()),
     ]
 }
 
@@ -66,6 +69,8 @@ pub struct TabState {
     pub network: NetworkLog,
     /// The files the page downloaded.
     pub downloads: Arc<DownloadLog>,
+    /// The page's cross-origin frames.
+    pub frames: Frames,
     /// How many times the page's main frame navigated since the tab was prepared, and to where
     /// last.
     navigations: Mutex<(u64, String)>,
@@ -320,6 +325,7 @@ async fn take(
                 state.console.observe(&method, &params)
             }
             network if network.starts_with("Network.") => state.network.observe(&method, &params),
+            "Target.attachedToTarget" | "Target.detachedFromTarget" => state.frames.observe(&method, &params),
             "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
                 state.navigated(
                     params

@@ -126,10 +126,13 @@ pub enum ExtensionCall {
     DebuggerAttach { tab_id: TabId },
     #[serde(rename = "debugger.detach", rename_all = "camelCase")]
     DebuggerDetach { tab_id: TabId },
-    /// One CDP command to an attached tab.
+    /// One CDP command to an attached tab, or to one of its child sessions (a cross-origin
+    /// frame's: `chrome.debugger`'s flat sessions).
     #[serde(rename = "debugger.send", rename_all = "camelCase")]
     DebuggerSend {
         tab_id: TabId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
         method: String,
         params: Value,
     },
@@ -313,10 +316,20 @@ mod tests {
             (
                 ExtensionCall::DebuggerSend {
                     tab_id: 3,
+                    session_id: None,
                     method: "Page.enable".into(),
                     params: json!({}),
                 },
                 json!({ "tabId": 3, "method": "Page.enable", "params": {} }),
+            ),
+            (
+                ExtensionCall::DebuggerSend {
+                    tab_id: 3,
+                    session_id: Some("F1".into()),
+                    method: "Runtime.evaluate".into(),
+                    params: json!({}),
+                },
+                json!({ "tabId": 3, "sessionId": "F1", "method": "Runtime.evaluate", "params": {} }),
             ),
             (ExtensionCall::TwinSync {}, json!({})),
         ];

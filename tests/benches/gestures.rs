@@ -1,13 +1,15 @@
 //! Gestures of docs/protocol.md §16 through the host versus the same CDP work done raw, in the
-//! same run, on the same tab: a drag of a slider, and a form of ten fields filled in one
-//! action (beside ten `browser_type` calls, which it replaces). Prints medians and the ratio.
+//! same run, on the same tab: a drag of a slider, a form of ten fields filled in one action
+//! (beside ten `browser_type` calls, which it replaces), and a click by ref on a checkbox
+//! inside a cross-origin frame. Prints medians and the ratio.
 //!
 //!     cargo bench -p tether-tests --bench gestures
 //!
 //! Figures go to docs/performance.md. Machines here are noisy: read ratios, not absolutes.
 
 use serde_json::{json, Value};
-use tether_tests::bench::{compare, header, host, on_tab, open, report, Raw};
+use tether_tests::bench::{compare, header, host, on_tab, open, report, Raw, SESSION};
+use tether_tests::cdp::RawSession;
 use tether_tests::Harness;
 
 /// The fields of the bench's form: ten text inputs.
@@ -19,6 +21,7 @@ fn main() {
         header();
         drag(&h).await;
         fill(&h).await;
+        frame_click(&h).await;
     });
 }
 
@@ -93,4 +96,59 @@ async fn fill(h: &Harness) {
     )
     .await;
     report("fill_form vs 10 browser_type calls", host_fill, host_types);
+}
+
+/// A click by ref on a checkbox inside a cross-origin frame (127.0.0.2 in a page of
+/// 127.0.0.1), against raw CDP on its own session of the frame's target: the checkbox's point
+/// in the frame, where the frame's viewport sits in the page, and the pointer moved, pressed
+/// and released there.
+async fn frame_click(h: &Harness) {
+    let (tab, raw) = open(h, "/fixtures/embedded-login.html").await;
+    let scan = h
+        .ok(
+            SESSION,
+            "browser_xpath_scan",
+            on_tab(tab, json!({ "scope": "document" })),
+        )
+        .await;
+    let remember = scan["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["attributes"]["name"] == "remember")
+        .expect("the frame's checkbox is scanned")["ref"]
+        .clone();
+    let targets = raw.cdp.call(None, "Target.getTargets", json!({})).await.unwrap();
+    let frame = targets["targetInfos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "iframe" && t["url"].as_str().unwrap().contains("frame-login"))
+        .expect("the frame is a target of its own")["targetId"]
+        .clone();
+    let inside = Raw::new(RawSession::attach(raw.cdp, &frame).await);
+    let corner = "(() => { const f = document.getElementById('partner'); const r = f.getBoundingClientRect(); const s = getComputedStyle(f); \
+        return [r.left + f.clientLeft + parseFloat(s.paddingLeft), r.top + f.clientTop + parseFloat(s.paddingTop)]; })()";
+    let (host_click, raw_click) = compare(
+        || host(h, "browser_click", on_tab(tab, json!({ "ref": remember }))),
+        || async {
+            let point = inside
+                .lib("clickPoint", json!({ "xpath": "//input[@name='remember']" }))
+                .await;
+            let at = raw.eval(corner).await;
+            let x = point["x"].as_f64().unwrap() + at[0].as_f64().unwrap();
+            let y = point["y"].as_f64().unwrap() + at[1].as_f64().unwrap();
+            for (kind, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
+                let button = if kind == "mouseMoved" { "none" } else { "left" };
+                let event = json!({ "type": kind, "x": x, "y": y, "button": button, "buttons": buttons, "clickCount": u8::from(kind != "mouseMoved") });
+                raw.call("Input.dispatchMouseEvent", event).await;
+            }
+        },
+    )
+    .await;
+    report(
+        "browser_click by ref in a cross-origin frame",
+        host_click,
+        raw_click,
+    );
 }

@@ -46,6 +46,13 @@ impl Server {
             .await
             .expect("bind fixture server");
         let addr = listener.local_addr().expect("fixture server address");
+        // The same pages on another site (127.0.0.2, same port): a frame from there is out of
+        // the page's process, where another port of 127.0.0.1 would not be.
+        let other = tokio::net::TcpListener::bind((OTHER_SITE, addr.port()))
+            .await
+            .expect("bind the fixture server on 127.0.0.2");
+        let also = app.clone();
+        tokio::spawn(async move { axum::serve(other, also).await.expect("fixture server") });
         tokio::spawn(async move { axum::serve(listener, app).await.expect("fixture server") });
         Self { addr }
     }
@@ -59,16 +66,28 @@ impl Server {
     }
 }
 
+/// Where the fixture server also listens: another site than 127.0.0.1.
+const OTHER_SITE: &str = "127.0.0.2";
+
 fn fixtures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
-async fn fixture(Path(name): Path<String>) -> Response {
+/// A fixture page; `{{OTHER_SITE}}` in it becomes the server's origin on the other site.
+async fn fixture(Path(name): Path<String>, headers: axum::http::HeaderMap) -> Response {
     if name.contains("..") || name.contains('/') {
         return StatusCode::BAD_REQUEST.into_response();
     }
+    let port = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.rsplit(':').next())
+        .unwrap_or_default()
+        .to_owned();
     match tokio::fs::read_to_string(fixtures_dir().join(&name)).await {
-        Ok(body) => Html(body).into_response(),
+        Ok(body) => {
+            Html(body.replace("{{OTHER_SITE}}", &format!("http://{OTHER_SITE}:{port}"))).into_response()
+        }
         Err(_) => (StatusCode::NOT_FOUND, format!("no fixture {name}")).into_response(),
     }
 }

@@ -23,16 +23,32 @@ use crate::page::{Page, TabEvents};
 const INTERCEPT_WAIT: Duration = Duration::from_secs(2);
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    let page = cx.page(p.tab_id);
-    page.call(&ArmDrag {}).await?;
-    let from = pointer_on(&page, p.start().map_err(ActionError::invalid_params)?).await?;
-    let to = match p.end().map_err(ActionError::invalid_params)? {
+    let (page, start) = match p.start().map_err(ActionError::invalid_params)? {
         Spot::At(at) => {
+            let (page, at) = cx.reach(p.tab_id, at).await?;
+            (page, Spot::At(at))
+        }
+        start => (cx.page(p.tab_id), start),
+    };
+    let end = p.end().map_err(ActionError::invalid_params)?;
+    page.call(&ArmDrag {}).await?;
+    let from = pointer_on(&page, start).await?;
+    // Points are the frame's, where the drag is inside one; the wire's are the tab's.
+    let (ox, oy) = page.offset();
+    let to = match end {
+        Spot::At(at) => {
+            let (ending, at) = cx.reach(p.tab_id, at).await?;
+            if ending.frame().map(|f| &f.id) != page.frame().map(|f| &f.id) {
+                return Err(ActionError::new(
+                    ErrorCode::Unsupported,
+                    "a drag from one frame into another (a cross-origin frame and the page around it) cannot be made; drag within one, or to a point (toX, toY)",
+                ));
+            }
             let point = page.call(&DropPoint { at }).await?;
             (point.x, point.y)
         }
         Spot::Point(x, y) => page.inside_viewport(x, y).await?,
-        Spot::By(dx, dy) => page.inside_viewport(from.0 + dx, from.1 + dy).await?,
+        Spot::By(dx, dy) => page.inside_viewport(ox + from.0 + dx, oy + from.1 + dy).await?,
     };
     page.mouse("mousePressed", from, "left", 1).await?;
     if let Some(hold) = p.hold_ms.filter(|ms| *ms > 0) {
@@ -50,8 +66,14 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     }
     Ok(Output {
         dragged: true,
-        from: Point { x: from.0, y: from.1 },
-        to: Point { x: to.0, y: to.1 },
+        from: Point {
+            x: ox + from.0,
+            y: oy + from.1,
+        },
+        to: Point {
+            x: ox + to.0,
+            y: oy + to.1,
+        },
         drop_target: dragged?,
     })
 }

@@ -39,22 +39,21 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 /// Sets one field to its value, as the kind of field it is takes it.
 async fn fill(cx: &Context<'_>, tab_id: TabId, field: &Field) -> Result<(), ActionError> {
     let at = required_element(&field.xpath, &field.r#ref)?;
+    let (page, at) = cx.reach(tab_id, at).await?;
     let value = match (&field.value, &field.secret) {
         (Some(value), _) => value.clone(),
         (None, secret) => {
-            FieldValue::Text(typing::secret_value(cx, tab_id, secret.as_deref().unwrap_or_default()).await?)
+            FieldValue::Text(typing::secret_value(cx, &page, secret.as_deref().unwrap_or_default()).await?)
         }
     };
     // Text is typed into the field this call focuses.
     let focus = matches!(value, FieldValue::Text(_));
     let secret = field.secret.as_deref();
-    let sort = cx.page(tab_id).call(&FieldKind { at, focus, secret }).await?;
+    let sort = page.call(&FieldKind { at, focus, secret }).await?;
     let (xpath, r#ref) = (field.xpath.clone(), field.r#ref.clone());
     match (&value, sort.kind) {
         // Focused with its content selected already: type over it.
-        (FieldValue::Text(text), FieldSort::Text) => {
-            typing::into_focused(&cx.page(tab_id), text, sort.had_text).await
-        }
+        (FieldValue::Text(text), FieldSort::Text) => typing::into_focused(&page, text, sort.had_text).await,
         (FieldValue::Text(choice), FieldSort::Select) => {
             choose(cx, tab_id, (xpath, r#ref), vec![choice.clone()]).await
         }

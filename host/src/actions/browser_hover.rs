@@ -10,8 +10,8 @@ use super::{required_element, Context};
 use crate::library::{ClickPoint, Landing};
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    let page = cx.page(p.tab_id);
     let at = required_element(&p.xpath, &p.r#ref)?;
+    let (page, at) = cx.reach(p.tab_id, at).await?;
     let point = page.call(&ClickPoint { at }).await?;
     page.mouse("mouseMoved", (point.x, point.y), "none", 0).await?;
     // What the hover opened or changed must still leave the element under the pointer.

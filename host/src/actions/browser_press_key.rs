@@ -11,12 +11,16 @@ use crate::library::Focus;
 use crate::page::Page;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    let page = cx.page(p.tab_id);
     // Checked already: the relay and the engine parse params before anything runs.
     let chord = Chord::parse(&p.key).map_err(ActionError::invalid_params)?;
-    if let Some(at) = element(&p.xpath, &p.r#ref)? {
-        page.call(&Focus { at }).await?;
-    }
+    let page = match element(&p.xpath, &p.r#ref)? {
+        Some(at) => {
+            let (page, at) = cx.reach(p.tab_id, at).await?;
+            page.call(&Focus { at }).await?;
+            page
+        }
+        None => cx.page(p.tab_id),
+    };
     for _ in 0..p.repeat.unwrap_or(1) {
         press(&page, &chord).await?;
     }

@@ -9,10 +9,11 @@ use super::{required_element, Context};
 use crate::library::SelectOption;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    let page = cx.page(p.tab_id);
+    let at = required_element(&p.xpath, &p.r#ref)?;
+    let (page, at) = cx.reach(p.tab_id, at).await?;
     let picked = page
         .call(&SelectOption {
-            at: required_element(&p.xpath, &p.r#ref)?,
+            at,
             values: &p.values,
         })
         .await?;

@@ -1,20 +1,18 @@
 //! `browser_snapshot`: the page's Live Screen. The page's blocks and refs come from one call
-//! into the page (`js/snapshot.js`); the header, the diff against the session's previous
-//! snapshot of the tab, the gist and the cut are made here (`live_screen`).
+//! into the page (`js/snapshot.js`) and one into each cross-origin frame (`framed.rs`); the
+//! header, the diff against the session's previous snapshot of the tab, the gist and the cut
+//! are made here (`live_screen`).
 
 use tether_protocol::actions::browser_snapshot::{Output, Params};
 use tether_protocol::ActionError;
 
 use super::Context;
-use crate::library::Snapshot;
 use crate::live_screen::{self, count_refs};
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
     let scope = p.scope;
-    let text = page
-        .call_handing_refs(|ref_floor| Snapshot { scope, ref_floor })
-        .await?;
+    let text = crate::framed::snapshot(&page, cx.policy, scope).await?;
     let state = page.state();
     let version = state.next_version();
     let previous = state.previous_snapshot(cx.session.id);

@@ -5,7 +5,6 @@
 
 use serde_json::json;
 use tether_protocol::actions::browser_type::{Output, Params};
-use tether_protocol::actions::TabId;
 use tether_protocol::ActionError;
 
 use super::{required_element, Context};
@@ -13,15 +12,20 @@ use crate::library::FocusForTyping;
 use crate::page::Page;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    let page = cx.page(p.tab_id);
-    let page = &page;
+    let at = required_element(&p.xpath, &p.r#ref)?;
     let text = match (&p.text, &p.secret) {
-        (Some(text), _) => text.clone(),
-        (None, secret) => secret_value(cx, p.tab_id, secret.as_deref().unwrap_or_default()).await?,
+        (Some(text), _) => Some(text.clone()),
+        (None, _) => None,
+    };
+    let (page, at) = cx.reach(p.tab_id, at).await?;
+    let page = &page;
+    let text = match text {
+        Some(text) => text,
+        None => secret_value(cx, page, p.secret.as_deref().unwrap_or_default()).await?,
     };
     let focused = page
         .call(&FocusForTyping {
-            at: required_element(&p.xpath, &p.r#ref)?,
+            at,
             clear: p.clear,
             secret: p.secret.as_deref(),
         })
@@ -33,10 +37,18 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     Ok(Output { typed: true })
 }
 
-/// The value of the secret `name`, to type into the tab's page: refused unless the page is of
-/// one of the secret's origins (`secrets.rs`).
-pub async fn secret_value(cx: &Context<'_>, tab: TabId, name: &str) -> Result<String, ActionError> {
-    let url = cx.transport.tab(tab).await?.map(|t| t.url).unwrap_or_default();
+/// The value of the secret `name`, to type into `page`: refused unless the page (the frame,
+/// for a field inside a cross-origin frame) is of one of the secret's origins (`secrets.rs`).
+pub async fn secret_value(cx: &Context<'_>, page: &Page<'_>, name: &str) -> Result<String, ActionError> {
+    let url = match page.frame() {
+        Some(frame) => frame.url.clone(),
+        None => cx
+            .transport
+            .tab(page.tab)
+            .await?
+            .map(|t| t.url)
+            .unwrap_or_default(),
+    };
     cx.policy.secrets().value_for(name, &url)
 }
 

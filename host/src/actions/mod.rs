@@ -68,6 +68,16 @@ impl<'a> Context<'a> {
     pub fn page(&self, tab: TabId) -> Page<'a> {
         Page::new(self.transport, self.artifacts, self.session.tab_state(tab), tab)
     }
+
+    /// The tab, or the cross-origin frame of it the element is in (`framed.rs`), and the
+    /// element as that page names it.
+    pub async fn reach<'p>(
+        &self,
+        tab: TabId,
+        at: Element<'p>,
+    ) -> Result<(Page<'a>, Element<'p>), ActionError> {
+        crate::framed::reach(self.page(tab), self.policy, at).await
+    }
 }
 
 /// The session an action runs for, and the tabs it owns.

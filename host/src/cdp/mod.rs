@@ -99,6 +99,15 @@ pub trait Transport: Send + Sync + 'static {
     fn is_attached(&self, tab: TabId) -> bool;
     /// Sends one CDP command to an attached tab and returns its result.
     async fn send(&self, tab: TabId, method: &str, params: Value) -> Result<Value, CdpError>;
+    /// Sends one CDP command to a child session of an attached tab (a cross-origin frame's,
+    /// attached with the tab: `frames.rs`).
+    async fn send_in(
+        &self,
+        tab: TabId,
+        session: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CdpError>;
     /// Every event from now on. Subscribe before sending the command whose events you await.
     fn events(&self) -> broadcast::Receiver<BrowserEvent>;
     /// Where the browser saved the finished download `guid` (begun at `url`, as a tab's

@@ -326,6 +326,19 @@ impl Transport for WorkerTransport {
         self.cdp.call(Some(&session), method, params).await
     }
 
+    async fn send_in(
+        &self,
+        tab: TabId,
+        session: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CdpError> {
+        if !self.is_attached(tab) {
+            return Err(CdpError::NotAttached(tab));
+        }
+        self.cdp.call(Some(session), method, params).await
+    }
+
     fn events(&self) -> broadcast::Receiver<BrowserEvent> {
         self.events.subscribe()
     }

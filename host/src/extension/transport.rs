@@ -240,6 +240,7 @@ impl Transport for ExtensionTransport {
         }
         let call = ExtensionCall::DebuggerSend {
             tab_id: tab,
+            session_id: None,
             method: method.to_owned(),
             params,
         };
@@ -254,6 +255,26 @@ impl Transport for ExtensionTransport {
             }
             other => other,
         }
+    }
+
+    async fn send_in(
+        &self,
+        tab: TabId,
+        session: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CdpError> {
+        if !self.is_attached(tab) {
+            return Err(self.not_attached(tab));
+        }
+        // A child session's failure is the frame's (it went away), never the tab's detach.
+        self.call(ExtensionCall::DebuggerSend {
+            tab_id: tab,
+            session_id: Some(session.to_owned()),
+            method: method.to_owned(),
+            params,
+        })
+        .await
     }
 
     fn events(&self) -> broadcast::Receiver<BrowserEvent> {

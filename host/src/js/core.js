@@ -6,8 +6,10 @@
 //
 // Element addressing: an XPath per document, joined by two steps that no real XPath contains:
 //   /html/body/my-widget/#shadow-root/div/button    (into an open shadow root)
-//   /html/body/iframe[2]/#document/html/body/input  (into a same-origin iframe)
-// The part after a step is evaluated relative to that root. Functions return plain data, or
+//   /html/body/iframe[2]/#document/html/body/input  (into an iframe)
+// The part after a step is evaluated relative to that root. A cross-origin iframe's document
+// is not this page's to read: the host marks such a frame's element with the frame's id
+// (FRAME_ID, host/src/framed.rs) and follows the rest of the path in the frame itself. Functions return plain data, or
 // { error: { code, message, details? } } with the wire's error codes.
   const XHTML = "http://www.w3.org/1999/xhtml";
   const SHADOW = "/#shadow-root";
@@ -26,6 +28,7 @@
   const NON_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
   const ATTRIBUTES = new Set(["id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role", "target", "disabled", "aria-expanded", "aria-checked"]);
   const LISTENERS = Symbol.for("tether.listeners");
+  const FRAME_ID = Symbol.for("tether.frame");
   // The fields a secret was typed into, by the secret's name (never its value): a snapshot
   // shows such a field's value as <secret:name>, a password field's too. Kept on the field's
   // window, since this library is made anew for each call.
@@ -174,7 +177,9 @@
     return firstNode(doc, "." + rest, chosen);
   }
 
-  function resolvePath(xpath) {
+  // Follows an XPath through shadow roots and frames: { el }, an error, or where it meets a
+  // root it cannot enter: { closed: { node, into, at, parts } } (`at`: the part after it).
+  function descend(xpath) {
     const parts = xpath.split(/(\/#shadow-root|\/#document)/);
     let root = document;
     let node = null;
@@ -185,10 +190,7 @@
         try {
           next = into === SHADOW ? node.shadowRoot : node.contentDocument;
         } catch (_) {}
-        if (!next) {
-          const what = into === SHADOW ? "has no open shadow root" : "is not a same-origin frame";
-          return fail("ELEMENT_NOT_FOUND", `${describe(node)} at ${parts.slice(0, i - 1).join("")} ${what}`);
-        }
+        if (!next) return { closed: { node, into, at: i, parts } };
         root = next;
       }
       try {
@@ -203,6 +205,23 @@
     }
     if (node.nodeType !== 1) return fail("ELEMENT_NOT_FOUND", `${xpath} matches a ${node.nodeName} node, not an element`);
     return { el: node };
+  }
+
+  function resolvePath(xpath) {
+    const found = descend(xpath);
+    if (!found.closed) return found;
+    const { node, into, at, parts } = found.closed;
+    const what = into === SHADOW ? "has no open shadow root" : "is a frame whose document cannot be reached";
+    return fail("ELEMENT_NOT_FOUND", `${describe(node)} at ${parts.slice(0, at - 1).join("")} ${what}`);
+  }
+
+  // Where an XPath goes into a marked cross-origin frame: the frame's id and the rest of the
+  // path (from its "/html..."), or { frame: null } when it goes into none.
+  function crossFrame({ xpath }) {
+    const found = descend(xpath);
+    if (!found.closed || found.closed.into !== FRAME || !found.closed.node[FRAME_ID]) return { frame: null };
+    const { node, at, parts } = found.closed;
+    return { frame: node[FRAME_ID], rest: parts.slice(at).join("") };
   }
 
   // ---- refs -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@
     const paths = newPaths();
     const refs = refsFrom(refFloor);
     const rows = [];
+    const frames = [];
     walk({
       enter(el, context) {
         if (!isInteractive(el, context.listeners)) return true;
@@ -28,6 +29,17 @@
         rows.push([node, ref, text, box.x, box.y, box.w, box.h, role, name && name !== text ? name : "", attributes || null, occluded]);
         return true;
       },
+      // A marked cross-origin frame is scanned by the host in the frame, its elements put
+      // here (host/src/framed.rs): its path, its place in the list, its viewport's corner.
+      frame(el, reachable, context) {
+        if (reachable || !el[FRAME_ID]) return;
+        const box = renderedBox(el, context);
+        if (!box || (scope === "viewport" && !inViewport(box, context))) return;
+        const style = getComputedStyle(el);
+        const x = box.x + el.clientLeft + parseFloat(style.paddingLeft);
+        const y = box.y + el.clientTop + parseFloat(style.paddingTop);
+        frames.push([el[FRAME_ID], nodeOf(el, paths), rows.length, x, y]);
+      },
     });
-    return { reply: { back: paths.back, steps: paths.steps.join(" "), elements: rows }, nextRef: refs.next };
+    return { reply: { back: paths.back, steps: paths.steps.join(" "), elements: rows, frames }, nextRef: refs.next };
   }

@@ -314,7 +314,11 @@
         if (muted === 0 && stack[stack.length - 1].textShown) w.parts.push(node.data);
       },
       frame(el, reachable) {
-        if (!reachable) w.block(`[frame ${quoted(clip(el.src || el.name || "", HREF_CHARS))}: another origin, not shown]`);
+        // A marked cross-origin frame's content is read in the frame and put in its place
+        // by the host (host/src/framed.rs, FRAME_BLOCK).
+        if (reachable) return;
+        if (el[FRAME_ID]) w.block(`\u0001frame ${el[FRAME_ID]}`);
+        else w.block(`[frame ${quoted(clip(el.src || el.name || "", HREF_CHARS))}: another origin, not shown]`);
       },
     });
     w.flush();

@@ -34,7 +34,7 @@
   // of its host's children, slotted nodes where their slot is, a same-origin frame's document
   // inside its frame. `visitor.enter(el, context)` answers whether to go inside `el`;
   // `visitor.leave(el)` follows its children; `visitor.text(node)` gets each text node;
-  // `visitor.frame(el, reachable)` is told of each frame before its document is walked.
+  // `visitor.frame(el, reachable, context)` is told of each frame before its document is walked.
   function walk(visitor) {
     const contexts = new Map();
     const contextOf = (root, ox, oy) => {
@@ -65,7 +65,7 @@
         }
       } else if (el.localName === "iframe" || el.localName === "frame") {
         const inner = frameDocument(el);
-        if (visitor.frame) visitor.frame(el, Boolean(inner && inner.documentElement));
+        if (visitor.frame) visitor.frame(el, Boolean(inner && inner.documentElement), context);
         if (inner && inner.documentElement) {
           const r = el.getBoundingClientRect();
           const x = context.ox + r.left + el.clientLeft;

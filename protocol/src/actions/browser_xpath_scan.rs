@@ -10,7 +10,7 @@ use super::{About, ActionParams, Category, ReadsAs};
 pub const ABOUT: About = About {
     label: "Scan interactive elements",
     category: Category::Extract,
-    description: "Lists what a person could interact with (links, buttons, inputs, selects, textareas, contenteditable, clickable elements, interactive ARIA roles), rendered ones only, in document order, each with an XPath and a ref (eN) that every element action accepts. Same-origin iframes and open shadow roots are included.",
+    description: "Lists what a person could interact with (links, buttons, inputs, selects, textareas, contenteditable, clickable elements, interactive ARIA roles), rendered ones only, in document order, each with an XPath and a ref (eN) that every element action accepts. Iframes (cross-origin ones too: their XPaths go through the frame's element) and open shadow roots are included.",
     waits_for: None,
     reads_as: ReadsAs::Json,
     example: None,
