@@ -111,6 +111,21 @@ async fn raw_tab(h: &Harness) -> Raw<'_> {
     raw
 }
 
+/// Raw CDP's whole life of a tab on `url`: `Target.createTarget` (a window of its own, as the
+/// worker opens a session's), attached, `Page.navigate` to the load event, `Target.closeTarget`.
+async fn raw_open(cdp: &tether_host::cdp::connection::CdpConnection, url: &str) -> usize {
+    let (raw, target) = new_window(cdp).await;
+    let mut events = cdp.subscribe();
+    raw.call("Page.enable", json!({})).await;
+    raw.call("Page.navigate", json!({ "url": url })).await;
+    while !matches!(events.recv().await, Ok(e) if e.session_id.as_deref() == Some(&raw.session) && e.method == "Page.loadEventFired")
+    {}
+    cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+        .await
+        .unwrap();
+    0
+}
+
 /// One operation, as each side does it.
 #[derive(Clone, Copy)]
 enum Op {
@@ -120,6 +135,9 @@ enum Op {
     Snapshot,
     Click,
     Type,
+    Scan,
+    /// A session's whole life: a new tab on the page, loaded, closed.
+    Open,
 }
 
 impl Op {
@@ -131,23 +149,27 @@ impl Op {
             Op::Snapshot => "snapshot (Tether's vs PW's AI)",
             Op::Click => "click (a button)",
             Op::Type => "type 5 characters, replacing",
+            Op::Scan => "scan (what can be acted on)",
+            Op::Open => "open, load, close a tab",
         }
     }
 
-    /// Playwright's command for it (ops.mjs).
-    fn playwright(self) -> &'static str {
+    /// Playwright's command for it (ops.mjs), on the page at `url`.
+    fn playwright(self, url: &str) -> String {
         match self {
-            Op::Html => "html",
-            Op::Jpeg => "jpeg",
-            Op::Png => "png",
-            Op::Snapshot => "snapshot",
-            Op::Click => "click #go",
-            Op::Type => "fill #bio hello",
+            Op::Html => "html".into(),
+            Op::Jpeg => "jpeg".into(),
+            Op::Png => "png".into(),
+            Op::Snapshot => "snapshot".into(),
+            Op::Click => "click #go".into(),
+            Op::Type => "fill #bio hello".into(),
+            Op::Scan => "scan".into(),
+            Op::Open => format!("open {url}"),
         }
     }
 
     fn has_raw(self) -> bool {
-        matches!(self, Op::Html | Op::Jpeg | Op::Png)
+        !matches!(self, Op::Snapshot)
     }
 }
 
@@ -157,6 +179,8 @@ struct Sides<'h> {
     raw: Raw<'h>,
     tether: Tether,
     tab: Value,
+    /// The page the sides are on.
+    url: String,
 }
 
 /// The page's markup as Playwright's `page.content()` builds it.
@@ -164,6 +188,7 @@ const CONTENT: &str = "(document.doctype ? new XMLSerializer().serializeToString
 
 impl Sides<'_> {
     async fn load(&mut self, url: &str) {
+        self.url = url.to_owned();
         let params = json!({ "tabId": self.tab, "url": url });
         self.tether.act("browser_navigate", params).await;
         self.tether
@@ -177,7 +202,7 @@ impl Sides<'_> {
     /// the length of what it got back.
     async fn once(&mut self, side: usize, op: Op) -> (Duration, usize) {
         if side == 0 {
-            return self.playwright.time(op.playwright()).await;
+            return self.playwright.time(&op.playwright(&self.url)).await;
         }
         let start = Instant::now();
         let length = if side == 1 {
@@ -189,11 +214,32 @@ impl Sides<'_> {
     }
 
     async fn raw_op(&self, op: Op) -> usize {
+        let raw = &self.raw;
         let format = match op {
-            Op::Html => return self.raw.eval(CONTENT).await.as_str().unwrap().len(),
+            Op::Html => return raw.eval(CONTENT).await.as_str().unwrap().len(),
             Op::Jpeg => json!({ "format": "jpeg", "quality": 80 }),
             Op::Png => json!({ "format": "png" }),
-            _ => unreachable!("no raw CDP side"),
+            Op::Click => {
+                let point = raw.lib("clickPoint", json!({ "xpath": "//button[@id='go']" })).await;
+                for (kind, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
+                    let button = if kind == "mouseMoved" { "none" } else { "left" };
+                    let event = json!({ "type": kind, "x": point["x"], "y": point["y"], "button": button, "buttons": buttons, "clickCount": u8::from(kind != "mouseMoved") });
+                    raw.call("Input.dispatchMouseEvent", event).await;
+                }
+                return 0;
+            }
+            Op::Type => {
+                let field = json!({ "xpath": "//textarea[@id='bio']", "clear": true });
+                raw.lib("focusForTyping", field).await;
+                raw.call("Input.insertText", json!({ "text": "hello" })).await;
+                return 0;
+            }
+            Op::Scan => {
+                let scanned = raw.lib("scan", json!({ "scope": "document", "refFloor": 1 })).await;
+                return scanned.to_string().len();
+            }
+            Op::Open => return raw_open(self.raw.cdp, &self.url).await,
+            Op::Snapshot => unreachable!("no raw CDP side"),
         };
         let shot = self.raw.call("Page.captureScreenshot", format).await;
         let data = shot["data"].as_str().unwrap();
@@ -235,6 +281,21 @@ impl Sides<'_> {
                 let params =
                     json!({ "tabId": tab, "xpath": "//textarea[@id='bio']", "text": "hello", "clear": true });
                 self.tether.act("browser_type", params).await;
+                0
+            }
+            Op::Scan => {
+                let params = json!({ "tabId": tab, "scope": "document" });
+                self.tether.act("browser_xpath_scan", params).await["elements"]
+                    .to_string()
+                    .len()
+            }
+            Op::Open => {
+                let (relay, s) = (&self.tether.relay, "tether-open");
+                let opened = relay.ok(s, "session_start", json!({ "url": self.url })).await;
+                relay
+                    .ok(s, "browser_wait_for_loaded", json!({ "tabId": opened["tabId"] }))
+                    .await;
+                relay.ok(s, "session_stop", json!({})).await;
                 0
             }
         }
@@ -313,6 +374,7 @@ fn main() {
             raw: raw_tab(&h).await,
             tether,
             tab,
+            url: String::new(),
         };
         for (page, ops) in [
             (
@@ -320,7 +382,8 @@ fn main() {
                 &[Op::Html, Op::Jpeg, Op::Png, Op::Snapshot][..],
             ),
             ("/long-article", &[Op::Html, Op::Snapshot][..]),
-            ("/fixtures/form.html", &[Op::Click, Op::Type][..]),
+            ("/fixtures/form.html", &[Op::Click, Op::Type, Op::Scan][..]),
+            ("/fixtures/article.html", &[Op::Open][..]),
         ] {
             sides.load(&h.url(page)).await;
             let mut rows = Vec::new();

@@ -12,6 +12,8 @@
 //   snapshot            -> page.ariaSnapshot({ mode: "ai" }) (Playwright MCP's snapshot)
 //   click SELECTOR      -> page.click(SELECTOR)
 //   fill SELECTOR TEXT  -> page.fill(SELECTOR, TEXT) (Playwright MCP's browser_type)
+//   scan                -> what can be acted on, with its text and box, read in the page
+//   open URL            -> a new page, gone to URL to its load event, closed
 import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
 
@@ -26,6 +28,20 @@ const ops = {
   snapshot: () => page.ariaSnapshot({ mode: "ai" }),
   click: (selector) => page.click(selector),
   fill: (selector, ...text) => page.fill(selector, text.join(" ")),
+  scan: async () =>
+    JSON.stringify(
+      await page.$$eval("a[href], button, input, select, textarea, [role], [onclick], [tabindex]", (elements) =>
+        elements.map((e) => {
+          const r = e.getBoundingClientRect();
+          return { tag: e.localName, text: e.innerText, x: r.x, y: r.y, w: r.width, h: r.height };
+        }),
+      ),
+    ),
+  open: async (url) => {
+    const opened = await context.newPage();
+    await opened.goto(url, { waitUntil: "load" });
+    await opened.close();
+  },
 };
 
 for await (const line of createInterface({ input: process.stdin })) {
