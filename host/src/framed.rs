@@ -2,7 +2,8 @@
 //! the page around it is marked with the frame's id, so the page library says where a frame
 //! sits (a snapshot's block, a scan's place, an XPath going into it); a snapshot or scan reads
 //! each frame through the frame's own session and puts its content where its element is; and
-//! an element action on a ref or XPath inside a frame gets a [`Page`] scoped to that frame.
+//! an element action on a ref or XPath inside a frame gets a [`Page`] scoped to that frame
+//! (which reads where the frame sits once it moves the pointer).
 //! A frame at a URL the session may not touch stays one line, and nothing reaches into it.
 
 use serde_json::{json, Value};
@@ -21,22 +22,6 @@ const FRAME_BLOCK: &str = "\u{1}frame ";
 /// Marks a frame's element with the frame's id (`FRAME_ID` in `js/core.js`).
 const MARK: &str =
     "function (id) { Object.defineProperty(this, Symbol.for('tether.frame'), { value: id, configurable: true }); }";
-
-/// Brings a frame's element into view (the nearest way) and answers where the frame's
-/// viewport's top-left corner is in the tab's: inside its border and padding, through the
-/// same-origin frames around it.
-const VIEWPORT_CORNER: &str = "function () {
-  this.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-  let x = 0, y = 0;
-  for (let win = this.ownerDocument.defaultView; win && win.frameElement; win = win.parent) {
-    const r = win.frameElement.getBoundingClientRect();
-    x += r.left + win.frameElement.clientLeft;
-    y += r.top + win.frameElement.clientTop;
-  }
-  const r = this.getBoundingClientRect();
-  const style = getComputedStyle(this);
-  return [x + r.left + this.clientLeft + parseFloat(style.paddingLeft), y + r.top + this.clientTop + parseFloat(style.paddingTop)];
-}";
 
 /// Marks the elements of the frames attached since the last look. A frame whose element
 /// cannot be found (it went as it was asked for) stays unmarked, and so unread.
@@ -123,34 +108,24 @@ fn stale(error: ActionError, r#ref: &str) -> ActionError {
     }
 }
 
-/// `page` scoped to frame `id`, once its URL is one the session may touch; `placed`: with
-/// where the frame's viewport is in the tab's (its element brought into view), for input.
-async fn enter<'a>(
-    page: &Page<'a>,
-    policy: &Policy,
-    id: &str,
-    placed: bool,
-) -> Result<Page<'a>, ActionError> {
+/// `page` scoped to frame `id`, once its URL is one the session may touch; `placed`: for
+/// input, which needs the frame's element (its place is read at the first pointer event).
+async fn enter<'a>(page: &Page<'a>, policy: &Policy, id: &str, placed: bool) -> Result<Page<'a>, ActionError> {
     let frames = &page.state().frames;
-    let session = frames
-        .session(id)
-        .ok_or_else(|| ActionError::new(ErrorCode::ElementNotFound, "the frame is no longer in the page"))?;
+    let gone = || ActionError::new(ErrorCode::ElementNotFound, "the frame is no longer in the page");
+    let session = frames.session(id).ok_or_else(gone)?;
+    let owner = match frames.owner(id) {
+        Some(owner) => owner,
+        None if placed => return Err(gone()),
+        None => String::new(),
+    };
     let location = json!({ "expression": "location.href", "returnByValue": true });
     let url = page
         .transport()
-        .send_in(page.tab, &session, "Runtime.evaluate", location);
-    let corner = async {
-        match (placed, frames.owner(id)) {
-            (false, _) => Ok((0.0, 0.0)),
-            (true, None) => Err(ActionError::new(
-                ErrorCode::ElementNotFound,
-                "the frame's element is not in the page",
-            )),
-            (true, Some(owner)) => viewport_corner(page, &owner).await,
-        }
-    };
-    let (url, offset) = tokio::join!(url, corner);
-    let url = remote_object_of(url?)?["value"]
+        .send_in(page.tab, &session, "Runtime.evaluate", location)
+        .await
+        .map_err(|_| gone())?;
+    let url = remote_object_of(url)?["value"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
@@ -163,20 +138,9 @@ async fn enter<'a>(
     Ok(page.in_frame(FrameScope {
         id: id.to_owned(),
         session,
-        offset: offset?,
+        owner,
         url,
     }))
-}
-
-async fn viewport_corner(page: &Page<'_>, owner: &str) -> Result<(f64, f64), ActionError> {
-    let asked = json!({ "objectId": owner, "functionDeclaration": VIEWPORT_CORNER, "returnByValue": true });
-    let corner = remote_object_of(page.cdp("Runtime.callFunctionOn", asked).await?)?;
-    match (corner["value"][0].as_f64(), corner["value"][1].as_f64()) {
-        (Some(x), Some(y)) => Ok((x, y)),
-        _ => Err(ActionError::internal(format!(
-            "a frame's corner came back as {corner}"
-        ))),
-    }
 }
 
 /// The page's snapshot blocks, each marked frame's own blocks in its place (or one line

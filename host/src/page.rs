@@ -50,7 +50,24 @@ pub struct Page<'a> {
     state: Arc<TabState>,
     pub tab: TabId,
     frame: Option<FrameScope>,
+    /// Where the frame's viewport sits in the tab's, read at the first pointer event (after
+    /// the element is in view: scrolling inside a frame can scroll the page around it).
+    corner: tokio::sync::OnceCell<(f64, f64)>,
 }
+
+/// Answers where a frame's element's viewport (inside its border and padding) has its
+/// top-left corner in the tab's viewport, through the same-origin frames around it.
+const VIEWPORT_CORNER: &str = "function () {
+  let x = 0, y = 0;
+  for (let win = this.ownerDocument.defaultView; win && win.frameElement; win = win.parent) {
+    const r = win.frameElement.getBoundingClientRect();
+    x += r.left + win.frameElement.clientLeft;
+    y += r.top + win.frameElement.clientTop;
+  }
+  const r = this.getBoundingClientRect();
+  const style = getComputedStyle(this);
+  return [x + r.left + this.clientLeft + parseFloat(style.paddingLeft), y + r.top + this.clientTop + parseFloat(style.paddingTop)];
+}";
 
 /// A cross-origin frame a page acts inside (`framed.rs`). Its scripts run through the frame's
 /// own session; input goes to the tab (the browser routes it to the frame under the pointer,
@@ -60,8 +77,8 @@ pub struct Page<'a> {
 pub struct FrameScope {
     pub id: String,
     pub session: String,
-    /// Where the frame's viewport's top-left corner is in the tab's viewport.
-    pub offset: (f64, f64),
+    /// The handle on the frame's element in the tab's page.
+    pub owner: String,
     /// The frame's document's URL.
     pub url: String,
 }
@@ -79,6 +96,7 @@ impl<'a> Page<'a> {
             state,
             tab,
             frame: None,
+            corner: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -90,6 +108,7 @@ impl<'a> Page<'a> {
             state: self.state.clone(),
             tab: self.tab,
             frame: Some(frame),
+            corner: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -99,8 +118,20 @@ impl<'a> Page<'a> {
     }
 
     /// Where this page's viewport sits in the tab's: (0, 0) but for a frame.
-    pub fn offset(&self) -> (f64, f64) {
-        self.frame.as_ref().map_or((0.0, 0.0), |f| f.offset)
+    pub async fn offset(&self) -> Result<(f64, f64), ActionError> {
+        let Some(frame) = &self.frame else {
+            return Ok((0.0, 0.0));
+        };
+        let corner = self.corner.get_or_try_init(|| async {
+            let asked = json!({ "objectId": frame.owner, "functionDeclaration": VIEWPORT_CORNER, "returnByValue": true });
+            let reply = self.transport.send(self.tab, "Runtime.callFunctionOn", asked).await?;
+            let corner = remote_object_of(reply)?;
+            match (corner["value"][0].as_f64(), corner["value"][1].as_f64()) {
+                (Some(x), Some(y)) => Ok((x, y)),
+                _ => Err(ActionError::internal(format!("a frame's corner came back as {corner}"))),
+            }
+        });
+        corner.await.copied()
     }
 
     /// The browser, for what is not one tab's (the tab list).
@@ -119,7 +150,8 @@ impl<'a> Page<'a> {
                     .await?);
             }
             if matches!(method, "Input.dispatchMouseEvent" | "Input.dispatchDragEvent") {
-                for (key, by) in [("x", frame.offset.0), ("y", frame.offset.1)] {
+                let (ox, oy) = self.offset().await?;
+                for (key, by) in [("x", ox), ("y", oy)] {
                     if let Some(at) = params[key].as_f64() {
                         params[key] = json!(at + by);
                     }
@@ -360,7 +392,7 @@ impl<'a> Page<'a> {
                 "({x}, {y}) is outside the viewport, which is {width} x {height} CSS pixels; scroll first, or name an element by xpath or ref"
             )));
         }
-        let (ox, oy) = self.offset();
+        let (ox, oy) = self.offset().await?;
         Ok((x - ox, y - oy))
     }
 

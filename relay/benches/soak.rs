@@ -3,8 +3,9 @@
 //! headless Chromium. Sessions start and end all the time (each: `session_start` on a page, a
 //! snapshot, a click, `session_stop`), as an orchestrator's users make them, over HTTP with
 //! keep-alive. Every minute it samples the relay's and the workers' memory and open files,
-//! the journal's and the session logs' size, and the latency of the actions in that minute;
-//! at the end it checks every action got exactly one result and prints a Markdown table.
+//! the journal's and the session logs' size, and the latency of the actions in that minute
+//! (the relay's open files counted every second, the minute's median its figure); at the end
+//! it checks every action got exactly one result and prints a Markdown table.
 //!
 //! The relay runs with `--session-retention 2m`, so the sessions it forgets within the run
 //! show: with the default 24 h, a 30-minute run would rightly keep every one of them.
@@ -30,6 +31,8 @@ const WORKERS: usize = 2;
 /// Orchestrator loops, each running one session after another.
 const LOOPS: usize = 6;
 const SAMPLE_EVERY: Duration = Duration::from_secs(60);
+/// How often the relay's open files are counted within a minute.
+const FILES_EVERY: Duration = Duration::from_secs(1);
 const RETENTION: &str = "2m";
 
 /// What the load counts.
@@ -47,7 +50,11 @@ struct Counts {
 struct Sample {
     minute: u64,
     relay_rss_mib: f64,
+    /// The median of the minute's counts, one a second: a count at one instant is as much the
+    /// sessions in flight at that instant (their connections and logs) as the relay's level.
     relay_files: usize,
+    /// The fewest and most of those counts.
+    relay_files_range: (usize, usize),
     worker_rss_mib: f64,
     worker_files: usize,
     journal_kib: u64,
@@ -111,13 +118,19 @@ async fn soak(minutes: u64, nats: bool) {
     let started = Instant::now();
     let mut last_sessions = 0;
     for minute in 1..=minutes {
-        tokio::time::sleep_until((started + SAMPLE_EVERY * minute as u32).into()).await;
+        let minute_ends = started + SAMPLE_EVERY * minute as u32;
+        let mut relay_files = Vec::new();
+        while Instant::now() < minute_ends {
+            relay_files.push(relays.iter().filter_map(|r| r.child.id()).map(files_open).sum());
+            let next = (Instant::now() + FILES_EVERY).min(minute_ends);
+            tokio::time::sleep_until(next.into()).await;
+        }
         let latencies = std::mem::take(&mut *counts.latencies.lock().unwrap());
         let sessions = counts.sessions.load(Ordering::Relaxed);
         samples.push(sample(
             minute,
-            &relays,
-            &workers,
+            (&relays, &workers),
+            relay_files,
             latencies,
             sessions - last_sessions,
         ));
@@ -240,11 +253,17 @@ async fn act(
 
 fn sample(
     minute: u64,
-    relays: &[&RelayProcess],
-    workers: &[Child],
+    (relays, workers): (&[&RelayProcess], &[Child]),
+    mut relay_files: Vec<usize>,
     mut latencies: Vec<Duration>,
     sessions: u64,
 ) -> Sample {
+    relay_files.sort_unstable();
+    let files_median = relay_files.get(relay_files.len() / 2).copied().unwrap_or_default();
+    let files_range = (
+        relay_files.first().copied().unwrap_or_default(),
+        relay_files.last().copied().unwrap_or_default(),
+    );
     latencies.sort();
     let at = |q: f64| {
         latencies
@@ -262,7 +281,8 @@ fn sample(
             .map(|&p| tether_tests::process::rss_kib(p))
             .sum::<u64>() as f64
             / 1024.0,
-        relay_files: relay_pids.iter().map(|&p| files_open(p)).sum(),
+        relay_files: files_median,
+        relay_files_range: files_range,
         worker_rss_mib: pids
             .iter()
             .map(|&p| tether_tests::process::rss_kib(p))
@@ -295,14 +315,16 @@ fn dir_bytes(dir: &std::path::Path) -> u64 {
     })
 }
 
-const HEADER: &str = "| minute | relay RSS MiB | relay files | workers RSS MiB | workers files | journal KiB | logs MiB | sessions/s | actions | p50 ms | p99 ms |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+const HEADER: &str = "| minute | relay RSS MiB | relay files (min-max) | workers RSS MiB | workers files | journal KiB | logs MiB | sessions/s | actions | p50 ms | p99 ms |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
 
 fn row(s: &Sample) -> String {
     format!(
-        "| {} | {:.1} | {} | {:.1} | {} | {} | {:.1} | {:.1} | {} | {:.1} | {:.1} |",
+        "| {} | {:.1} | {} ({}-{}) | {:.1} | {} | {} | {:.1} | {:.1} | {} | {:.1} | {:.1} |",
         s.minute,
         s.relay_rss_mib,
         s.relay_files,
+        s.relay_files_range.0,
+        s.relay_files_range.1,
         s.worker_rss_mib,
         s.worker_files,
         s.journal_kib,

@@ -34,7 +34,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     page.call(&ArmDrag {}).await?;
     let from = pointer_on(&page, start).await?;
     // Points are the frame's, where the drag is inside one; the wire's are the tab's.
-    let (ox, oy) = page.offset();
+    let (ox, oy) = page.offset().await?;
     let to = match end {
         Spot::At(at) => {
             let (ending, at) = cx.reach(p.tab_id, at).await?;
