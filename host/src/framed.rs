@@ -110,7 +110,12 @@ fn stale(error: ActionError, r#ref: &str) -> ActionError {
 
 /// `page` scoped to frame `id`, once its URL is one the session may touch; `placed`: for
 /// input, which needs the frame's element (its place is read at the first pointer event).
-async fn enter<'a>(page: &Page<'a>, policy: &Policy, id: &str, placed: bool) -> Result<Page<'a>, ActionError> {
+async fn enter<'a>(
+    page: &Page<'a>,
+    policy: &Policy,
+    id: &str,
+    placed: bool,
+) -> Result<Page<'a>, ActionError> {
     let frames = &page.state().frames;
     let gone = || ActionError::new(ErrorCode::ElementNotFound, "the frame is no longer in the page");
     let session = frames.session(id).ok_or_else(gone)?;

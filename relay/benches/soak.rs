@@ -259,7 +259,10 @@ fn sample(
     sessions: u64,
 ) -> Sample {
     relay_files.sort_unstable();
-    let files_median = relay_files.get(relay_files.len() / 2).copied().unwrap_or_default();
+    let files_median = relay_files
+        .get(relay_files.len() / 2)
+        .copied()
+        .unwrap_or_default();
     let files_range = (
         relay_files.first().copied().unwrap_or_default(),
         relay_files.last().copied().unwrap_or_default(),

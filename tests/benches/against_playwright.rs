@@ -119,7 +119,8 @@ async fn raw_open(cdp: &tether_host::cdp::connection::CdpConnection, url: &str) 
     raw.call("Page.enable", json!({})).await;
     raw.call("Page.navigate", json!({ "url": url })).await;
     while !matches!(events.recv().await, Ok(e) if e.session_id.as_deref() == Some(&raw.session) && e.method == "Page.loadEventFired")
-    {}
+    {
+    }
     cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
         .await
         .unwrap();
@@ -220,7 +221,9 @@ impl Sides<'_> {
             Op::Jpeg => json!({ "format": "jpeg", "quality": 80 }),
             Op::Png => json!({ "format": "png" }),
             Op::Click => {
-                let point = raw.lib("clickPoint", json!({ "xpath": "//button[@id='go']" })).await;
+                let point = raw
+                    .lib("clickPoint", json!({ "xpath": "//button[@id='go']" }))
+                    .await;
                 for (kind, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
                     let button = if kind == "mouseMoved" { "none" } else { "left" };
                     let event = json!({ "type": kind, "x": point["x"], "y": point["y"], "button": button, "buttons": buttons, "clickCount": u8::from(kind != "mouseMoved") });
@@ -235,7 +238,9 @@ impl Sides<'_> {
                 return 0;
             }
             Op::Scan => {
-                let scanned = raw.lib("scan", json!({ "scope": "document", "refFloor": 1 })).await;
+                let scanned = raw
+                    .lib("scan", json!({ "scope": "document", "refFloor": 1 }))
+                    .await;
                 return scanned.to_string().len();
             }
             Op::Open => return raw_open(self.raw.cdp, &self.url).await,

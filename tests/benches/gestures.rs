@@ -1,7 +1,8 @@
 //! Gestures of docs/protocol.md §16 through the host versus the same CDP work done raw, in the
 //! same run, on the same tab: a drag of a slider, a form of ten fields filled in one action
 //! (beside ten `browser_type` calls, which it replaces), and a click by ref on a checkbox
-//! inside a cross-origin frame. Prints medians and the ratio.
+//! inside a cross-origin frame (against raw CDP doing the checks §15 and §16 ask of a press,
+//! and against the bare click). Prints medians and the ratio.
 //!
 //!     cargo bench -p tether-tests --bench gestures
 //!
@@ -61,7 +62,8 @@ async fn raw_drag(raw: &Raw<'_>, thumb: &str) {
 }
 
 /// Ten text fields filled in one `browser_fill_form`, against the same ten fields typed raw
-/// (focus, select, insert), and against ten `browser_type` calls.
+/// (focus, select, insert), and against ten `browser_type` calls (on the engine, then through
+/// the relay).
 async fn fill(h: &Harness) {
     let (tab, raw) = open(h, "/fixtures/drag.html").await;
     let make = format!(
@@ -96,6 +98,29 @@ async fn fill(h: &Harness) {
     )
     .await;
     report("fill_form vs 10 browser_type calls", host_fill, host_types);
+
+    // As an agent calls them: through the relay, each call its own HTTP round trip.
+    let relay = tether_tests::bench::relayed_worker(h).await;
+    let s = "fill-relayed";
+    let page = json!({ "url": h.url("/fixtures/ten-fields.html") });
+    let tab = relay.ok(s, "session_start", page).await["tabId"].clone();
+    relay
+        .ok(s, "browser_wait_for_loaded", json!({ "tabId": tab }))
+        .await;
+    let (relayed_fill, relayed_types) = compare(
+        || async {
+            let filled = json!({ "tabId": tab, "fields": fields });
+            relay.ok(s, "browser_fill_form", filled).await;
+        },
+        || async {
+            for i in 0..FIELDS {
+                let typed = json!({ "tabId": tab, "xpath": xpath(i), "text": format!("value {i}") });
+                relay.ok(s, "browser_type", typed).await;
+            }
+        },
+    )
+    .await;
+    report("... the same through the relay", relayed_fill, relayed_types);
 }
 
 /// A click by ref on a checkbox inside a cross-origin frame (127.0.0.2 in a page of
@@ -129,26 +154,50 @@ async fn frame_click(h: &Harness) {
     let inside = Raw::new(RawSession::attach(raw.cdp, &frame).await);
     let corner = "(() => { const f = document.getElementById('partner'); const r = f.getBoundingClientRect(); const s = getComputedStyle(f); \
         return [r.left + f.clientLeft + parseFloat(s.paddingLeft), r.top + f.clientTop + parseFloat(s.paddingTop)]; })()";
-    let (host_click, raw_click) = compare(
-        || host(h, "browser_click", on_tab(tab, json!({ "ref": remember }))),
-        || async {
-            let point = inside
-                .lib("clickPoint", json!({ "xpath": "//input[@name='remember']" }))
-                .await;
+    let xpath = "//input[@name='remember']";
+    // The bare click: the checkbox's point, the frame's place, the pointer moved and pressed.
+    // With `checked`, what §15 and §16 ask of a press as well, as the host does it: the frame's
+    // URL read (to refuse a blocked site), the point hit-tested again once the pointer rests
+    // there (arming the press watch), and what the press reached read back.
+    let raw_click = |checked: bool| {
+        let (raw, inside) = (&raw, &inside);
+        async move {
+            if checked {
+                inside.eval("location.href").await;
+            }
+            let point = inside.lib("clickPoint", json!({ "xpath": xpath })).await;
             let at = raw.eval(corner).await;
             let x = point["x"].as_f64().unwrap() + at[0].as_f64().unwrap();
             let y = point["y"].as_f64().unwrap() + at[1].as_f64().unwrap();
-            for (kind, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
+            let mouse = |kind: &str, buttons: u32| {
                 let button = if kind == "mouseMoved" { "none" } else { "left" };
-                let event = json!({ "type": kind, "x": x, "y": y, "button": button, "buttons": buttons, "clickCount": u8::from(kind != "mouseMoved") });
-                raw.call("Input.dispatchMouseEvent", event).await;
+                json!({ "type": kind, "x": x, "y": y, "button": button, "buttons": buttons, "clickCount": u8::from(kind != "mouseMoved") })
+            };
+            raw.call("Input.dispatchMouseEvent", mouse("mouseMoved", 0)).await;
+            if checked {
+                let landing = json!({ "xpath": xpath, "x": point["x"], "y": point["y"], "arm": true });
+                inside.lib("landing", landing).await;
             }
-        },
-    )
-    .await;
+            raw.call("Input.dispatchMouseEvent", mouse("mousePressed", 1))
+                .await;
+            raw.call("Input.dispatchMouseEvent", mouse("mouseReleased", 0))
+                .await;
+            if checked {
+                inside.lib("pressed", json!({})).await;
+            }
+        }
+    };
+    let click = || host(h, "browser_click", on_tab(tab, json!({ "ref": remember })));
+    let (host_click, checked_click) = compare(click, || raw_click(true)).await;
     report(
         "browser_click by ref in a cross-origin frame",
         host_click,
-        raw_click,
+        checked_click,
+    );
+    let (host_click, bare_click) = compare(click, || raw_click(false)).await;
+    report(
+        "... against the bare click (no URL check, landing, press read)",
+        host_click,
+        bare_click,
     );
 }
