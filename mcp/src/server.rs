@@ -29,9 +29,12 @@ use crate::{reply, tools};
 use crate::browser::Browser;
 
 const INSTRUCTIONS: &str = "These tools drive a real browser. Open a page with browser_navigate {url}; \
-read it with browser_snapshot, which writes every element you can act on as [eN] role \"name\"; act on one by \
-its ref (browser_click {ref: \"e12\"}, browser_type {ref, text}); after acting, browser_snapshot {detail: \"recent\"} \
-says what changed. tabId and sessionId are optional: you have a session of your own, and actions go to its \
+read it with browser_snapshot, which writes every element you can act on as [eN] role \"name\" (inside iframes too, \
+another site's included); act on one by its ref (browser_click {ref: \"e12\"}, browser_type {ref, text}, \
+browser_fill_form {fields}). An action that changes the page answers with what changed (its screen: the snapshot's \
+lines that came and went, new refs included) and with what happened meanwhile (observed: console errors, failed \
+requests, downloads, a navigation), so act, read that, and act again; take a whole browser_snapshot only when you \
+need the page anew. tabId and sessionId are optional: you have a session of your own, and actions go to its \
 current tab. End with session_stop.";
 
 /// What every MCP session of one transport shares.
