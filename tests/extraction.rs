@@ -259,6 +259,11 @@ fn get_html_stores_the_live_dom() {
             html.contains("Changed by script"),
             "the live DOM, not the served file"
         );
+        assert_eq!(
+            whole["html"],
+            html.as_str(),
+            "a small page's HTML is in the result too"
+        );
 
         let part = h
             .ok(
@@ -279,6 +284,19 @@ fn get_html_stores_the_live_dom() {
             json!({ "tabId": tab, "xpath": "//marquee" }),
         )
         .await;
+
+        h.ok(
+            "html",
+            "browser_navigate",
+            json!({ "tabId": tab, "url": h.url("/long-article") }),
+        )
+        .await;
+        let long = h.ok("html", "browser_get_html", json!({ "tabId": tab })).await;
+        assert!(long["bytes"].as_u64().unwrap() > 8 * 1024, "{long}");
+        assert!(
+            long.get("html").is_none(),
+            "a large page's HTML is the artifact's alone"
+        );
     });
 }
 

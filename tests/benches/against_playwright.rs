@@ -85,6 +85,11 @@ impl Tether {
     /// The action, and then its artifact's bytes; how many.
     async fn fetched(&self, action: &str, params: Value) -> usize {
         let result = self.act(action, params).await;
+        self.fetch(&result).await
+    }
+
+    /// The bytes of the artifact a result names; how many.
+    async fn fetch(&self, result: &Value) -> usize {
         let url = result["url"].as_str().expect("an artifact url");
         let bytes = self
             .relay
@@ -258,9 +263,12 @@ impl Sides<'_> {
         let tab = &self.tab;
         match op {
             Op::Html => {
-                self.tether
-                    .fetched("browser_get_html", json!({ "tabId": tab }))
-                    .await
+                // A small page's HTML is in the result; a larger one is fetched.
+                let result = self.tether.act("browser_get_html", json!({ "tabId": tab })).await;
+                match result["html"].as_str() {
+                    Some(html) => html.len(),
+                    None => self.tether.fetch(&result).await,
+                }
             }
             Op::Jpeg => {
                 let params = json!({ "tabId": tab, "format": "jpeg", "quality": 80 });

@@ -1,7 +1,7 @@
 //! `browser_get_html`: the live DOM serialised (the whole document with its doctype, or one
-//! element's outerHTML), stored as a text/html artifact.
+//! element's outerHTML), stored as a text/html artifact, and in the result too when small.
 
-use tether_protocol::actions::browser_get_html::{Output, Params};
+use tether_protocol::actions::browser_get_html::{Output, Params, INLINE_LIMIT};
 use tether_protocol::ActionError;
 
 use super::{element, Context};
@@ -16,10 +16,12 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         .await?
         .html;
     let bytes = html.len() as u64;
+    let inline = (html.len() <= INLINE_LIMIT).then(|| html.clone());
     let stored = page.store(html.into_bytes(), "text/html; charset=utf-8").await?;
     Ok(Output {
         artifact_id: stored.artifact_id,
         url: stored.url,
         bytes,
+        html: inline,
     })
 }

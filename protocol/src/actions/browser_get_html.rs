@@ -10,7 +10,7 @@ pub const ABOUT: About = About {
     label: "Get HTML",
     category: Category::Extract,
     description:
-        "Stores the live DOM's HTML (the whole document, or one element's outerHTML) as a text/html artifact.",
+        "Stores the live DOM's HTML (the whole document, or one element's outerHTML) as a text/html artifact; HTML of at most 8 KiB also comes in the result itself (html).",
     waits_for: None,
     reads_as: ReadsAs::Json,
     example: None,
@@ -40,4 +40,12 @@ pub struct Output {
     pub url: String,
     /// Size of the HTML in bytes.
     pub bytes: u64,
+    /// The HTML itself, when it is at most [`INLINE_LIMIT`] bytes: a small document or element
+    /// is in the caller's hands without a second request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
 }
+
+/// The largest HTML a result carries itself (8 KiB): enough for an element or a small page,
+/// little enough that results kept for replay stay small.
+pub const INLINE_LIMIT: usize = 8 * 1024;
