@@ -102,7 +102,13 @@ async fn soak(minutes: u64, nats: bool) {
     }
     let counts = Arc::new(Counts::default());
     let page = pages.url("/fixtures/clicks.html");
-    let http = reqwest::Client::new();
+    // The callers keep their connections for the whole run, one each: the relay's open files
+    // are then its own doing, not a pool's closing idle connections and opening new ones.
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(LOOPS)
+        .pool_idle_timeout(None)
+        .build()
+        .expect("an HTTP client");
     let end = Instant::now() + Duration::from_secs(minutes * 60);
     let loops: Vec<_> = (0..LOOPS)
         .map(|n| {

@@ -80,6 +80,9 @@ struct Open {
     held: Vec<u8>,
     /// When it last wrote, on the log's own clock ([`SessionLog::clock`]).
     used: u64,
+    /// The session completed: a line that comes after (a browser's tab event) is written with
+    /// its file opened and closed again, until the session runs an action again.
+    ended: bool,
 }
 
 /// When lines reach the file.
@@ -171,8 +174,16 @@ impl SessionLog {
         }
         log.next_index += lines.len() as u64;
         match write {
-            Write::Held => log.held = text,
-            Write::Now => self.file_of(session_id, &mut log)?.write_all(&text)?,
+            Write::Held => {
+                log.ended = false;
+                log.held = text;
+            }
+            Write::Now => {
+                self.file_of(session_id, &mut log)?.write_all(&text)?;
+                if log.ended {
+                    self.shut(&mut log);
+                }
+            }
         }
         Ok(then(first))
     }
@@ -279,6 +290,7 @@ impl SessionLog {
             next_index,
             held: Vec::new(),
             used: self.clock.fetch_add(1, Ordering::Relaxed),
+            ended: false,
         }));
         open.insert(session_id.to_owned(), log.clone());
         drop(open);
@@ -292,9 +304,10 @@ impl SessionLog {
         self.let_go(session_id, true);
     }
 
-    /// Closes the file of a session that completed: it is opened again should the session
-    /// write more. Open files then follow the sessions that are going, not the ended ones
-    /// still within retention (the soak, docs/performance.md).
+    /// Closes the file of a session that completed. A line that comes after (a browser's tab
+    /// event) opens it for that write alone, until the session runs an action again. Open files
+    /// then follow the sessions that are going, not the ended ones still within retention (the
+    /// soak, docs/performance.md: late tab events kept 2-3 ended sessions' files open each).
     pub fn close(&self, session_id: &str) {
         self.let_go(session_id, false);
     }
@@ -313,9 +326,15 @@ impl SessionLog {
         };
         if let Some(log) = log {
             let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
-            if log.file.take().is_some() {
-                self.files.fetch_sub(1, Ordering::Relaxed);
-            }
+            log.ended = true;
+            self.shut(&mut log);
+        }
+    }
+
+    /// Closes a session's file, if it is open.
+    fn shut(&self, log: &mut Open) {
+        if log.file.take().is_some() {
+            self.files.fetch_sub(1, Ordering::Relaxed);
         }
     }
 
@@ -446,6 +465,48 @@ mod tests {
         let entries = log.read_after("s0", None).unwrap();
         let indexes: Vec<u64> = entries.iter().map(|e| e.event_index).collect();
         assert_eq!(indexes, [0, 1, 2]);
+    }
+
+    #[test]
+    fn a_line_after_a_session_completed_leaves_its_file_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = SessionLog::new(dir.path()).unwrap();
+        let line = |n: i64| payload(&json!(n));
+        log.append("s1", Direction::In, "browser_action", &line(0), Write::Held)
+            .unwrap();
+        log.append(
+            "s1",
+            Direction::Out,
+            "browser_action.result",
+            &line(1),
+            Write::Now,
+        )
+        .unwrap();
+        log.close("s1");
+        assert_eq!(log.files_open(), 0);
+        // A browser's tab event that comes after the session's last result.
+        log.append("s1", Direction::Internal, "twin_state_sync", &line(2), Write::Now)
+            .unwrap();
+        assert_eq!(log.files_open(), 0, "a completed session's file is closed again");
+        // The session runs again: its file stays open while it does.
+        log.append("s1", Direction::In, "browser_action", &line(3), Write::Held)
+            .unwrap();
+        log.append(
+            "s1",
+            Direction::Out,
+            "browser_action.result",
+            &line(4),
+            Write::Now,
+        )
+        .unwrap();
+        assert_eq!(log.files_open(), 1);
+        let indexes: Vec<u64> = log
+            .read_after("s1", None)
+            .unwrap()
+            .iter()
+            .map(|e| e.event_index)
+            .collect();
+        assert_eq!(indexes, [0, 1, 2, 3, 4]);
     }
 
     #[test]
