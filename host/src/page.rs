@@ -69,10 +69,10 @@ const VIEWPORT_CORNER: &str = "function () {
   return [x + r.left + this.clientLeft + parseFloat(style.paddingLeft), y + r.top + this.clientTop + parseFloat(style.paddingTop)];
 }";
 
-/// A cross-origin frame a page acts inside (`framed.rs`). Its scripts run through the frame's
-/// own session; input goes to the tab (the browser routes it to the frame under the pointer,
-/// or with focus), at points of the frame's viewport moved by where that viewport sits in the
-/// tab's.
+/// A cross-origin frame a page acts inside (`framed.rs`). Its scripts and keys go through the
+/// frame's own session; pointer events go to the tab (the browser routes them to the frame
+/// under the pointer), at points of the frame's viewport moved by where that viewport sits in
+/// the tab's.
 #[derive(Debug, Clone)]
 pub struct FrameScope {
     pub id: String,
@@ -139,11 +139,15 @@ impl<'a> Page<'a> {
         self.transport
     }
 
-    /// One CDP command: to the frame's session for its scripts and nodes (`Runtime`, `DOM`),
-    /// to the tab for everything else, a pointer event's point moved into the tab's viewport.
+    /// One CDP command: to the frame's session for its scripts, its nodes and its keys
+    /// (`Runtime`, `DOM`, text and key events: sent to the tab, keys would go to the frame the
+    /// browser last heard had focus, and a focus the frame's script just gave travels to the
+    /// browser on its own); to the tab for everything else, a pointer event's point moved into
+    /// the tab's viewport (a person's press is the page's to hit-test: an overlay takes it).
     pub async fn cdp(&self, method: &str, mut params: Value) -> Result<Value, ActionError> {
         if let Some(frame) = &self.frame {
-            if method.starts_with("Runtime.") || method.starts_with("DOM.") {
+            let keys = matches!(method, "Input.insertText" | "Input.dispatchKeyEvent");
+            if keys || method.starts_with("Runtime.") || method.starts_with("DOM.") {
                 return Ok(self
                     .transport
                     .send_in(self.tab, &frame.session, method, params)
