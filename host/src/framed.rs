@@ -148,6 +148,27 @@ async fn enter<'a>(
     }))
 }
 
+/// `call` into the page with its frames' elements marked. The call's answer comes after the
+/// tab's events sent before it: a frame the tab's watcher then has that it did not before (it
+/// came as the call went) is marked, and the call made again. A page without cross-origin
+/// frames pays no round trip for this.
+async fn marked_call<T, F, Fut>(page: &Page<'_>, call: F) -> Result<T, ActionError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, ActionError>>,
+{
+    let frames = &page.state().frames;
+    let known = frames.attached();
+    mark(page).await;
+    let answer = call().await?;
+    page.state().caught_up().await;
+    if frames.attached() == known {
+        return Ok(answer);
+    }
+    mark(page).await;
+    call().await
+}
+
 /// The page's snapshot blocks, each marked frame's own blocks in its place (or one line
 /// naming its URL, for a frame the session may not touch or that could not be read).
 pub async fn snapshot(
@@ -155,16 +176,11 @@ pub async fn snapshot(
     policy: &Policy,
     scope: SnapshotScope,
 ) -> Result<PageText, ActionError> {
-    // The frames attached so far are known once the tab's watcher took their events.
-    page.caught_up().await?;
-    let framed = page.state().frames.any();
-    if framed {
-        mark(page).await;
-    }
-    let mut text = page
-        .call_handing_refs(|ref_floor| Snapshot { scope, ref_floor })
-        .await?;
-    if !framed {
+    let mut text = marked_call(page, || {
+        page.call_handing_refs(|ref_floor| Snapshot { scope, ref_floor })
+    })
+    .await?;
+    if !page.state().frames.any() {
         return Ok(text);
     }
     let mut blocks = Vec::with_capacity(text.blocks.len());
@@ -223,13 +239,10 @@ pub async fn scan(
     policy: &Policy,
     scope: ScanScope,
 ) -> Result<browser_xpath_scan::Output, ActionError> {
-    page.caught_up().await?;
-    if page.state().frames.any() {
-        mark(page).await;
-    }
-    let Scanned(mut output, spots) = page
-        .call_handing_refs(|ref_floor| Scan { scope, ref_floor })
-        .await?;
+    let Scanned(mut output, spots) = marked_call(page, || {
+        page.call_handing_refs(|ref_floor| Scan { scope, ref_floor })
+    })
+    .await?;
     // From the last, so each frame's place is still where the page said.
     for spot in spots.into_iter().rev() {
         let Ok(framed) = enter(page, policy, &spot.id, false).await else {

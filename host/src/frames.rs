@@ -37,6 +37,8 @@ struct Inner {
     frames: HashMap<String, Frame>,
     /// The refs each frame's document handed out, oldest first.
     refs: VecDeque<(Range<u64>, String)>,
+    /// How many frames were ever attached: a change says a frame came.
+    attached: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -64,7 +66,9 @@ impl Frames {
                         session: session.to_owned(),
                         ..Frame::default()
                     };
-                    self.lock().frames.insert(id.to_owned(), frame);
+                    let mut inner = self.lock();
+                    inner.frames.insert(id.to_owned(), frame);
+                    inner.attached += 1;
                 }
             }
             "Target.detachedFromTarget" => {
@@ -74,6 +78,11 @@ impl Frames {
             }
             _ => {}
         }
+    }
+
+    /// How many frames were ever attached to the tab.
+    pub fn attached(&self) -> u64 {
+        self.lock().attached
     }
 
     /// Whether the page has any cross-origin frame.

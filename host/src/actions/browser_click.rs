@@ -14,13 +14,7 @@ use super::{element, Context};
 use crate::library::{ArmPress, ClickPoint, Landing, Pressed};
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    let (page, at) = match element(&p.xpath, &p.r#ref)? {
-        Some(at) => {
-            let (page, at) = cx.reach(p.tab_id, at).await?;
-            (page, Some(at))
-        }
-        None => (cx.page(p.tab_id), None),
-    };
+    let (page, at) = cx.reach_any(p.tab_id, element(&p.xpath, &p.r#ref)?).await?;
     let aimed = match (at, p.x, p.y) {
         (Some(at), _, _) => {
             let point = page.call(&ClickPoint { at }).await?;

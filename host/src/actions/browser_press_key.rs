@@ -13,14 +13,10 @@ use crate::page::Page;
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     // Checked already: the relay and the engine parse params before anything runs.
     let chord = Chord::parse(&p.key).map_err(ActionError::invalid_params)?;
-    let page = match element(&p.xpath, &p.r#ref)? {
-        Some(at) => {
-            let (page, at) = cx.reach(p.tab_id, at).await?;
-            page.call(&Focus { at }).await?;
-            page
-        }
-        None => cx.page(p.tab_id),
-    };
+    let (page, at) = cx.reach_any(p.tab_id, element(&p.xpath, &p.r#ref)?).await?;
+    if let Some(at) = at {
+        page.call(&Focus { at }).await?;
+    }
     for _ in 0..p.repeat.unwrap_or(1) {
         press(&page, &chord).await?;
     }

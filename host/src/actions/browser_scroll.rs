@@ -10,13 +10,7 @@ use super::{element, Context};
 use crate::library::{IntoView, Scrolled, WheelAt};
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    let (page, at) = match element(&p.xpath, &p.r#ref)? {
-        Some(at) => {
-            let (page, at) = cx.reach(p.tab_id, at).await?;
-            (page, Some(at))
-        }
-        None => (cx.page(p.tab_id), None),
-    };
+    let (page, at) = cx.reach_any(p.tab_id, element(&p.xpath, &p.r#ref)?).await?;
     if let (true, Some(at)) = (p.into_view, at) {
         return page
             .call(&IntoView {

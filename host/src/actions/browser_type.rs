@@ -13,14 +13,10 @@ use crate::page::Page;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let at = required_element(&p.xpath, &p.r#ref)?;
-    let text = match (&p.text, &p.secret) {
-        (Some(text), _) => Some(text.clone()),
-        (None, _) => None,
-    };
     let (page, at) = cx.reach(p.tab_id, at).await?;
     let page = &page;
-    let text = match text {
-        Some(text) => text,
+    let text = match &p.text {
+        Some(text) => text.clone(),
         None => secret_value(cx, page, p.secret.as_deref().unwrap_or_default()).await?,
     };
     let focused = page

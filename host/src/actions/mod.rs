@@ -78,6 +78,21 @@ impl<'a> Context<'a> {
     ) -> Result<(Page<'a>, Element<'p>), ActionError> {
         crate::framed::reach(self.page(tab), self.policy, at).await
     }
+
+    /// As [`Context::reach`], for an action whose element is optional: the tab without one.
+    pub async fn reach_any<'p>(
+        &self,
+        tab: TabId,
+        at: Option<Element<'p>>,
+    ) -> Result<(Page<'a>, Option<Element<'p>>), ActionError> {
+        match at {
+            Some(at) => {
+                let (page, at) = self.reach(tab, at).await?;
+                Ok((page, Some(at)))
+            }
+            None => Ok((self.page(tab), None)),
+        }
+    }
 }
 
 /// The session an action runs for, and the tabs it owns.
