@@ -12,12 +12,17 @@ fn a_file_the_page_downloads_is_handed_over_as_an_artifact() {
     run(|h| async move {
         let s = "downloads-report";
         let tab = h.start(s, "/fixtures/downloads.html").await;
-        h.ok(
-            s,
-            "browser_click",
-            json!({ "tabId": tab, "xpath": "//a[@id='report']" }),
-        )
-        .await;
+        let clicked = h
+            .ok(
+                s,
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//a[@id='report']" }),
+            )
+            .await;
+        assert_eq!(
+            clicked["observed"]["downloads"][0]["name"], "report.csv",
+            "the click's result says it began a download: {clicked}"
+        );
         let listed = h
             .ok(
                 s,
@@ -62,12 +67,17 @@ fn files_a_page_makes_or_a_form_posts_for_are_handed_over_too() {
         let s = "downloads-made";
         let tab = h.start(s, "/fixtures/downloads.html").await;
         let wait = json!({ "wait": true, "timeoutMs": 20000 });
-        h.ok(
-            s,
-            "browser_click",
-            json!({ "tabId": tab, "xpath": "//button[@id='notes']" }),
-        )
-        .await;
+        let clicked = h
+            .ok(
+                s,
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//button[@id='notes']" }),
+            )
+            .await;
+        assert_eq!(
+            clicked["observed"]["downloads"][0]["name"], "notes.txt",
+            "{clicked}"
+        );
         let made = h.ok(s, "browser_downloads", wait.clone()).await;
         let notes = &made["downloads"][0];
         assert_eq!(
@@ -79,21 +89,36 @@ fn files_a_page_makes_or_a_form_posts_for_are_handed_over_too() {
         let stored = h.artifact(&json!({ "url": notes["artifactUrl"] })).await;
         assert_eq!(stored, b"notes written in the page\n");
 
-        h.ok(
-            s,
-            "browser_click",
-            json!({ "tabId": tab, "xpath": "//button[@id='export']" }),
-        )
-        .await;
+        // The form's answer comes after the click: a click asked to show the page waits for
+        // the navigation it began, which here turns out a download, not a failed request.
+        let clicked = h
+            .ok(
+                s,
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//button[@id='export']", "observe": "recent" }),
+            )
+            .await;
+        let observed = &clicked["observed"];
+        assert_eq!(observed["downloads"][0]["name"], "slow-export.csv", "{clicked}");
+        assert!(observed.get("failedRequests").is_none(), "{clicked}");
+        assert!(
+            clicked["screen"]
+                .as_str()
+                .is_some_and(|screen| !screen.is_empty()),
+            "{clicked}"
+        );
         let posted = h.ok(s, "browser_downloads", wait).await;
         let export = &posted["downloads"][1];
         assert_eq!(
             (&export["name"], &export["state"]),
-            (&json!("export.csv"), &json!("complete")),
+            (&json!("slow-export.csv"), &json!("complete")),
             "{posted}"
         );
         let stored = h.artifact(&json!({ "url": export["artifactUrl"] })).await;
-        assert_eq!(String::from_utf8(stored).unwrap(), download_body("export.csv"));
+        assert_eq!(
+            String::from_utf8(stored).unwrap(),
+            download_body("slow-export.csv")
+        );
         h.ok(s, "session_stop", json!({})).await;
     });
 }

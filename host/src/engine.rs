@@ -204,11 +204,13 @@ impl Engine {
         let shown = state.dialogs.take();
         match outcome {
             Ok(output) => {
-                let observed = observed::since(&state, mark).await;
+                // An action asked to show the page ends once the page settled, and what it
+                // observed runs until then (a download its form's answer began, the new page).
                 let screen = match observe {
                     Some(how) => observed::screen(&cx, tab, how).await,
                     None => None,
                 };
+                let observed = observed::since(&state, mark).await;
                 Ok(with_extras(output, shown, observed, screen))
             }
             other => other,

@@ -19,6 +19,8 @@ pub(crate) const URL_KEPT: usize = 8 * 1024;
 /// page's own headers cannot grow a request's record past about 128 KiB.
 const HEADERS_KEPT: usize = 64;
 const HEADER_KEPT: usize = 2 * 1024;
+/// How the browser ends, in the page, a request whose answer it saves as a download.
+const DOWNLOAD_ABORT: &str = "net::ERR_ABORTED";
 /// Headers whose values never leave the host.
 const REDACTED: &[&str] = &["authorization", "cookie", "set-cookie", "proxy-authorization"];
 
@@ -32,6 +34,9 @@ struct Record {
     request_headers: Headers,
     response_headers: Headers,
     post_data: Option<String>,
+    /// The browser saved its answer as a download: the abort that ends such a request in the
+    /// page is not a failure.
+    downloaded: bool,
 }
 
 impl Numbered for Record {
@@ -97,15 +102,30 @@ impl NetworkLog {
                 if let Some(record) = find(&mut log, id) {
                     let canceled = params["canceled"].as_bool() == Some(true);
                     let error = params["errorText"].as_str().filter(|e| !e.is_empty());
-                    record.listed.failed = Some(match (error, canceled) {
-                        (Some(error), _) => error.to_owned(),
-                        (None, true) => "canceled".to_owned(),
-                        (None, false) => "failed".to_owned(),
-                    });
+                    if !(record.downloaded && error == Some(DOWNLOAD_ABORT)) {
+                        record.listed.failed = Some(match (error, canceled) {
+                            (Some(error), _) => error.to_owned(),
+                            (None, true) => "canceled".to_owned(),
+                            (None, false) => "failed".to_owned(),
+                        });
+                    }
                     record.finish(params["timestamp"].as_f64(), None);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The browser began saving `url` as a download (`Page.downloadWillBegin`): the latest
+    /// request for it was answered with the file, and the abort that ends it in the page, before
+    /// or after this, is not its failure.
+    pub fn became_download(&self, url: &str) {
+        let mut log = self.log();
+        if let Some(record) = log.latest_mut(|r| r.listed.url == url) {
+            record.downloaded = true;
+            if record.listed.failed.as_deref() == Some(DOWNLOAD_ABORT) {
+                record.listed.failed = None;
+            }
         }
     }
 
@@ -211,6 +231,7 @@ fn sent(params: &Value) -> Record {
         request_headers,
         response_headers: Headers::new(),
         post_data,
+        downloaded: false,
     }
 }
 
@@ -341,5 +362,40 @@ mod tests {
         assert_eq!(headers.len(), HEADERS_KEPT);
         assert!(headers.values().all(|v| v.len() < HEADER_KEPT + 64));
         assert!(one.request.unwrap().url.len() < URL_KEPT + 64);
+    }
+
+    #[test]
+    fn a_request_answered_with_a_download_did_not_fail_but_a_broken_one_did() {
+        let log = NetworkLog::default();
+        let answered =
+            json!({ "requestId": "1", "type": "Document", "response": { "status": 200, "headers": {} } });
+        let aborted = json!({ "requestId": "1", "timestamp": 2.0, "errorText": DOWNLOAD_ABORT });
+        // The abort before the browser says it saves the file, then after.
+        log.observe(
+            "Network.requestWillBeSent",
+            &sent("1", "http://a.test/report.csv", 1.0, None),
+        );
+        log.observe("Network.responseReceived", &answered);
+        log.observe("Network.loadingFailed", &aborted);
+        log.became_download("http://a.test/report.csv");
+        log.observe(
+            "Network.requestWillBeSent",
+            &sent("2", "http://a.test/export.csv", 3.0, None),
+        );
+        log.became_download("http://a.test/export.csv");
+        log.observe(
+            "Network.loadingFailed",
+            &json!({ "requestId": "2", "timestamp": 4.0, "errorText": DOWNLOAD_ABORT }),
+        );
+        log.observe(
+            "Network.requestWillBeSent",
+            &sent("3", "http://a.test/page", 5.0, None),
+        );
+        log.observe(
+            "Network.loadingFailed",
+            &json!({ "requestId": "3", "timestamp": 6.0, "errorText": DOWNLOAD_ABORT }),
+        );
+        let failed: Vec<String> = log.failed_after(0, 5).into_iter().map(|r| r.url).collect();
+        assert_eq!(failed, ["http://a.test/page"]);
     }
 }

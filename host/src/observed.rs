@@ -4,6 +4,8 @@
 //! it ends, once the tab's watcher has taken every event the browser sent before the action's
 //! last answer.
 
+use std::time::Duration;
+
 use serde_json::{json, Map, Value};
 
 use tether_protocol::actions::browser_snapshot::{self, Detail};
@@ -84,7 +86,12 @@ fn without_nulls(mut value: Value) -> Value {
 /// going) is waited for first, up to its load event; then the session's snapshot of the tab at
 /// that detail, which counts as its latest. `None` when the page cannot be read (the tab closed).
 pub async fn screen(cx: &Context<'_>, tab: TabId, (how, max_chars): (Observe, u32)) -> Option<String> {
-    if !cx.session.tab_state(tab).loading.complete() {
+    let state = cx.session.tab_state(tab);
+    state
+        .loading
+        .requested_ended(Duration::from_millis(LOAD_WAIT_MS))
+        .await;
+    if !state.loading.complete() {
         let wait = browser_wait_for_loaded::Params {
             tab_id: tab,
             timeout_ms: Some(LOAD_WAIT_MS),

@@ -319,6 +319,12 @@ async fn take(
                 dialogs::answer(storing.transport.as_ref(), tab, &state.dialogs, &params).await
             }
             "Page.downloadWillBegin" | "Page.downloadProgress" => {
+                if method == "Page.downloadWillBegin" {
+                    state
+                        .network
+                        .became_download(params["url"].as_str().unwrap_or_default());
+                    state.loading.observe(&method, &params);
+                }
                 state.downloads.observe(&method, &params, storing)
             }
             "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded" => {

@@ -216,6 +216,9 @@ async fn login(body: String) -> Html<&'static str> {
     Html("<!doctype html><title>Welcome</title><h1>Welcome back</h1>")
 }
 
+/// How long a `slow-` download's server takes to answer.
+const SLOW_ANSWER: Duration = Duration::from_millis(500);
+
 /// What `/download/{name}` serves.
 pub fn download_body(name: &str) -> String {
     format!("{name}: a file a page of Tether's tests downloads\n").repeat(200)
@@ -223,8 +226,12 @@ pub fn download_body(name: &str) -> String {
 
 /// A file served as an attachment (`Content-Disposition`), `text/csv` for a `.csv`. A name
 /// starting `held-` sends the first half, then the rest once [`hold`] on that name is released
-/// (arm the hold before the page asks): a download caught in progress.
+/// (arm the hold before the page asks): a download caught in progress. A name starting
+/// `slow-` is answered after [`SLOW_ANSWER`], as a server that builds the file first.
 async fn download(Path(name): Path<String>) -> Response {
+    if name.starts_with("slow-") {
+        tokio::time::sleep(SLOW_ANSWER).await;
+    }
     let body = download_body(&name).into_bytes();
     let length = body.len();
     let rest = body[length / 2..].to_vec();
