@@ -199,6 +199,7 @@ fn a_worker_with_a_wrong_token_stops_and_says_why() {
                 ca_file: None,
                 allow_evaluate: false,
                 allow_file_urls: false,
+                no_page_log: false,
                 secrets: Default::default(),
             };
             let outcome = tokio::time::timeout(JOIN_WITHIN, worker.serve())
@@ -418,7 +419,7 @@ fn a_secret_logs_in_while_its_value_shows_nowhere() {
         secrets
             .set(vec![("site-password".into(), VALUE.into(), vec![origin.clone()])])
             .unwrap();
-        let _worker = relay.start_worker_with(h.browser_ws(), "secret-worker", secrets);
+        let _worker = relay.start_worker_with(h.browser_ws(), "secret-worker", |w| w.secrets = secrets);
         relay.wait_online("secret-worker", JOIN_WITHIN).await;
         let s = "secrets";
         let mut seen = Vec::new();
@@ -485,5 +486,37 @@ fn a_secret_logs_in_while_its_value_shows_nowhere() {
         for (path, text) in texts_under(data.path()) {
             assert!(!text.contains(VALUE), "{} holds it", path.display());
         }
+    });
+}
+
+#[test]
+fn a_worker_started_without_the_page_log_keeps_none_and_says_so() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker_with(h.browser_ws(), "quiet-worker", |w| w.no_page_log = true);
+        relay.wait_online("quiet-worker", JOIN_WITHIN).await;
+        let s = "no-page-log";
+        let page = h.url("/fixtures/tally.html");
+        let tab = relay.ok(s, "session_start", json!({ "url": page })).await["tabId"].clone();
+        // The page logs a line and sends a request for each press; the press still works.
+        let pressed = relay
+            .ok(
+                s,
+                "browser_click",
+                json!({ "tabId": tab, "xpath": "//button[@id='add']", "observe": "recent" }),
+            )
+            .await;
+        assert!(
+            pressed["screen"].as_str().unwrap().contains("Line 1 added"),
+            "{pressed}"
+        );
+        for read in ["browser_console", "browser_network"] {
+            let refused = relay.act(s, read, json!({ "tabId": tab })).await;
+            assert_eq!(refused["error"]["code"], "FORBIDDEN", "{refused}");
+            let message = refused["error"]["message"].as_str().unwrap();
+            assert!(message.contains("--no-page-log"), "{message}");
+        }
+        relay.ok(s, "session_stop", json!({})).await;
     });
 }

@@ -27,7 +27,12 @@ async fn prepared_then_navigated(cdp: &CdpConnection, url: &str) -> Duration {
     let start = Instant::now();
     let (raw, target) = new_window(cdp).await;
     let mut events = cdp.subscribe();
-    futures::future::join_all(preparation().map(|(method, params)| raw.call(method, params))).await;
+    futures::future::join_all(
+        preparation(true)
+            .into_iter()
+            .map(|(method, params)| raw.call(method, params)),
+    )
+    .await;
     raw.call("Page.navigate", json!({ "url": url })).await;
     while let Ok(e) = events.recv().await {
         if e.session_id.as_deref() == Some(&raw.session) && e.method == "Page.loadEventFired" {

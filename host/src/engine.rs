@@ -44,7 +44,7 @@ impl Engine {
             secrets: policy.secrets().clone(),
         });
         Self {
-            tabs: Tabs::new(transport.clone(), artifacts.clone()),
+            tabs: Tabs::new(transport.clone(), artifacts.clone(), policy.keeps_page_log()),
             transport,
             artifacts,
             policy,

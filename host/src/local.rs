@@ -29,6 +29,10 @@ pub struct LocalBrowserArgs {
     /// Let actions open file: URLs, which read this machine's disk; refused without it.
     #[arg(long)]
     pub allow_file_urls: bool,
+    /// Keep none of the pages' console messages and requests (browser_console and
+    /// browser_network are then refused; results still report navigations and downloads).
+    #[arg(long)]
+    pub no_page_log: bool,
     /// Keep the launched Chromium's profile (cookies, storage, logins) in DIR, from one run to
     /// the next; default: a fresh profile, removed at exit.
     #[arg(long, value_name = "DIR")]
@@ -44,7 +48,8 @@ impl LocalBrowserArgs {
     pub fn policy(&self) -> Result<Policy> {
         let policy = Policy::new(&self.forbid_urls)
             .map_err(anyhow::Error::msg)?
-            .allow_file_urls(self.allow_file_urls);
+            .allow_file_urls(self.allow_file_urls)
+            .without_page_log(self.no_page_log);
         policy.set_allow_evaluate(self.allow_evaluate);
         // The browser is the host's own: its cookies are no person's.
         policy.set_allow_storage_state(true);

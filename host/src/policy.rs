@@ -40,6 +40,8 @@ pub struct Policy {
     blocked: Arc<RwLock<Vec<MatchPattern>>>,
     /// Whether `file:` and `filesystem:` URLs may be opened (`--allow-file-urls`).
     file_urls: bool,
+    /// Whether the host keeps none of its pages' console and requests (`--no-page-log`).
+    no_page_log: bool,
     /// Where the relay is: the URLs the host dials, and those the relay says it is known by.
     relay: Arc<RwLock<RelayOrigins>>,
 }
@@ -62,6 +64,18 @@ impl Policy {
     pub fn allow_file_urls(mut self, allowed: bool) -> Self {
         self.file_urls = allowed;
         self
+    }
+
+    /// Keeps none of the pages' console messages and requests (worker, exec and mcp's
+    /// `--no-page-log`): the tabs are prepared without them, and `browser_console` and
+    /// `browser_network` are refused.
+    pub fn without_page_log(mut self, off: bool) -> Self {
+        self.no_page_log = off;
+        self
+    }
+
+    pub fn keeps_page_log(&self) -> bool {
+        !self.no_page_log
     }
 
     /// Refuses the relay at `url` (as dialed, or as the relay says it is known) under every

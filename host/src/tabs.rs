@@ -29,9 +29,21 @@ pub const HOOKS_JS: &str = include_str!("js/hooks.js");
 /// lifecycle events, its console and the browser's messages about it, its requests (kept from
 /// now on: `console.rs`, `network.rs`), the hooks before the page's own scripts, focus emulation (a background
 /// tab reports itself unfocused; pages that wait for focus would stall), and its cross-origin
-/// frames attached as they come (`frames.rs`).
-pub fn preparation() -> [(&'static str, Value); 8] {
-    [
+/// frames attached as they come (`frames.rs`). Without the page's log (`--no-page-log`), the
+/// commands that only keep it are left out.
+pub fn preparation(page_log: bool) -> Vec<(&'static str, Value)> {
+    let mut commands = every_preparation();
+    if !page_log {
+        commands.retain(|(method, _)| !PAGE_LOG.contains(method));
+    }
+    commands
+}
+
+/// The commands of the preparation that only keep the page's log.
+const PAGE_LOG: [&str; 2] = ["Log.enable", "Network.enable"];
+
+fn every_preparation() -> Vec<(&'static str, Value)> {
+    vec![
         ("Page.enable", json!({})),
         ("Runtime.enable", json!({})),
         ("Log.enable", json!({})),
@@ -49,6 +61,8 @@ pub fn preparation() -> [(&'static str, Value); 8] {
 /// What the host keeps for one prepared tab.
 #[derive(Default)]
 pub struct TabState {
+    /// Whether its console and requests are not kept (`--no-page-log`).
+    no_page_log: bool,
     pub dialogs: DialogLog,
     pub loading: Loading,
     /// The `Runtime` object id of the in-page library in the tab's current document.
@@ -184,6 +198,8 @@ type Prepared = Arc<Mutex<HashMap<TabId, Arc<TabState>>>>;
 
 pub struct Tabs {
     transport: Arc<dyn Transport>,
+    /// Whether tabs keep their console and requests (see [`preparation`]).
+    page_log: bool,
     owners: Mutex<Sessions>,
     prepared: Prepared,
     /// What the tabs' watchers store finished downloads with, and signal them on.
@@ -191,8 +207,9 @@ pub struct Tabs {
 }
 
 impl Tabs {
-    pub fn new(transport: Arc<dyn Transport>, artifacts: Arc<dyn ArtifactStore>) -> Self {
+    pub fn new(transport: Arc<dyn Transport>, artifacts: Arc<dyn ArtifactStore>, page_log: bool) -> Self {
         Self {
+            page_log,
             storing: Storing {
                 transport: transport.clone(),
                 artifacts,
@@ -234,10 +251,15 @@ impl Tabs {
         // Sent together (a tab's session runs them in order), not each after the last's answer:
         // opening a session's tab with the extension loaded, 208-218 -> 188-201 ms in
         // extension mode, 179-186 -> 174 in worker mode (modes bench, alternated).
-        let sent = preparation().map(|(method, params)| self.transport.send(tab, method, params));
+        let sent = preparation(self.page_log)
+            .into_iter()
+            .map(|(method, params)| self.transport.send(tab, method, params));
         futures::future::try_join_all(sent).await?;
 
-        let state = Arc::new(TabState::default());
+        let state = Arc::new(TabState {
+            no_page_log: !self.page_log,
+            ..TabState::default()
+        });
         let (ask, catch_ups) = mpsc::unbounded_channel();
         let _ = state.catch_up.set(ask);
         self.prepared().insert(tab, state.clone());
@@ -327,10 +349,14 @@ async fn take(
                 }
                 state.downloads.observe(&method, &params, storing)
             }
-            "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded" => {
+            "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded"
+                if !state.no_page_log =>
+            {
                 state.console.observe(&method, &params)
             }
-            network if network.starts_with("Network.") => state.network.observe(&method, &params),
+            network if network.starts_with("Network.") && !state.no_page_log => {
+                state.network.observe(&method, &params)
+            }
             "Target.attachedToTarget" | "Target.detachedFromTarget" => state.frames.observe(&method, &params),
             "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
                 state.navigated(

@@ -64,6 +64,10 @@ pub struct WorkerArgs {
     /// Let agents open file: URLs, which read this machine's disk; refused without it.
     #[arg(long)]
     pub allow_file_urls: bool,
+    /// Keep none of the pages' console messages and requests (browser_console and
+    /// browser_network are then refused; results still report navigations and downloads).
+    #[arg(long)]
+    pub no_page_log: bool,
     /// Secrets agents may have typed but never see: a JSON file
     /// {"name": {"value": "...", "origins": ["https://site.example"]}}, readable by its owner
     /// alone (chmod 600).
@@ -129,6 +133,7 @@ async fn run(args: WorkerArgs) -> Result<()> {
         ca_file: args.ca_file,
         allow_evaluate: args.allow_evaluate,
         allow_file_urls: args.allow_file_urls,
+        no_page_log: args.no_page_log,
         secrets,
     };
     // A worker without its browser can serve nothing: it stops, so whatever supervises it can
@@ -190,6 +195,8 @@ pub struct Worker {
     pub allow_evaluate: bool,
     /// Whether `file:` URLs may be opened (`--allow-file-urls`).
     pub allow_file_urls: bool,
+    /// Whether the pages' console and requests are not kept (`--no-page-log`).
+    pub no_page_log: bool,
     /// The operator's secrets (`--secrets`).
     pub secrets: crate::secrets::Secrets,
 }
@@ -203,7 +210,8 @@ impl Worker {
         };
         let policy = Policy::new(&self.forbid_urls)
             .map_err(anyhow::Error::msg)?
-            .allow_file_urls(self.allow_file_urls);
+            .allow_file_urls(self.allow_file_urls)
+            .without_page_log(self.no_page_log);
         for (_, http) in &relays {
             policy.add_relay_origin(http);
         }

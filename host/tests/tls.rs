@@ -78,6 +78,7 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
         ca_file: None,
         allow_evaluate: false,
         allow_file_urls: false,
+        no_page_log: false,
         secrets: Default::default(),
     };
     let untrusting = tokio::spawn(untrusting.serve());
@@ -91,6 +92,7 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
         ca_file: Some(ca_file),
         allow_evaluate: false,
         allow_file_urls: false,
+        no_page_log: false,
         secrets: Default::default(),
     };
     let serving = tokio::spawn(worker.serve());

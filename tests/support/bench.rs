@@ -301,9 +301,17 @@ impl RelayedWorker {
 pub const BENCH_WORKER: &str = "bench-worker";
 
 pub async fn relayed_worker(h: &Harness) -> RelayedWorker {
+    relayed_worker_with(h, |_| {}).await
+}
+
+/// The same, the worker's flags set by `configure`.
+pub async fn relayed_worker_with(
+    h: &Harness,
+    configure: impl FnOnce(&mut tether_host::worker::Worker),
+) -> RelayedWorker {
     let data = tempfile::tempdir().unwrap();
     let relay = TestRelay::start(data.path(), None);
-    let worker = relay.start_worker(h, BENCH_WORKER);
+    let worker = relay.start_worker_with(h.browser_ws(), BENCH_WORKER, configure);
     relay.wait_online(BENCH_WORKER, Duration::from_secs(20)).await;
     RelayedWorker {
         relay,

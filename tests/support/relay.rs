@@ -122,17 +122,17 @@ impl RelayApi {
 
     /// The same on the browser at `browser_ws`.
     pub fn start_worker_on(&self, browser_ws: &str, client_id: &str) -> tokio::task::JoinHandle<()> {
-        self.start_worker_with(browser_ws, client_id, Default::default())
+        self.start_worker_with(browser_ws, client_id, |_| {})
     }
 
-    /// The same, holding the operator's `secrets` (its `--secrets` file).
+    /// The same, with its flags set by `configure` (its `--secrets`, `--no-page-log`).
     pub fn start_worker_with(
         &self,
         browser_ws: &str,
         client_id: &str,
-        secrets: tether_host::secrets::Secrets,
+        configure: impl FnOnce(&mut Worker),
     ) -> tokio::task::JoinHandle<()> {
-        let worker = Worker {
+        let mut worker = Worker {
             browser: BrowserAt::Ws(browser_ws.to_owned()),
             relay: format!("ws://{}", self.addr),
             token: HOST.into(),
@@ -141,8 +141,10 @@ impl RelayApi {
             ca_file: None,
             allow_evaluate: false,
             allow_file_urls: false,
-            secrets,
+            no_page_log: false,
+            secrets: Default::default(),
         };
+        configure(&mut worker);
         tokio::spawn(async move {
             let outcome = worker.serve().await;
             panic!("the worker stopped: {outcome:?}");

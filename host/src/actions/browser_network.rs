@@ -10,6 +10,7 @@ use tether_protocol::{ActionError, ErrorCode};
 use super::Context;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    cx.page_log()?;
     let page = cx.page(p.tab_id);
     page.caught_up().await?;
     let network = &page.state().network;

@@ -64,6 +64,17 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    /// Refuses a read of the pages' console or requests on a host that keeps none.
+    pub fn page_log(&self) -> Result<(), ActionError> {
+        if self.policy.keeps_page_log() {
+            return Ok(());
+        }
+        Err(ActionError::new(
+            tether_protocol::ErrorCode::Forbidden,
+            "this host keeps no console messages or requests of its pages (its operator started it with --no-page-log)",
+        ))
+    }
+
     /// A tab of the session, as actions act on it.
     pub fn page(&self, tab: TabId) -> Page<'a> {
         Page::new(self.transport, self.artifacts, self.session.tab_state(tab), tab)
