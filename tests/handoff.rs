@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::json;
 use tether_host::cdp::connection::CdpConnection;
 use tether_tests::cdp::RawSession;
-use tether_tests::client::{orchestrator, post_action, request};
+use tether_tests::client::{orchestrator, post_action, recv_type, request, subscribed};
 use tether_tests::person::{click, doc_shot, gone, shown, shown_with, signed_in_console, type_into};
 use tether_tests::relay::{TestRelay, ORCHESTRATOR};
 use tether_tests::{run_worker, Harness};
@@ -300,6 +300,45 @@ fn a_handoff_without_a_message_or_with_a_timeout_out_of_range_is_refused() {
             assert_eq!(refused["error"]["code"], "INVALID_PARAMS", "{params}: {refused}");
             let message = refused["error"]["message"].as_str().unwrap();
             assert!(message.contains(says), "{params}: {message}");
+        }
+    });
+}
+
+#[test]
+fn a_console_opened_while_a_handoff_waits_shows_it_and_answers_it() {
+    run_worker(|h| async move {
+        let s = "asked-before-the-console";
+        let Started { relay, tab, .. } = started(h, "handoff-late-console", s, "snapshot.html").await;
+        let mut events = subscribed(&relay.addr.to_string(), json!({ "sessionId": s })).await;
+        let message = "Approve the payment in your bank's app, then press Done";
+        let done = hand_over(&relay, s, json!({ "tabId": tab, "message": message }));
+        recv_type(&mut events, "handoff.requested").await;
+
+        // The person opens the console only now: the request already waiting is shown.
+        let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
+        let (page, target) = signed_in_console(&cdp, &relay.http("/")).await;
+        page.eval_checked(&shown_with("#ask-list [data-handoff]", message))
+            .await;
+        click(&page, "[data-handoff] .done").await;
+        let done = done.await.unwrap();
+        assert_eq!(done["status"], "success", "{done}");
+        page.eval_checked(&gone("[data-handoff]")).await;
+
+        // Ended, it is not shown to a console that comes later still.
+        let (again, second) = signed_in_console(&cdp, &relay.http("/")).await;
+        again
+            .eval_checked(&shown(&format!("[data-session='{s}'] .status")))
+            .await;
+        assert_eq!(
+            again
+                .eval("document.querySelectorAll('#ask-list [data-handoff]').length")
+                .await,
+            0
+        );
+        for target in [target, second] {
+            cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+                .await
+                .unwrap();
         }
     });
 }

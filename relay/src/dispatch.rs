@@ -164,7 +164,8 @@ fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Ut
     let mut events = crate::state::state_events(changed);
     events.push(Logged::of(Direction::Internal, &Message::ActionStarted(event)));
     if let Some(asked) = handoff.then(|| crate::handoff::requested(request)).flatten() {
-        events.push(Logged::of(Direction::Internal, &asked));
+        relay.handoffs.asked(&asked);
+        events.push(Logged::of(Direction::Internal, &Message::HandoffRequested(asked)));
     }
     relay.events.session_all_held(&request.session_id, events);
 }

@@ -171,6 +171,7 @@ fn finish(relay: &Relay, result: ActionResult, reply: Reply, params: &serde_json
     });
     publish_end(relay, &result, &stored, waiting, changed);
     if result.action_name == ActionName::BrowserHandoff.as_str() {
+        relay.handoffs.ended(&result.session_id, &result.action_id);
         if let Some(ended) = crate::handoff::ended(&result, params) {
             let event = Logged::of(Direction::Internal, &ended);
             relay.events.session_all(&result.session_id, vec![event]);

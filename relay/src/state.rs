@@ -40,6 +40,8 @@ pub struct Relay {
     /// What survives a restart (docs/protocol.md §13).
     pub journal: Journal,
     pub confirmations: Confirmations,
+    /// The handoffs waiting for a person.
+    pub handoffs: crate::handoff::Waiting,
     /// The sessions someone watches live in the console.
     pub live_views: crate::live_view::LiveViews,
     pub artifacts: ArtifactStore,
@@ -70,6 +72,7 @@ impl Relay {
             events: Events::new(log),
             journal,
             confirmations: Confirmations::default(),
+            handoffs: Default::default(),
             live_views: Default::default(),
             artifacts,
             metrics: Metrics::default(),

@@ -247,10 +247,14 @@ fn start_subscription(
             client_id: client.clone(),
         }),
     );
-    // Questions asked before this subscriber came are still waiting for someone to answer.
+    // Questions asked and handoffs begun before this subscriber came are still waiting for
+    // someone to answer.
     if !replaying && client.is_none() {
         for asking in state.confirmations.waiting(session.as_deref()) {
             outbox.send(Envelope::of(Message::ConfirmationRequested(asking)));
+        }
+        for waiting in state.handoffs.of(session.as_deref()) {
+            outbox.send(Envelope::of(Message::HandoffRequested(waiting)));
         }
     }
     let (relay, out) = (state.clone(), outbox.clone());
