@@ -139,3 +139,58 @@ fn a_frame_of_a_blocked_site_stays_one_line_and_out_of_reach() {
         );
     });
 }
+
+#[test]
+fn what_a_cross_origin_frame_logs_and_requests_is_the_tabs() {
+    run(|h| async move {
+        let s = "frame-log";
+        let tab = h.start(s, "/fixtures/frame-app.html").await;
+        h.ok(s, "browser_wait_for_loaded", json!({ "tabId": tab })).await;
+        let refresh = named(&scan(h, s, tab).await, "refresh")["xpath"].clone();
+        let refreshed = fixtures::hits("widget-refreshed");
+        let clicked = h
+            .ok(s, "browser_click", json!({ "tabId": tab, "xpath": refresh }))
+            .await;
+        assert_eq!(
+            clicked["observed"]["console"]["first"], "widget: prices unavailable",
+            "the click's result tells the frame's error: {clicked}"
+        );
+        fixtures::hit_times("widget-refreshed", refreshed + 1).await;
+
+        let console = h
+            .ok(s, "browser_console", json!({ "tabId": tab, "text": "widget:" }))
+            .await;
+        let lines: Vec<(&str, &str)> = console["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["level"].as_str().unwrap(), e["text"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("warning", "widget: prices are a day old"),
+                ("error", "widget: prices unavailable")
+            ],
+            "{console}"
+        );
+        let failed = h
+            .ok(
+                s,
+                "browser_network",
+                json!({ "tabId": tab, "failedOnly": true, "url": "*/status/404*" }),
+            )
+            .await;
+        let requests = failed["requests"].as_array().unwrap();
+        assert_eq!(requests.len(), 1, "{failed}");
+        assert_eq!(requests[0]["status"], 404, "{failed}");
+        assert!(
+            requests[0]["url"]
+                .as_str()
+                .unwrap()
+                .starts_with("http://127.0.0.2:"),
+            "{failed}"
+        );
+        h.ok(s, "session_stop", json!({})).await;
+    });
+}

@@ -12,17 +12,12 @@ fn a_file_the_page_downloads_is_handed_over_as_an_artifact() {
     run(|h| async move {
         let s = "downloads-report";
         let tab = h.start(s, "/fixtures/downloads.html").await;
-        let clicked = h
-            .ok(
-                s,
-                "browser_click",
-                json!({ "tabId": tab, "xpath": "//a[@id='report']" }),
-            )
-            .await;
-        assert_eq!(
-            clicked["observed"]["downloads"][0]["name"], "report.csv",
-            "the click's result says it began a download: {clicked}"
-        );
+        h.ok(
+            s,
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//a[@id='report']" }),
+        )
+        .await;
         let listed = h
             .ok(
                 s,
@@ -67,17 +62,12 @@ fn files_a_page_makes_or_a_form_posts_for_are_handed_over_too() {
         let s = "downloads-made";
         let tab = h.start(s, "/fixtures/downloads.html").await;
         let wait = json!({ "wait": true, "timeoutMs": 20000 });
-        let clicked = h
-            .ok(
-                s,
-                "browser_click",
-                json!({ "tabId": tab, "xpath": "//button[@id='notes']" }),
-            )
-            .await;
-        assert_eq!(
-            clicked["observed"]["downloads"][0]["name"], "notes.txt",
-            "{clicked}"
-        );
+        h.ok(
+            s,
+            "browser_click",
+            json!({ "tabId": tab, "xpath": "//button[@id='notes']" }),
+        )
+        .await;
         let made = h.ok(s, "browser_downloads", wait.clone()).await;
         let notes = &made["downloads"][0];
         assert_eq!(

@@ -33,12 +33,16 @@ export async function send({ tabId, sessionId, method, params }) {
   return (await chrome.debugger.sendCommand(target, method, params ?? {})) ?? {};
 }
 
+/** Of a child session's events (a cross-origin frame's), the host keeps its console lines and
+ * requests; the rest it asks the frame for when it needs them. */
+const FRAME_EVENTS = /^(Network\.|Log\.entryAdded$|Runtime\.(consoleAPICalled|exceptionThrown)$)/;
+
 /** Forwards CDP events and detaches (the user's "Cancel" on the infobar, a closed tab). */
 export function watch(emit) {
   chrome.debugger.onEvent.addListener((source, method, params) => {
-    // A child session's events (a cross-origin frame's) are not the tab's: the host asks
-    // those frames what it needs.
-    if (source.tabId !== undefined && source.sessionId === undefined) emit({ type: "cdp.event", tabId: source.tabId, method, params: params ?? {} });
+    if (source.tabId === undefined) return;
+    if (source.sessionId === undefined) emit({ type: "cdp.event", tabId: source.tabId, method, params: params ?? {} });
+    else if (FRAME_EVENTS.test(method)) emit({ type: "cdp.event", tabId: source.tabId, sessionId: source.sessionId, method, params: params ?? {} });
   });
   chrome.debugger.onDetach.addListener((source, reason) => {
     if (source.tabId === undefined) return;

@@ -324,6 +324,49 @@ fn pending(
     }
 }
 
+/// Whether an event is one of the page's console lines or requests.
+fn is_logged(method: &str) -> bool {
+    matches!(
+        method,
+        "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded"
+    ) || method.starts_with("Network.")
+}
+
+/// Keeps a console line or a request event, the tab's or one of its frames', unless the host
+/// keeps no page log.
+fn keep_logged(state: &TabState, method: &str, params: &Value) {
+    if state.no_page_log {
+        return;
+    }
+    match method.starts_with("Network.") {
+        true => state.network.observe(method, params),
+        false => state.console.observe(method, params),
+    }
+}
+
+/// A cross-origin frame was attached: its console lines and requests are the tab's too, so
+/// the frame's session reports them (sent beside the watcher, which must not wait on the
+/// browser). What the frame logged before is replayed by `Runtime.enable`; requests it made
+/// before are not seen.
+fn log_frame(storing: &Storing, tab: TabId, state: &TabState, attached: &Value) {
+    let frame = attached.pointer("/targetInfo/type").and_then(Value::as_str) == Some("iframe");
+    let Some(session) = attached["sessionId"]
+        .as_str()
+        .filter(|_| frame && !state.no_page_log)
+    else {
+        return;
+    };
+    let (transport, session) = (storing.transport.clone(), session.to_owned());
+    tokio::spawn(async move {
+        for method in ["Runtime.enable", "Log.enable", "Network.enable"] {
+            if let Err(e) = transport.send_in(tab, &session, method, json!({})).await {
+                tracing::debug!(tab, "a frame's {method} failed (it may have gone): {e}");
+                return;
+            }
+        }
+    });
+}
+
 /// Takes one event into the tab's state; false once the tab is gone.
 async fn take(
     storing: &Storing,
@@ -349,15 +392,12 @@ async fn take(
                 }
                 state.downloads.observe(&method, &params, storing)
             }
-            "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded"
-                if !state.no_page_log =>
-            {
-                state.console.observe(&method, &params)
+            logged if is_logged(logged) => keep_logged(state, &method, &params),
+            "Target.attachedToTarget" => {
+                state.frames.observe(&method, &params);
+                log_frame(storing, tab, state, &params);
             }
-            network if network.starts_with("Network.") && !state.no_page_log => {
-                state.network.observe(&method, &params)
-            }
-            "Target.attachedToTarget" | "Target.detachedFromTarget" => state.frames.observe(&method, &params),
+            "Target.detachedFromTarget" => state.frames.observe(&method, &params),
             "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
                 state.navigated(
                     params
@@ -369,6 +409,11 @@ async fn take(
             }
             _ => state.loading.observe(&method, &params),
         },
+        Ok(BrowserEvent::FrameCdp {
+            tab: t,
+            method,
+            params,
+        }) if t == tab && is_logged(&method) => keep_logged(state, &method, &params),
         Ok(BrowserEvent::TabRemoved { tab: t } | BrowserEvent::Detached { tab: t, .. }) if t == tab => {
             return false
         }

@@ -117,6 +117,6 @@ pub fn tab_event(event: &BrowserEvent) -> Option<TabEvent> {
             tab_id: *tab,
             window_id: None,
         }),
-        BrowserEvent::Cdp { .. } | BrowserEvent::Detached { .. } => None,
+        BrowserEvent::Cdp { .. } | BrowserEvent::FrameCdp { .. } | BrowserEvent::Detached { .. } => None,
     }
 }

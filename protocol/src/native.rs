@@ -74,10 +74,13 @@ pub enum FromExtension {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
-    /// A CDP event of an attached tab.
+    /// A CDP event of an attached tab, or with `sessionId`, of one of its cross-origin frames'
+    /// child sessions (only what the host keeps of them: console lines and requests).
     #[serde(rename = "cdp.event")]
     CdpEvent {
         tab_id: TabId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
         method: String,
         #[serde(default)]
         params: Value,
@@ -280,7 +283,19 @@ mod tests {
             read(json!({ "type": "cdp.event", "tabId": 3, "method": "Page.loadEventFired", "params": {} })),
             FromExtension::CdpEvent {
                 tab_id: 3,
+                session_id: None,
                 method: "Page.loadEventFired".into(),
+                params: json!({})
+            }
+        );
+        assert_eq!(
+            read(
+                json!({ "type": "cdp.event", "tabId": 3, "sessionId": "F1", "method": "Log.entryAdded", "params": {} })
+            ),
+            FromExtension::CdpEvent {
+                tab_id: 3,
+                session_id: Some("F1".into()),
+                method: "Log.entryAdded".into(),
                 params: json!({})
             }
         );

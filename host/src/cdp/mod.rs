@@ -32,6 +32,12 @@ pub enum BrowserEvent {
         method: String,
         params: Value,
     },
+    /// An event of one of an attached tab's cross-origin frames, on the frame's own session.
+    FrameCdp {
+        tab: TabId,
+        method: String,
+        params: Value,
+    },
     TabCreated(TabInfo),
     TabUpdated(TabInfo),
     TabRemoved {

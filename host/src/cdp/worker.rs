@@ -22,6 +22,8 @@ struct Targets {
     next_tab: TabId,
     by_target: HashMap<String, TabId>,
     by_session: HashMap<String, TabId>,
+    /// The sessions of the tabs' cross-origin frames (attached by the tabs' auto-attach).
+    frame_sessions: HashMap<String, TabId>,
     tabs: HashMap<TabId, Target>,
 }
 
@@ -76,6 +78,7 @@ impl Targets {
         if let Some(s) = t.session_id {
             self.by_session.remove(&s);
         }
+        self.frame_sessions.retain(|_, of| *of != tab);
         true
     }
 
@@ -411,7 +414,34 @@ async fn pump(
 
 fn translate(targets: &mut Targets, event: RawEvent) -> Option<BrowserEvent> {
     if let Some(session) = &event.session_id {
-        let tab = *targets.by_session.get(session)?;
+        let Some(&tab) = targets.by_session.get(session) else {
+            let tab = *targets.frame_sessions.get(session)?;
+            return Some(BrowserEvent::FrameCdp {
+                tab,
+                method: event.method,
+                params: event.params,
+            });
+        };
+        let child = || {
+            event
+                .params
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        match event.method.as_str() {
+            "Target.attachedToTarget" => {
+                if let Some(child) = child() {
+                    targets.frame_sessions.insert(child, tab);
+                }
+            }
+            "Target.detachedFromTarget" => {
+                if let Some(child) = child() {
+                    targets.frame_sessions.remove(&child);
+                }
+            }
+            _ => {}
+        }
         return Some(BrowserEvent::Cdp {
             tab,
             method: event.method,
@@ -448,6 +478,7 @@ fn translate(targets: &mut Targets, event: RawEvent) -> Option<BrowserEvent> {
             if let Some(t) = targets.tabs.get_mut(&tab) {
                 t.session_id = None;
             }
+            targets.frame_sessions.retain(|_, of| *of != tab);
             Some(BrowserEvent::Detached {
                 tab,
                 reason: "the tab's debugging session ended".into(),

@@ -244,9 +244,10 @@ fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &Exten
         FromExtension::Reply { id, result, error } => transport.reply(id, result, error),
         FromExtension::CdpEvent {
             tab_id,
+            session_id,
             method,
             params,
-        } => transport.cdp_event(tab_id, method, params),
+        } => transport.cdp_event(tab_id, session_id.is_some(), method, params),
         FromExtension::CdpDetached { tab_id, reason } => transport.detached(tab_id, reason),
         FromExtension::Ping => {
             let _ = status.to_extension.send(ToExtension::Pong);

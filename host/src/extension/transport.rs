@@ -105,8 +105,13 @@ impl ExtensionTransport {
         }
     }
 
-    pub fn cdp_event(&self, tab: TabId, method: String, params: Value) {
-        let _ = self.events.send(BrowserEvent::Cdp { tab, method, params });
+    /// An event of `tab`, or of one of its frames' sessions (`in_frame`).
+    pub fn cdp_event(&self, tab: TabId, in_frame: bool, method: String, params: Value) {
+        let event = match in_frame {
+            true => BrowserEvent::FrameCdp { tab, method, params },
+            false => BrowserEvent::Cdp { tab, method, params },
+        };
+        let _ = self.events.send(event);
     }
 
     /// The debugger left `tab` on its own; later calls on it say why.
