@@ -21,6 +21,7 @@ pub mod confirmations;
 pub mod dispatch;
 pub mod events;
 pub mod handoff;
+pub mod handoffs_waiting;
 pub mod host_link;
 pub mod host_tokens;
 pub mod housekeeping;

@@ -41,7 +41,7 @@ pub struct Relay {
     pub journal: Journal,
     pub confirmations: Confirmations,
     /// The handoffs waiting for a person.
-    pub handoffs: crate::handoff::Waiting,
+    pub handoffs: crate::handoffs_waiting::Waiting,
     /// The sessions someone watches live in the console.
     pub live_views: crate::live_view::LiveViews,
     pub artifacts: ArtifactStore,
