@@ -115,6 +115,10 @@ pub struct RelayArgs {
     /// Session logs not written for this many days are removed.
     #[arg(long, default_value_t = 30, value_name = "DAYS")]
     pub log_retention_days: u64,
+    /// The most the session logs may take together, in bytes: past it the logs written least
+    /// recently are removed (a running session's never), checked hourly.
+    #[arg(long, default_value_t = 10 << 30, value_name = "BYTES")]
+    pub log_total_bytes: u64,
 }
 
 /// `7d`, `12h`, `30m`, `90s`, or a number of seconds.
@@ -200,6 +204,8 @@ pub struct Settings {
     pub session_retention: Duration,
     /// How long a session log no one writes is kept (`--log-retention-days`).
     pub log_retention: Duration,
+    /// The most the session logs may take together (`--log-total-bytes`).
+    pub log_total_bytes: u64,
 }
 
 impl Default for Settings {
@@ -221,6 +227,7 @@ impl Default for Settings {
             forget_offline_after: Duration::from_secs(7 * 86_400),
             session_retention: Duration::from_secs(86_400),
             log_retention: Duration::from_secs(30 * 86_400),
+            log_total_bytes: 10 << 30,
         }
     }
 }
@@ -243,6 +250,7 @@ impl RelayArgs {
             forget_offline_after: self.forget_offline_after,
             session_retention: self.session_retention,
             log_retention: Duration::from_secs(self.log_retention_days.saturating_mul(86_400)),
+            log_total_bytes: self.log_total_bytes,
             ..Settings::default()
         }
     }

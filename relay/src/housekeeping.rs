@@ -2,7 +2,8 @@
 //! sessions idle past `--session-retention` (ended, stopped, or left by their orchestrator)
 //! are forgotten, in memory and with their log's open file; the journal is compacted once it
 //! forgot some, or as soon as it has grown (`journal.rs`); session logs no one wrote for
-//! `--log-retention-days` are removed. Runs as long as the relay serves.
+//! `--log-retention-days` are removed, and past `--log-total-bytes` those written least
+//! recently. Runs as long as the relay serves.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -83,14 +84,24 @@ pub fn sweep(relay: &Relay) -> Swept {
     swept
 }
 
-/// Removes the session logs no one wrote for the log retention.
+/// Removes the session logs no one wrote for the log retention, then the least recently
+/// written past the logs' size bound.
 fn remove_old_logs(relay: &Relay) {
-    let Some(cutoff) = SystemTime::now().checked_sub(relay.settings.log_retention) else {
-        return;
-    };
-    match relay.events.log().remove_written_before(cutoff) {
+    let log = relay.events.log();
+    if let Some(cutoff) = SystemTime::now().checked_sub(relay.settings.log_retention) {
+        match log.remove_written_before(cutoff) {
+            Ok(0) => {}
+            Ok(removed) => tracing::info!(removed, "removed session logs past their retention"),
+            Err(e) => tracing::warn!("cannot look for old session logs: {e}"),
+        }
+    }
+    match log.remove_oldest_beyond(relay.settings.log_total_bytes) {
         Ok(0) => {}
-        Ok(removed) => tracing::info!(removed, "removed session logs past their retention"),
-        Err(e) => tracing::warn!("cannot look for old session logs: {e}"),
+        Ok(removed) => tracing::info!(
+            removed,
+            bytes = relay.settings.log_total_bytes,
+            "removed the oldest session logs past --log-total-bytes"
+        ),
+        Err(e) => tracing::warn!("cannot measure the session logs: {e}"),
     }
 }

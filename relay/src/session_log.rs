@@ -355,6 +355,48 @@ impl SessionLog {
         Ok(removed)
     }
 
+    /// Removes the logs written least recently (their files' modification time) until the rest
+    /// take at most `max_bytes`, sparing the logs of sessions that have not completed; how many.
+    pub fn remove_oldest_beyond(&self, max_bytes: u64) -> std::io::Result<usize> {
+        let mut running = std::collections::HashSet::new();
+        self.open.each(|part| {
+            for (session_id, log) in part.iter() {
+                // A log busy being written is a running session's.
+                if log.try_lock().map_or(true, |log| !log.ended) {
+                    running.insert(self.path(session_id));
+                }
+            }
+        });
+        let mut total = 0;
+        let mut removable = Vec::new();
+        for entry in std::fs::read_dir(&self.dir)? {
+            let path = entry?.path();
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if !meta.is_file() || path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            total += meta.len();
+            if !running.contains(&path) {
+                let written = meta.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+                removable.push((written, meta.len(), path));
+            }
+        }
+        removable.sort_unstable();
+        let mut removed = 0;
+        for (_, bytes, path) in removable {
+            if total <= max_bytes {
+                break;
+            }
+            if std::fs::remove_file(&path).is_ok() {
+                total -= bytes;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
     /// How many session logs are held open.
     pub fn files_open(&self) -> usize {
         self.files.load(Ordering::Relaxed)
@@ -691,5 +733,42 @@ mod tests {
             })
             .collect();
         assert_eq!(indexes, [0, 1, 2, 3, 4], "one file, in index order");
+    }
+
+    #[test]
+    fn past_its_bound_the_log_loses_its_oldest_files_but_not_a_running_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = SessionLog::new(dir.path()).unwrap();
+        let kib = payload(&json!("x".repeat(1000)));
+        // Each session writes 10 lines (~11 KiB); "running" first, so it is the oldest file.
+        for session in ["running", "old", "older-than-new", "new"] {
+            for _ in 0..10 {
+                log.append(session, Direction::In, "m", &kib, Write::Now).unwrap();
+            }
+            if session != "running" {
+                log.close(session);
+            }
+        }
+        let day = std::time::Duration::from_secs(86_400);
+        let now = std::time::SystemTime::now();
+        for (session, days_ago) in [("running", 9), ("old", 3), ("older-than-new", 2), ("new", 1)] {
+            let file = File::options().append(true).open(log.path(session)).unwrap();
+            file.set_modified(now - day * days_ago).unwrap();
+        }
+        let size = |session: &str| std::fs::metadata(log.path(session)).unwrap().len();
+        let (all, kept) = (
+            size("running") + size("old") + size("older-than-new") + size("new"),
+            size("running") + size("new"),
+        );
+        assert_eq!(log.remove_oldest_beyond(all).unwrap(), 0, "within the bound");
+        assert_eq!(log.remove_oldest_beyond(kept).unwrap(), 2);
+        let kept: Vec<bool> = ["running", "old", "older-than-new", "new"]
+            .iter()
+            .map(|s| log.path(s).exists())
+            .collect();
+        assert_eq!(kept, [true, false, false, true]);
+        log.append("running", Direction::In, "m", &kib, Write::Now)
+            .unwrap();
+        assert_eq!(log.read_after("running", None).unwrap().len(), 11);
     }
 }

@@ -166,3 +166,52 @@ async fn sessions_left_idle_are_forgotten_with_their_files_and_journal() {
         "the logs themselves stay for --log-retention-days"
     );
 }
+
+#[tokio::test]
+async fn the_session_logs_past_their_total_bound_lose_the_oldest() {
+    // Logs of sessions long ended, from an earlier run: 30 of 100 KB, each written a day
+    // before the next; the bound keeps ten.
+    let data = tempfile::tempdir().unwrap();
+    let logs = data.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let now = std::time::SystemTime::now();
+    for n in 0..30u32 {
+        let path = logs.join(format!("ended-{n}.jsonl"));
+        std::fs::write(&path, vec![b'\n'; 100_000]).unwrap();
+        let written = now - Duration::from_secs(86_400) * (30 - n);
+        std::fs::File::options()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(written)
+            .unwrap();
+    }
+    let relay = RelayProcess::start_in(data, &["--log-total-bytes", "1000000"]).await;
+    let kept = || -> Vec<u32> {
+        let mut kept: Vec<u32> = std::fs::read_dir(relay.data.path().join("logs"))
+            .unwrap()
+            .filter_map(|e| {
+                e.ok()?
+                    .file_name()
+                    .to_str()?
+                    .strip_prefix("ended-")?
+                    .strip_suffix(".jsonl")?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        kept.sort_unstable();
+        kept
+    };
+    // Looked at as the relay starts, within a bound.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while kept().len() > 10 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still {} logs after 20 s",
+            kept().len()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(kept(), (20..30).collect::<Vec<_>>(), "the ten written last stay");
+}
