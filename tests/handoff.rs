@@ -312,7 +312,18 @@ fn a_console_opened_while_a_handoff_waits_shows_it_and_answers_it() {
         let mut events = subscribed(&relay.addr.to_string(), json!({ "sessionId": s })).await;
         let message = "Approve the payment in your bank's app, then press Done";
         let done = hand_over(&relay, s, json!({ "tabId": tab, "message": message }));
-        recv_type(&mut events, "handoff.requested").await;
+        let asked = recv_type(&mut events, "handoff.requested").await;
+        let action = asked["payload"]["actionId"].clone();
+
+        // A note longer than a person's answer may carry is refused, and the handoff waits on.
+        let mut ws = orchestrator(&relay.addr.to_string()).await;
+        let long = json!({ "sessionId": s, "actionId": action, "outcome": "done", "note": "n".repeat(2001) });
+        let refused = request(&mut ws, "handoff.answer", "long-note", long).await;
+        assert_eq!(refused["payload"]["code"], "INVALID_PARAMS", "{refused}");
+        assert!(
+            refused["payload"]["message"].as_str().unwrap().contains("2000"),
+            "{refused}"
+        );
 
         // The person opens the console only now: the request already waiting is shown.
         let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
