@@ -125,6 +125,15 @@ async fn an_observer_held_to_a_session_reads_only_it_and_cannot_act() {
         ("subscribe", json!({ "sessionId": "theirs" })),
         ("session.get", json!({ "sessionId": "theirs" })),
         ("twin.get", json!({ "clientId": "x" })),
+        (
+            "handoff.answer",
+            json!({ "sessionId": "theirs", "actionId": "a1", "outcome": "done" }),
+        ),
+        (
+            "handoff.input",
+            json!({ "sessionId": "theirs", "actionId": "a1", "input": { "kind": "mouse", "action": "down", "x": 1, "y": 1 } }),
+        ),
+        ("live_view.start", json!({ "sessionId": "theirs" })),
     ] {
         let reply = request(&mut observer, kind, "r", payload.clone()).await;
         assert_eq!(reply["payload"]["code"], "FORBIDDEN", "{kind} {payload}: {reply}");
