@@ -27,7 +27,7 @@ pub struct Loading {
     ended: Notify,
 }
 
-#[derive(Default, Clone)]
+#[derive(Default)]
 struct Seen {
     /// Counts the signs of loading, so an answer the page gave can be kept only if no sign
     /// came since the question was asked.
