@@ -15,7 +15,7 @@ use tether_tests::cdp::RawSession;
 use tether_tests::client::{orchestrator, post_action, recv_type, request, subscribed};
 use tether_tests::person::{click, doc_shot, gone, shown, shown_with, signed_in_console, type_into};
 use tether_tests::relay::{TestRelay, ORCHESTRATOR};
-use tether_tests::{run_worker, Harness};
+use tether_tests::{run_extension, run_worker, Harness};
 
 const JOIN_WITHIN: Duration = Duration::from_secs(20);
 
@@ -351,5 +351,28 @@ fn a_console_opened_while_a_handoff_waits_shows_it_and_answers_it() {
                 .await
                 .unwrap();
         }
+    });
+}
+
+#[test]
+fn a_person_watches_a_tab_of_their_own_browser_live() {
+    run_extension(|h| async move {
+        let s = "live-extension";
+        let b = h.extension();
+        let tab = h.start(s, "/fixtures/person.html").await;
+        h.ok(s, "browser_wait_for_loaded", json!({ "tabId": tab })).await;
+        let cdp = CdpConnection::connect(b.chromium.ws_url().expect("launched with a port"))
+            .await
+            .unwrap();
+        let (page, target) = signed_in_console(&cdp, &b.relay.http("/")).await;
+        click(&page, &format!("[data-session='{s}'] button.watch")).await;
+        let seen = frames_past(&page, s, 0).await;
+        assert!(seen >= 1);
+        // The page as it is: its button's dark label drawn where the page has it.
+        page.eval_checked(&drawn_dark(s, (40.0, 100.0, 160.0, 140.0)))
+            .await;
+        cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+            .await
+            .unwrap();
     });
 }
