@@ -77,7 +77,9 @@ async fn sigterm_ends_every_action_with_a_result_then_closes() {
 
 #[tokio::test]
 async fn a_stopping_relay_refuses_new_actions_with_a_result() {
-    let mut relay = RelayProcess::start(&["--shutdown-grace-ms", "2000"]).await;
+    // A grace long enough for a loaded machine: the relay exits as soon as the running action
+    // ends, so the test does not wait it out.
+    let mut relay = RelayProcess::start(&["--shutdown-grace-ms", "20000"]).await;
     let mut host = TestHost::join(&relay.addr, "browser-1").await;
     let mut orch = orchestrator(&relay.addr).await;
     send(&mut orch, envelope("browser_action", "r1", click("running"))).await;
