@@ -358,7 +358,7 @@ fn log_frame(storing: &Storing, tab: TabId, state: &TabState, attached: &Value) 
     };
     let (transport, session) = (storing.transport.clone(), session.to_owned());
     tokio::spawn(async move {
-        for method in ["Runtime.enable", "Log.enable", "Network.enable"] {
+        for method in std::iter::once("Runtime.enable").chain(PAGE_LOG) {
             if let Err(e) = transport.send_in(tab, &session, method, json!({})).await {
                 tracing::debug!(tab, "a frame's {method} failed (it may have gone): {e}");
                 return;

@@ -87,21 +87,27 @@ pub fn sweep(relay: &Relay) -> Swept {
 /// Removes the session logs no one wrote for the log retention, then the least recently
 /// written past the logs' size bound.
 fn remove_old_logs(relay: &Relay) {
-    let log = relay.events.log();
-    if let Some(cutoff) = SystemTime::now().checked_sub(relay.settings.log_retention) {
-        match log.remove_written_before(cutoff) {
-            Ok(0) => {}
-            Ok(removed) => tracing::info!(removed, "removed session logs past their retention"),
-            Err(e) => tracing::warn!("cannot look for old session logs: {e}"),
+    let cutoff = SystemTime::now().checked_sub(relay.settings.log_retention);
+    match relay
+        .events
+        .log()
+        .remove_old(cutoff, relay.settings.log_total_bytes)
+    {
+        Ok(removed) => {
+            if removed.past_retention > 0 {
+                tracing::info!(
+                    removed = removed.past_retention,
+                    "removed session logs past their retention"
+                );
+            }
+            if removed.past_bound > 0 {
+                tracing::info!(
+                    removed = removed.past_bound,
+                    bytes = relay.settings.log_total_bytes,
+                    "removed the oldest session logs past --log-total-bytes"
+                );
+            }
         }
-    }
-    match log.remove_oldest_beyond(relay.settings.log_total_bytes) {
-        Ok(0) => {}
-        Ok(removed) => tracing::info!(
-            removed,
-            bytes = relay.settings.log_total_bytes,
-            "removed the oldest session logs past --log-total-bytes"
-        ),
-        Err(e) => tracing::warn!("cannot measure the session logs: {e}"),
+        Err(e) => tracing::warn!("cannot look at the session logs: {e}"),
     }
 }

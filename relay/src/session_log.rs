@@ -20,6 +20,7 @@ use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
@@ -83,6 +84,15 @@ struct Open {
     /// The session completed: a line that comes after (a browser's tab event) is written with
     /// its file opened and closed again, until the session runs an action again.
     ended: bool,
+}
+
+/// What [`SessionLog::remove_old`] removed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Removed {
+    /// Logs no one wrote for the retention.
+    pub past_retention: usize,
+    /// Logs written least recently, past the size bound.
+    pub past_bound: usize,
 }
 
 /// When lines reach the file.
@@ -338,26 +348,10 @@ impl SessionLog {
         }
     }
 
-    /// Removes the logs no one wrote since `cutoff` (their files' modification time); how many.
-    pub fn remove_written_before(&self, cutoff: std::time::SystemTime) -> std::io::Result<usize> {
-        let mut removed = 0;
-        for entry in std::fs::read_dir(&self.dir)? {
-            let entry = entry?;
-            let old = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .is_ok_and(|modified| modified < cutoff);
-            let is_log = entry.path().extension().is_some_and(|e| e == "jsonl");
-            if old && is_log && std::fs::remove_file(entry.path()).is_ok() {
-                removed += 1;
-            }
-        }
-        Ok(removed)
-    }
-
-    /// Removes the logs written least recently (their files' modification time) until the rest
-    /// take at most `max_bytes`, sparing the logs of sessions that have not completed; how many.
-    pub fn remove_oldest_beyond(&self, max_bytes: u64) -> std::io::Result<usize> {
+    /// Removes, in one look at the log folder, the logs no one wrote since `written_before`
+    /// (their files' modification time), then those written least recently until the rest
+    /// take at most `max_bytes`, sparing the logs of sessions that have not completed.
+    pub fn remove_old(&self, written_before: Option<SystemTime>, max_bytes: u64) -> std::io::Result<Removed> {
         let mut running = std::collections::HashSet::new();
         self.open.each(|part| {
             for (session_id, log) in part.iter() {
@@ -367,6 +361,7 @@ impl SessionLog {
                 }
             }
         });
+        let mut removed = Removed::default();
         let mut total = 0;
         let mut removable = Vec::new();
         for entry in std::fs::read_dir(&self.dir)? {
@@ -377,21 +372,27 @@ impl SessionLog {
             if !meta.is_file() || path.extension().is_none_or(|e| e != "jsonl") {
                 continue;
             }
+            let written = meta.modified().ok();
+            let expired = written
+                .zip(written_before)
+                .is_some_and(|(at, cutoff)| at < cutoff);
+            if expired && std::fs::remove_file(&path).is_ok() {
+                removed.past_retention += 1;
+                continue;
+            }
             total += meta.len();
             if !running.contains(&path) {
-                let written = meta.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH);
-                removable.push((written, meta.len(), path));
+                removable.push((written.unwrap_or(SystemTime::UNIX_EPOCH), meta.len(), path));
             }
         }
         removable.sort_unstable();
-        let mut removed = 0;
         for (_, bytes, path) in removable {
             if total <= max_bytes {
                 break;
             }
             if std::fs::remove_file(&path).is_ok() {
                 total -= bytes;
-                removed += 1;
+                removed.past_bound += 1;
             }
         }
         Ok(removed)
@@ -750,7 +751,7 @@ mod tests {
             }
         }
         let day = std::time::Duration::from_secs(86_400);
-        let now = std::time::SystemTime::now();
+        let now = SystemTime::now();
         for (session, days_ago) in [("running", 9), ("old", 3), ("older-than-new", 2), ("new", 1)] {
             let file = File::options().append(true).open(log.path(session)).unwrap();
             file.set_modified(now - day * days_ago).unwrap();
@@ -760,8 +761,13 @@ mod tests {
             size("running") + size("old") + size("older-than-new") + size("new"),
             size("running") + size("new"),
         );
-        assert_eq!(log.remove_oldest_beyond(all).unwrap(), 0, "within the bound");
-        assert_eq!(log.remove_oldest_beyond(kept).unwrap(), 2);
+        assert_eq!(
+            log.remove_old(None, all).unwrap(),
+            Removed::default(),
+            "within the bound"
+        );
+        let removed = log.remove_old(Some(now - day * 10), kept).unwrap();
+        assert_eq!(removed.past_bound, 2);
         let kept: Vec<bool> = ["running", "old", "older-than-new", "new"]
             .iter()
             .map(|s| log.path(s).exists())
