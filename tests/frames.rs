@@ -143,6 +143,7 @@ fn a_frame_of_a_blocked_site_stays_one_line_and_out_of_reach() {
 #[test]
 fn what_a_cross_origin_frame_logs_and_requests_is_the_tabs() {
     run(|h| async move {
+        let _alone = BLOCKING.lock().await;
         let s = "frame-log";
         let tab = h.start(s, "/fixtures/frame-app.html").await;
         h.ok(s, "browser_wait_for_loaded", json!({ "tabId": tab })).await;
