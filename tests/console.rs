@@ -98,6 +98,12 @@ fn a_person_follows_and_approves_actions_in_the_console() {
         page.call("Page.navigate", json!({ "url": relay.http("/") }))
             .await;
         page.eval_checked(&shown("body[data-ready]")).await;
+        // Before sign-in the board is not drawn: nothing it would say ("No browser has joined")
+        // is true or known yet while a worker is online.
+        let board = page
+            .eval_checked("document.getElementById('board').checkVisibility()")
+            .await;
+        assert_eq!(board, false, "the board shows before sign-in");
 
         // A wrong token is refused, clearly.
         type_into(&page, "#token", "not-the-token").await;

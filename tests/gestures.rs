@@ -127,6 +127,11 @@ fn a_resized_viewport_is_what_the_page_sees_until_reset() {
         let s = "resize";
         let tab = h.start(s, "/fixtures/drag.html").await;
         let before = h.eval(tab, "[innerWidth, innerHeight]").await;
+        h.eval(
+            tab,
+            "addEventListener('resize', () => { window.resizedTo = [innerWidth, innerHeight]; }); true",
+        )
+        .await;
         let resized = h
             .ok(
                 s,
@@ -163,9 +168,20 @@ fn a_resized_viewport_is_what_the_page_sees_until_reset() {
             true,
             "touch, as on a phone"
         );
-        h.ok(s, "browser_resize", json!({ "tabId": tab, "reset": true }))
+        let reset = h
+            .ok(s, "browser_resize", json!({ "tabId": tab, "reset": true }))
             .await;
+        assert_eq!(
+            json!([reset["width"], reset["height"]]),
+            before,
+            "reset answers the window's own size, as the page sees it: {reset}"
+        );
         assert_eq!(h.eval(tab, "[innerWidth, innerHeight]").await, before);
+        assert_eq!(
+            h.eval(tab, "window.resizedTo").await,
+            before,
+            "the page had its resize event"
+        );
         assert_eq!(
             h.eval(tab, "matchMedia('(prefers-color-scheme: dark)').matches")
                 .await,
@@ -359,6 +375,32 @@ fn a_press_that_would_land_elsewhere_once_the_pointer_arrives_is_refused() {
             json!([0, []]),
             "nothing was pressed"
         );
+    });
+}
+
+#[test]
+fn a_click_on_an_icon_whose_hover_image_comes_late_reaches_the_icon() {
+    run(|h| async move {
+        let s = "land-hover-swap";
+        let tab = h.start(s, "/fixtures/hover-swap.html").await;
+        h.ok(
+            s,
+            "browser_wait_for",
+            json!({ "tabId": tab, "text": "icons ready" }),
+        )
+        .await;
+        for icon in ["like", "reply"] {
+            let clicked = h
+                .ok(
+                    s,
+                    "browser_click",
+                    json!({ "tabId": tab, "xpath": format!("//span[@id='{icon}']") }),
+                )
+                .await;
+            let said = h.eval(tab, "document.getElementById('said').textContent").await;
+            assert_eq!(clicked["pressed"]["id"], icon, "{clicked}; the page says {said}");
+            assert_eq!(said, format!("{icon} clicked"), "{clicked}");
+        }
     });
 }
 

@@ -397,3 +397,34 @@ fn tether_host_mcp_names_the_secrets_it_holds_in_its_tools() {
         agent.close().await;
     });
 }
+
+/// docs/protocol.md §18 over the relay's `/mcp`: the tools that take a secret name those the
+/// browser holds that the MCP session would run on, as `tether-host mcp` does; never a value.
+#[test]
+fn the_relays_mcp_names_the_secrets_of_its_browser() {
+    run_worker(|h| async move {
+        const VALUE: &str = "Relay-Mcp-S3cret!";
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let secrets = tether_host::secrets::Secrets::default();
+        secrets
+            .set(vec![("shop-login".into(), VALUE.into(), vec![h.url("")])])
+            .unwrap();
+        let _worker = relay.start_worker_with(h.browser_ws(), "secret-mcp", |w| w.secrets = secrets);
+        relay.wait_online("secret-mcp", JOIN_WITHIN).await;
+        let mut agent = McpClient::http(&relay.http("/mcp"), Some(ORCHESTRATOR))
+            .await
+            .unwrap();
+        let tools = agent.tools().await;
+        for name in ["browser_type", "browser_fill_form", "browser_secrets"] {
+            let tool = tools.iter().find(|t| t["name"] == name).unwrap();
+            let description = tool["description"].as_str().unwrap();
+            assert!(
+                description.contains("Secrets this browser holds: shop-login."),
+                "{name}: {description}"
+            );
+        }
+        assert!(!serde_json::to_string(&tools).unwrap().contains(VALUE));
+        agent.close().await;
+    });
+}

@@ -176,6 +176,16 @@ fn browser_internal_pages_are_forbidden_targets() {
             "chrome://settings",
             "devtools://devtools/bundled/inspector.html",
             "chrome-extension://abc/x.html",
+            // Spelled as the browser still reads them (WHATWG URL parsing): spaces and C0
+            // controls around the URL stripped, tabs and newlines inside dropped, any case.
+            " chrome://version",
+            "\tchrome://settings",
+            "\n chrome://password-manager",
+            "chr\tome://version",
+            "CHROME://settings",
+            "\u{1}chrome://version ",
+            "view-source:https://example.com/",
+            " view-source:chrome://settings",
         ] {
             h.fails_with(
                 ErrorCode::ForbiddenTarget,

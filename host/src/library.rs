@@ -53,7 +53,8 @@ impl LibraryCall for ClickPoint<'_> {
 }
 
 /// Once the pointer rests on `x`, `y`: the point to press the element at, checked again (and
-/// once more after a frame if the layout moved); with `arm`, the press's target is watched.
+/// if the layout moved, once the element's box holds still); with `arm`, the press's target is
+/// watched.
 #[derive(Serialize)]
 pub struct Landing<'a> {
     #[serde(flatten)]
@@ -61,6 +62,9 @@ pub struct Landing<'a> {
     pub x: f64,
     pub y: f64,
     pub arm: bool,
+    /// Aim only once the element's box holds still, even if the point hits it now (a press
+    /// aimed again after one that reached something else).
+    pub settle: bool,
 }
 
 impl LibraryCall for Landing<'_> {

@@ -14,18 +14,6 @@ use std::sync::{Arc, RwLock};
 use tether_protocol::targets::{self, RelayOrigins};
 use url::Url;
 
-/// Schemes of the browser's internal pages, refused whatever the configuration says.
-const INTERNAL_SCHEMES: &[&str] = &[
-    "chrome",
-    "chrome-extension",
-    "chrome-untrusted",
-    "chrome-search",
-    "devtools",
-    "edge",
-    "brave",
-    "view-source",
-];
-
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     patterns: Vec<MatchPattern>,
@@ -134,15 +122,6 @@ impl Policy {
 
     /// Why Tether will not act on `url`, or `None` when it may.
     pub fn refusal(&self, url: &str) -> Option<String> {
-        let scheme = url
-            .split_once(':')
-            .map(|(s, _)| s.to_ascii_lowercase())
-            .unwrap_or_default();
-        if INTERNAL_SCHEMES.contains(&scheme.as_str()) {
-            return Some(format!(
-                "{url} is a browser-internal page; Tether never acts on those"
-            ));
-        }
         let relay = self.relay.read().unwrap_or_else(|p| p.into_inner());
         if let Some(refused) = targets::refusal(url, self.file_urls, &relay) {
             return Some(refused.message(url));

@@ -136,10 +136,19 @@ pub enum LinkError {
 enum Ended {
     /// Joined, served, then lost: dial again soon.
     AfterJoin(String),
+    /// Joined, served, then replaced by another host's join under the same clientId.
+    Replaced,
     /// Could not connect or join: back off.
     BeforeJoin(String),
+    /// Refused only because another connection holds this clientId.
+    Held(String),
     Refused(LinkError),
 }
+
+/// How long a host replaced by another under its clientId waits before it looks again, and at
+/// most: two hosts under one clientId must not take the place from each other for ever.
+const REPLACED_FIRST_WAIT: Duration = Duration::from_secs(15);
+const REPLACED_MAX_WAIT: Duration = Duration::from_secs(600);
 
 /// The relay's `/ws` URL and HTTP base from what a user gives (`ws://h:p`, `http://h:p/ws`).
 pub fn relay_urls(given: &str) -> (String, String) {
@@ -179,26 +188,41 @@ pub async fn run(options: LinkOptions, executor: Arc<dyn Executor>) -> LinkError
     let relays = options.ws_urls.len().max(1);
     let mut turn = 0;
     let mut failed_in_a_row = 0;
+    // Set once another host took this clientId's place: joins then ask not to replace it.
+    let mut replaced = false;
     loop {
         let ws_url = options.ws_urls.get(turn % relays).map_or("", String::as_str);
-        let ended = serve_once(&options, ws_url, &host).await;
-        if let (Ended::AfterJoin(_), Some(on_link)) = (&ended, &options.on_link) {
+        let ended = serve_once(&options, ws_url, &host, !replaced).await;
+        if let (Ended::AfterJoin(_) | Ended::Replaced, Some(on_link)) = (&ended, &options.on_link) {
             on_link(false);
         }
         turn += 1;
         match ended {
             Ended::Refused(error) => return error,
+            Ended::Replaced => {
+                tracing::warn!(
+                    client_id = options.client_id,
+                    "another host joined the relay at {ws_url} as {:?}: two hosts run under one clientId. This one steps aside and looks again every few minutes; give each host a clientId of its own",
+                    options.client_id
+                );
+                replaced = true;
+                retry = REPLACED_FIRST_WAIT;
+            }
+            Ended::Held(why) if replaced => {
+                tracing::debug!("the clientId is still held by another host ({why})");
+            }
             Ended::AfterJoin(why) => {
                 tracing::warn!("the link to the relay at {ws_url} dropped ({why}); reconnecting");
+                replaced = false;
                 retry = FIRST_RETRY;
                 failed_in_a_row = 0;
             }
-            Ended::BeforeJoin(why) => {
+            Ended::BeforeJoin(why) | Ended::Held(why) => {
                 tracing::warn!("cannot reach the relay at {ws_url} ({why})");
                 failed_in_a_row += 1;
             }
         }
-        if relays > 1 && failed_in_a_row < relays {
+        if !replaced && relays > 1 && failed_in_a_row < relays {
             // Another relay of the deployment may well be there: try it now.
             continue;
         }
@@ -206,16 +230,28 @@ pub async fn run(options: LinkOptions, executor: Arc<dyn Executor>) -> LinkError
         // Jitter spreads the reconnects of many hosts after a relay restart.
         let jitter = rand::rng().random_range(0.5..1.5);
         tokio::time::sleep(retry.mul_f64(jitter)).await;
-        retry = (retry * 2).min(MAX_RETRY);
+        retry = match replaced {
+            true => (retry * 2).min(REPLACED_MAX_WAIT),
+            false => (retry * 2).min(MAX_RETRY),
+        };
     }
+}
+
+/// Whether the relay ended this connection because another host joined as this clientId.
+fn replaced(error: &ActionError) -> bool {
+    detail_is_true(error, "replaced")
 }
 
 /// Whether the relay refused a join only because this browser is still connected there.
 fn already_connected(error: &ActionError) -> bool {
+    detail_is_true(error, "alreadyConnected")
+}
+
+fn detail_is_true(error: &ActionError, name: &str) -> bool {
     error
         .details
         .as_ref()
-        .and_then(|d| d.get("alreadyConnected"))
+        .and_then(|d| d.get(name))
         .and_then(Value::as_bool)
         .unwrap_or(false)
 }
@@ -226,7 +262,9 @@ struct Host {
     deliveries: Arc<Deliveries>,
 }
 
-async fn serve_once(options: &LinkOptions, ws_url: &str, host: &Host) -> Ended {
+/// One connection: dial, join (taking the place of a connection holding this clientId only if
+/// `replace`), serve.
+async fn serve_once(options: &LinkOptions, ws_url: &str, host: &Host, replace: bool) -> Ended {
     // Without Nagle: each frame is small and someone waits for it.
     let connector = tokio_tungstenite::Connector::Rustls(options.tls.clone());
     let connecting = tokio_tungstenite::connect_async_tls_with_config(ws_url, None, true, Some(connector));
@@ -241,6 +279,7 @@ async fn serve_once(options: &LinkOptions, ws_url: &str, host: &Host) -> Ended {
         session_id: None,
         client_id: Some(options.client_id.clone()),
         meta: Some(options.meta.clone()),
+        replace: (!replace).then_some(false),
     };
     let join = Envelope::of(Message::Join(join)).with_id("join");
     if let Err(e) = sink.send(text(&join)).await {
@@ -254,8 +293,8 @@ async fn serve_once(options: &LinkOptions, ws_url: &str, host: &Host) -> Ended {
         }
         Some(Ok(Message::Error(error))) if already_connected(&error) => {
             // This browser's previous link is still open on the relay (it has not seen it
-            // drop yet): try again, as after any lost link.
-            return Ended::BeforeJoin(error.message);
+            // drop yet), or another host holds the clientId: try again later.
+            return Ended::Held(error.message);
         }
         Some(Ok(Message::Error(error))) => {
             return Ended::Refused(LinkError::Refused {
@@ -316,7 +355,11 @@ async fn serve_joined(
     loop {
         tokio::select! {
             frame = next_envelope(stream) => match frame {
-                Some(envelope) => handle(host, outbox, told.as_ref(), envelope),
+                Some(envelope) => {
+                    if let Some(ended) = handle(host, outbox, told.as_ref(), envelope) {
+                        return ended;
+                    }
+                }
                 None => return Ended::AfterJoin("the relay closed the connection".into()),
             },
             Ok(()) = changed(&mut settings) => {
@@ -379,9 +422,16 @@ async fn next_said(
 }
 
 /// One frame from the relay: an action to run, a question for the owner, or something to note.
-fn handle(host: &Host, outbox: &mpsc::UnboundedSender<Envelope>, told: Option<&Told>, envelope: Envelope) {
+/// Handles one frame from the relay; `Some` when it ends the connection.
+fn handle(
+    host: &Host,
+    outbox: &mpsc::UnboundedSender<Envelope>,
+    told: Option<&Told>,
+    envelope: Envelope,
+) -> Option<Ended> {
     let id = envelope.id.clone();
     match envelope.message() {
+        Ok(Message::Error(error)) if replaced(&error) => return Some(Ended::Replaced),
         Ok(Message::BrowserAction(request)) => run_action(host, outbox, id, request),
         Ok(Message::LiveViewStart(view)) => {
             let outbox = outbox.clone();
@@ -407,6 +457,7 @@ fn handle(host: &Host, outbox: &mpsc::UnboundedSender<Envelope>, told: Option<&T
         Ok(other) => tracing::debug!(kind = other.kind(), "ignored a frame from the relay"),
         Err(unreadable) => tracing::warn!("the relay sent a frame this host cannot read: {unreadable:?}"),
     }
+    None
 }
 
 /// Acks an action at once, runs it in a task of its own (once: a repeat waits for it, or gets

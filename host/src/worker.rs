@@ -249,10 +249,13 @@ impl Worker {
             ws_urls,
             token: self.token,
             client_id: self.client_id,
-            meta: meta(
-                version["product"].as_str().unwrap_or("Chromium/unknown"),
-                "worker",
-            ),
+            meta: HostMeta {
+                secrets: Some(policy.secrets().named().into_iter().map(|s| s.name).collect()),
+                ..meta(
+                    version["product"].as_str().unwrap_or("Chromium/unknown"),
+                    "worker",
+                )
+            },
             twin,
             on_link: None,
             tls,

@@ -14,4 +14,10 @@ pub trait Browser: Send + Sync + 'static {
 
     /// The bytes of an artifact an action stored (a screenshot).
     async fn artifact(&self, artifact: &ArtifactRef) -> Result<Vec<u8>, ActionError>;
+
+    /// The names of the secrets held by the browser that runs (or would run) the session's
+    /// actions, for the tools' descriptions (docs/protocol.md §18); none when not known.
+    fn secret_names(&self, _session_id: &str) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -217,7 +217,12 @@ impl ServerHandler for TetherMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.shared.tools.to_vec()))
+        let names = self.shared.browser.secret_names(&self.own_session);
+        let tools = match names.is_empty() {
+            true => self.shared.tools.to_vec(),
+            false => tools::with_secrets(&names),
+        };
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(

@@ -67,6 +67,11 @@ pub struct Join {
     /// A host's description of itself (§2.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<HostMeta>,
+    /// A host joining with its browser's own token replaces a connection that holds its
+    /// clientId (a reconnect) unless this is `false`: a host that was itself replaced joins so,
+    /// and is refused (`FORBIDDEN`, `alreadyConnected`) while the other holds the place (§15).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace: Option<bool>,
 }
 
 /// A host's description of itself in `relay.join` (§2.1), shown as it is in the extension
@@ -92,6 +97,9 @@ pub struct HostMeta {
     /// The catalog actions the host runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<Vec<String>>,
+    /// The names of the secrets the host holds for agents (§18), never their values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secrets: Option<Vec<String>>,
     #[serde(flatten)]
     pub more: serde_json::Map<String, Value>,
 }
@@ -218,6 +226,10 @@ pub struct ClientSettings {
     /// the request also goes to this browser, for its owner to answer.
     #[serde(default)]
     pub confirm_every_action: bool,
+    /// The names of the secrets the owner holds for agents (§18), never their values: the
+    /// relay's MCP tools name them as the host's own do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secrets: Option<Vec<String>>,
 }
 
 /// The most characters an `agent.message` or `user.message` carries.
@@ -306,6 +318,20 @@ pub struct ClientSummary {
     pub last_seen: String,
     /// The sessions bound to this browser, sorted.
     pub sessions: Vec<String>,
+    /// Another host tried to take this browser's clientId while it was held (§15): two hosts
+    /// run under one clientId.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contested: Option<Contested>,
+}
+
+/// Joins refused or replaced because another connection held the clientId.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Contested {
+    /// How many times, since the relay started.
+    pub joins: u64,
+    /// The latest, RFC 3339 with milliseconds.
+    pub last_at: String,
 }
 
 /// `extension.list.result`.

@@ -1,20 +1,44 @@
-//! Which URLs are never a target (docs/protocol.md §15): the one place that reads a URL as the
-//! browser will, and says whether Tether may go there. `javascript:` runs page script, so it
+//! Which URLs are never a target (docs/protocol.md §4, §15): the one place that reads a URL as
+//! the browser will, and says whether Tether may go there. The browser's own pages (`chrome:`,
+//! `devtools:`, `view-source:`, ...) are always refused; `javascript:` runs page script, so it
 //! is always refused; `file:` and `filesystem:` read the host's own disk, so they are refused
 //! unless the host allows them; the relay's own origin is refused under every spelling that
 //! reaches it (any loopback name or address with its port, and each public URL it is known by).
 //!
 //! URLs are read with the WHATWG parser (`url`), as Chromium reads them: leading and trailing
 //! spaces and control characters are stripped, tabs and newlines inside are dropped, the
-//! scheme's case is ignored, and `http://0x7f.1:17800/` is `127.0.0.1`.
+//! scheme's case is ignored, and `http://0x7f.1:17800/` is `127.0.0.1`. Every rule judges that
+//! parsed URL, never the string as given: `" chrome://settings"` is `chrome://settings/`.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use url::{Host, Url};
 
+/// Schemes of the browser's own pages, refused whatever the configuration says. `view-source:`
+/// wraps any URL in the browser's source viewer, a browser page too.
+pub const INTERNAL_SCHEMES: &[&str] = &[
+    "about-internal",
+    "brave",
+    "chrome",
+    "chrome-devtools",
+    "chrome-error",
+    "chrome-extension",
+    "chrome-native",
+    "chrome-search",
+    "chrome-untrusted",
+    "devtools",
+    "edge",
+    "isolated-app",
+    "opera",
+    "view-source",
+    "vivaldi",
+];
+
 /// Why a URL is no target, worded for the agent that asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refused {
+    /// The browser's own pages (settings, passwords, extensions, DevTools).
+    Internal,
     /// `javascript:`: page script, which runs only through `browser_evaluate`.
     Script,
     /// `file:` or `filesystem:` without `--allow-file-urls`.
@@ -28,6 +52,9 @@ impl Refused {
     pub fn message(&self, url: &str) -> String {
         let shown = shorten(url);
         match self {
+            Self::Internal => {
+                format!("{shown} is a browser-internal page; Tether never acts on those")
+            }
             Self::Script => format!(
                 "{shown} is a javascript: URL: javascript: URLs run page script; use browser_evaluate where the host allows it"
             ),
@@ -91,22 +118,22 @@ impl RelayOrigins {
     }
 }
 
-/// Why Tether will not go to `url`, or `None` when these rules let it. Other rules (internal
-/// pages, control-UI patterns, the owner's blocked sites) are the host's policy's.
+/// Why Tether will not go to `url`, or `None` when these rules let it. The URL is judged as the
+/// browser parses it. Other rules (control-UI patterns, the owner's blocked sites) are the
+/// host's policy's.
 pub fn refusal(url: &str, allow_file_urls: bool, relay: &RelayOrigins) -> Option<Refused> {
     let Ok(parsed) = Url::parse(url) else {
         // Not a URL the parser reads: the browser will not load it either, but its scheme is
-        // still read the browser's way, so that nothing that looks like script slips by.
-        return match scheme(url).as_deref() {
-            Some("javascript") => Some(Refused::Script),
-            Some("file" | "filesystem") if !allow_file_urls => Some(Refused::LocalFile),
-            _ => None,
-        };
+        // still read the browser's way, so that nothing that looks like one slips by.
+        return scheme(url).and_then(|s| scheme_refusal(&s, allow_file_urls));
     };
-    match parsed.scheme() {
-        "javascript" => return Some(Refused::Script),
-        "file" | "filesystem" if !allow_file_urls => return Some(Refused::LocalFile),
-        _ => {}
+    if let Some(refused) = scheme_refusal(parsed.scheme(), allow_file_urls) {
+        return Some(refused);
+    }
+    // Chromium opens `about:settings`, `about:version`, ... as the `chrome:` page of that name;
+    // only `about:blank` and `about:srcdoc` are pages of their own.
+    if parsed.scheme() == "about" && !matches!(parsed.path(), "blank" | "srcdoc") {
+        return Some(Refused::Internal);
     }
     // `filesystem:http://host/...` and `blob:http://host/...` carry the origin inside.
     let inner = match parsed.scheme() {
@@ -115,6 +142,16 @@ pub fn refusal(url: &str, allow_file_urls: bool, relay: &RelayOrigins) -> Option
     };
     let reaches_relay = relay.contains(&parsed) || inner.as_ref().is_some_and(|u| relay.contains(u));
     reaches_relay.then_some(Refused::Relay)
+}
+
+/// The rules a URL's scheme alone decides (`scheme` in lower case).
+fn scheme_refusal(scheme: &str, allow_file_urls: bool) -> Option<Refused> {
+    match scheme {
+        "javascript" => Some(Refused::Script),
+        "file" | "filesystem" if !allow_file_urls => Some(Refused::LocalFile),
+        s if INTERNAL_SCHEMES.contains(&s) => Some(Refused::Internal),
+        _ => None,
+    }
 }
 
 /// The scheme of a URL (what comes before its first `:`), read as a browser would: leading C0
@@ -236,6 +273,32 @@ mod tests {
         ] {
             assert_eq!(refusal(url, false, &relay()), None, "{url}");
         }
+    }
+
+    #[test]
+    fn internal_pages_are_refused_as_the_browser_parses_them() {
+        for url in [
+            "chrome://version",
+            " chrome://version",
+            "\tchrome://version",
+            "\n\r chrome://password-manager",
+            "chr\tome://settings",
+            "ch\nrome://settings",
+            "CHROME://settings",
+            "Chrome-Extension://abc/x.html",
+            "\u{1}\u{1f}chrome://version \u{7}",
+            "view-source:https://example.com/",
+            "  VIEW-SOURCE:chrome://settings",
+            "devtools://devtools/bundled/inspector.html",
+            "chrome:settings",
+            "edge://settings",
+            "about:settings",
+            " ABOUT:version",
+        ] {
+            assert_eq!(refusal(url, true, &relay()), Some(Refused::Internal), "{url:?}");
+        }
+        let message = Refused::Internal.message(" chrome://version");
+        assert!(message.contains("browser-internal"), "{message}");
     }
 
     #[test]

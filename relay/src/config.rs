@@ -107,6 +107,10 @@ pub struct RelayArgs {
     /// forgets it: 7d, 12h, 30m, 90s (or a number of seconds).
     #[arg(long, default_value = "7d", value_parser = parse_duration)]
     pub forget_offline_after: Duration,
+    /// The most offline browsers the relay remembers; past it those seen longest ago are
+    /// forgotten first, browsers with a host token of their own last.
+    #[arg(long, default_value_t = 1000)]
+    pub max_offline_browsers: usize,
     /// How long a session is kept once nothing happens in it (ended, stopped, or left by its
     /// orchestrator), so its actionIds can still be replayed: 24h, 30m, 90s. Then it is
     /// forgotten, in memory and in the journal.
@@ -200,6 +204,8 @@ pub struct Settings {
     pub mcp_max_sessions: usize,
     /// How long an offline browser bound to no going session is kept (`--forget-offline-after`).
     pub forget_offline_after: Duration,
+    /// The most offline browsers kept (`--max-offline-browsers`).
+    pub max_offline_browsers: usize,
     /// How long an idle session is kept (`--session-retention`).
     pub session_retention: Duration,
     /// How long a session log no one writes is kept (`--log-retention-days`).
@@ -225,6 +231,7 @@ impl Default for Settings {
             log_typed_text: false,
             mcp_max_sessions: 1000,
             forget_offline_after: Duration::from_secs(7 * 86_400),
+            max_offline_browsers: 1000,
             session_retention: Duration::from_secs(86_400),
             log_retention: Duration::from_secs(30 * 86_400),
             log_total_bytes: 10 << 30,
@@ -248,6 +255,7 @@ impl RelayArgs {
             log_typed_text: self.log_typed_text,
             mcp_max_sessions: self.mcp_max_sessions,
             forget_offline_after: self.forget_offline_after,
+            max_offline_browsers: self.max_offline_browsers,
             session_retention: self.session_retention,
             log_retention: Duration::from_secs(self.log_retention_days.saturating_mul(86_400)),
             log_total_bytes: self.log_total_bytes,

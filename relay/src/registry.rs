@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use tether_protocol::messages::ClientSummary;
+use tether_protocol::messages::{ClientSummary, Contested};
 use tether_protocol::result::rfc3339_ms;
 
 use crate::host_link::Link;
@@ -18,6 +18,10 @@ struct Client {
     last_seen: DateTime<Utc>,
     /// The owner asks to approve every action on this browser (`client.settings`).
     confirm_every_action: bool,
+    /// The names of the secrets the owner holds, as `client.settings` last said (else meta's).
+    secrets: Option<Vec<String>>,
+    /// Joins that met another connection holding this clientId: how many, the latest when.
+    contested: Option<(u64, DateTime<Utc>)>,
 }
 
 #[derive(Default)]
@@ -38,12 +42,24 @@ impl Registry {
             link: None,
             last_seen: Utc::now(),
             confirm_every_action: false,
+            secrets: None,
+            contested: None,
         });
         client.meta = meta;
         // A new connection says its settings again; until then, the relay's own rule holds.
         client.confirm_every_action = false;
+        client.secrets = None;
         client.last_seen = Utc::now();
         client.link.replace(link)
+    }
+
+    /// Notes a join that met another connection holding `client_id` (replaced it, or was
+    /// refused): two hosts run under one clientId.
+    pub fn contest(&self, client_id: &str) {
+        if let Some(client) = self.lock().get_mut(client_id) {
+            let joins = client.contested.map_or(0, |(n, _)| n) + 1;
+            client.contested = Some((joins, Utc::now()));
+        }
     }
 
     /// The owner's `client.settings` for a browser.
@@ -51,6 +67,31 @@ impl Registry {
         if let Some(client) = self.lock().get_mut(client_id) {
             client.confirm_every_action = every;
         }
+    }
+
+    /// The owner's `client.settings` naming the secrets they hold.
+    pub fn set_secret_names(&self, client_id: &str, names: Vec<String>) {
+        if let Some(client) = self.lock().get_mut(client_id) {
+            client.secrets = Some(names);
+        }
+    }
+
+    /// The names of the secrets a browser holds (docs/protocol.md §18): as its owner's settings
+    /// last said, else as it said when it joined.
+    pub fn secret_names(&self, client_id: &str) -> Vec<String> {
+        let clients = self.lock();
+        let Some(client) = clients.get(client_id) else {
+            return Vec::new();
+        };
+        if let Some(names) = &client.secrets {
+            return names.clone();
+        }
+        let listed = client.meta.get("secrets").and_then(Value::as_array);
+        listed
+            .into_iter()
+            .flatten()
+            .filter_map(|name| name.as_str().map(str::to_owned))
+            .collect()
     }
 
     /// Whether the owner of a browser approves each of its actions.
@@ -115,11 +156,32 @@ impl Registry {
         }
     }
 
-    /// Forgets the browsers offline since before `cutoff` that `keep` does not hold on to
-    /// (docs/protocol.md §15: the list follows the browsers in use, not every one ever seen).
-    pub fn forget_offline(&self, cutoff: DateTime<Utc>, keep: impl Fn(&str) -> bool) {
-        self.lock()
-            .retain(|id, c| c.link.is_some() || c.last_seen >= cutoff || keep(id));
+    /// Forgets the browsers offline since before `cutoff` that `keep` does not hold on to, then,
+    /// past `max_offline` offline ones, those seen longest ago, browsers `owned` (with a host
+    /// token of their own) after all others (docs/protocol.md §15: the list follows the
+    /// browsers in use, not every one ever seen).
+    pub fn forget_offline(
+        &self,
+        cutoff: DateTime<Utc>,
+        max_offline: usize,
+        keep: impl Fn(&str) -> bool,
+        owned: impl Fn(&str) -> bool,
+    ) {
+        let mut clients = self.lock();
+        clients.retain(|id, c| c.link.is_some() || c.last_seen >= cutoff || keep(id));
+        let offline = clients.values().filter(|c| c.link.is_none()).count();
+        if offline <= max_offline {
+            return;
+        }
+        let mut forgettable: Vec<(bool, DateTime<Utc>, String)> = clients
+            .iter()
+            .filter(|(id, c)| c.link.is_none() && !keep(id))
+            .map(|(id, c)| (owned(id), c.last_seen, id.clone()))
+            .collect();
+        forgettable.sort();
+        for (_, _, id) in forgettable.into_iter().take(offline - max_offline) {
+            clients.remove(&id);
+        }
     }
 
     pub fn list(&self) -> Vec<ClientSummary> {
@@ -132,6 +194,10 @@ impl Registry {
                 meta: c.meta.clone(),
                 last_seen: rfc3339_ms(c.last_seen),
                 sessions: Vec::new(),
+                contested: c.contested.map(|(joins, at)| Contested {
+                    joins,
+                    last_at: rfc3339_ms(at),
+                }),
             })
             .collect();
         list.sort_by(|a, b| a.client_id.cmp(&b.client_id));

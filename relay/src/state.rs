@@ -120,7 +120,7 @@ impl Relay {
     }
 
     /// Forgets the browsers offline for `--forget-offline-after` and bound to no session that
-    /// is still going.
+    /// is still going, and the oldest offline past `--max-offline-browsers`.
     pub fn forget_offline_browsers(&self) {
         let Some(cutoff) = chrono::Duration::from_std(self.settings.forget_offline_after)
             .ok()
@@ -128,12 +128,17 @@ impl Relay {
         else {
             return;
         };
-        self.registry.forget_offline(cutoff, |client_id| {
-            self.sessions
-                .bound_to(client_id)
-                .iter()
-                .any(|session| self.sessions.state(session).status != SessionStatus::Completed)
-        });
+        self.registry.forget_offline(
+            cutoff,
+            self.settings.max_offline_browsers,
+            |client_id| {
+                self.sessions
+                    .bound_to(client_id)
+                    .iter()
+                    .any(|session| self.sessions.state(session).status != SessionStatus::Completed)
+            },
+            |client_id| self.tokens.bound.is_bound(client_id),
+        );
     }
 
     /// Binds a session to a browser that has joined (seed 002: select_my_browser). A session

@@ -413,3 +413,122 @@ async fn browsers_offline_long_enough_are_forgotten() {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
 }
+
+/// docs/protocol.md §15: browsers joining under ever new clientIds cannot grow the relay's list
+/// without bound: past `--max-offline-browsers`, the offline ones seen longest ago are
+/// forgotten first, and a browser with a host token of its own outlives shared-token ones.
+#[tokio::test]
+async fn offline_browsers_are_bounded_by_count() {
+    let settings = tether_relay::config::Settings {
+        max_offline_browsers: 10,
+        ..Default::default()
+    };
+    let (addr, data_dir) = common::start(settings, Limits::default()).await;
+    let addr = addr.to_string();
+    let own_token = tether_relay::host_tokens::mint(&data_dir, "owned").unwrap();
+    let mut owned = connect(&addr).await;
+    send(
+        &mut owned,
+        json!({ "v": "1", "type": "relay.join", "id": "h", "payload": {
+            "role": "host", "token": own_token, "clientId": "owned", "meta": {} } }),
+    )
+    .await;
+    assert_eq!(recv(&mut owned).await["type"], "relay.joined");
+    drop(owned);
+    let mut orchestrator = connect(&addr).await;
+    send(&mut orchestrator, join("orchestrator", ORCHESTRATOR)).await;
+    recv(&mut orchestrator).await;
+    for n in 0..40 {
+        let mut host = joined_host(&addr, &format!("ghost-{n:02}")).await;
+        host.close(None).await.unwrap();
+        // Gone from the relay's side before the next one joins: the order of leaving is known.
+        while list(&mut orchestrator).await.iter().any(|c| c["online"] == true) {
+            tokio::task::yield_now().await;
+        }
+    }
+    let mut ids: Vec<String> = list(&mut orchestrator)
+        .await
+        .iter()
+        .map(|c| c["clientId"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    let mut wanted: Vec<String> = (31..40).map(|n| format!("ghost-{n:02}")).collect();
+    wanted.push("owned".into());
+    wanted.sort();
+    assert_eq!(ids, wanted);
+}
+
+/// A host's join is bounded before the relay keeps it: a clientId over 256 bytes, or meta over
+/// 16 KiB, is refused with a message saying the limit.
+#[tokio::test]
+async fn oversized_client_ids_and_meta_are_refused_at_join() {
+    let addr = relay().await;
+    for (client_id, meta) in [
+        ("é".repeat(129), json!({})),
+        ("big-meta".to_owned(), json!({ "browser": "x".repeat(17 * 1024) })),
+    ] {
+        let mut ws = connect(&addr).await;
+        send(
+            &mut ws,
+            json!({ "v": "1", "type": "relay.join", "id": "h", "payload": {
+                "role": "host", "token": HOST, "clientId": client_id, "meta": meta } }),
+        )
+        .await;
+        let refused = recv(&mut ws).await;
+        assert_eq!(refused["payload"]["code"], "INVALID_MESSAGE", "{refused}");
+    }
+}
+
+/// docs/protocol.md §15: two hosts under one clientId do not take the place from each other for
+/// ever. The one replaced is told so (`replaced`), joins again with `replace: false` and is
+/// refused while the other holds the place; the list shows the browser contested.
+#[tokio::test]
+async fn a_host_replaced_by_another_cannot_take_the_place_back() {
+    let (addr, data_dir) = common::start(Default::default(), Limits::default()).await;
+    let addr = addr.to_string();
+    let token = tether_relay::host_tokens::mint(&data_dir, "twice").unwrap();
+    let join_as = |replace: Option<bool>| {
+        let mut payload = json!({ "role": "host", "token": token, "clientId": "twice", "meta": {} });
+        if let Some(replace) = replace {
+            payload["replace"] = json!(replace);
+        }
+        json!({ "v": "1", "type": "relay.join", "id": "h", "payload": payload })
+    };
+    let mut first = connect(&addr).await;
+    send(&mut first, join_as(None)).await;
+    assert_eq!(recv(&mut first).await["type"], "relay.joined");
+    let mut second = connect(&addr).await;
+    send(&mut second, join_as(None)).await;
+    assert_eq!(recv(&mut second).await["type"], "relay.joined");
+    let told = recv(&mut first).await;
+    assert_eq!(told["payload"]["details"]["replaced"], true, "{told}");
+    assert!(closes(&mut first).await);
+
+    let mut again = connect(&addr).await;
+    send(&mut again, join_as(Some(false))).await;
+    let refused = recv(&mut again).await;
+    assert_eq!(refused["payload"]["code"], "FORBIDDEN", "{refused}");
+    assert_eq!(
+        refused["payload"]["details"]["alreadyConnected"], true,
+        "{refused}"
+    );
+
+    let mut orchestrator = connect(&addr).await;
+    send(&mut orchestrator, join("orchestrator", ORCHESTRATOR)).await;
+    recv(&mut orchestrator).await;
+    let clients = list(&mut orchestrator).await;
+    assert_eq!(clients[0]["clientId"], "twice");
+    assert_eq!(clients[0]["online"], true);
+    assert_eq!(clients[0]["contested"]["joins"], 2, "{clients:?}");
+
+    // Once the place is free, the host stepped aside joins.
+    drop(second);
+    loop {
+        let mut retry = connect(&addr).await;
+        send(&mut retry, join_as(Some(false))).await;
+        if recv(&mut retry).await["type"] == "relay.joined" {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+}

@@ -1,6 +1,7 @@
 //! The fixture web server: static pages from `tests/fixtures/`, plus generated ones (a
 //! 20,000-element page, a 500 KB article, HTTP error statuses, a page that never finishes
-//! loading, `/download/{name}`: a file served as an attachment), and `/counter/{key}`: a count kept by the server of what pages did, which a test
+//! loading, `/download/{name}`: a file served as an attachment, `/icon/{ms}/{name}`: a 24 px SVG
+//! icon answered after `ms` milliseconds), and `/counter/{key}`: a count kept by the server of what pages did, which a test
 //! can hold open to catch an action in the middle.
 
 use std::collections::HashMap;
@@ -39,6 +40,7 @@ impl Server {
             .route("/never-loads", get(never_loads_page))
             .route("/counter/{key}", get(count).post(count))
             .route("/stall", get(stall))
+            .route("/icon/{ms}/{name}", get(icon))
             .route("/redirect", get(redirect))
             .route("/download/{name}", get(download).post(download))
             .route("/login", axum::routing::post(login));
@@ -270,6 +272,14 @@ async fn download(Path(name): Path<String>) -> Response {
 /// A page whose load event waits on a stylesheet the server never finishes sending.
 async fn never_loads_page() -> Html<&'static str> {
     Html("<!doctype html><title>Never loads</title><p>Waiting</p><img src=\"/stall\">")
+}
+
+/// A 24 x 24 SVG square, answered `ms` (at most 10,000) milliseconds late; `name` (any, such as
+/// `like-1234.svg`) keeps each page's copy out of the browser's cache.
+async fn icon(Path((ms, _name)): Path<(u64, String)>) -> Response {
+    tokio::time::sleep(Duration::from_millis(ms.min(10_000))).await;
+    let svg = r##"<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24"><rect width="24" height="24" fill="#c33"/></svg>"##;
+    ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response()
 }
 
 async fn stall() -> Response {

@@ -1,10 +1,11 @@
 //! `browser_click`: a person's click where docs/protocol.md §16 says a press lands. The
 //! element is scrolled into view and its point (the middle of its first box fragment) is
 //! checked to hit it and not a cover; the pointer moves there (hover styles and images react);
-//! the point is checked again, once more after a frame if the layout moved; then the button
-//! goes down and up (any button, 1-3 clicks, modifiers held). The result names the element the
-//! press reached, which for an element target is that element or inside it, or the click
-//! fails. Tabs the click opened join the session and are listed in `openedTabIds`.
+//! the point is checked again, and if the layout moved, once the element's box holds still
+//! (up to a second); then the button goes down and up (any button, 1-3 clicks, modifiers
+//! held). A press that reached something else (the layout moved as it went down) is aimed
+//! again the same way, twice at most. The result names the element the press reached, which
+//! for an element target is that element or inside it, or the click fails. Tabs the click opened join the session and are listed in `openedTabIds`.
 
 use tether_protocol::actions::browser_click::{Output, Params};
 use tether_protocol::actions::TabId;
@@ -12,6 +13,9 @@ use tether_protocol::{ActionError, ErrorCode};
 
 use super::{element, Context};
 use crate::library::{ArmPress, ClickPoint, Landing, Pressed};
+
+/// How many times a press that reached something else than its element is aimed again.
+const REAIMS: u32 = 2;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let (page, at) = cx.reach_any(p.tab_id, element(&p.xpath, &p.r#ref)?).await?;
@@ -37,6 +41,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
                 x: aimed.0,
                 y: aimed.1,
                 arm: true,
+                settle: false,
             };
             let point = page.call(&landing).await?;
             (point.x, point.y)
@@ -50,9 +55,31 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
             aimed
         }
     };
-    page.press_at(point, p.button, p.click_count, p.modifier_bits())
-        .await?;
-    let pressed = page.call(&Pressed {}).await?;
+    let mut point = point;
+    let mut reaims = 0;
+    let pressed = loop {
+        page.press_at(point, p.button, p.click_count, p.modifier_bits())
+            .await?;
+        let pressed = page.call(&Pressed {}).await?;
+        let (Some(at), false) = (at, pressed.inside) else {
+            break pressed;
+        };
+        if reaims == REAIMS {
+            break pressed;
+        }
+        // The layout moved as the button went down (an image came, a hover style swapped):
+        // aim again once the element holds still, as a person's second try would.
+        reaims += 1;
+        let landing = Landing {
+            at,
+            x: point.0,
+            y: point.1,
+            arm: true,
+            settle: true,
+        };
+        let again = page.call(&landing).await?;
+        point = (again.x, again.y);
+    };
     if !pressed.inside {
         let what = pressed
             .element
@@ -60,7 +87,10 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
             .map_or("nothing".to_owned(), |e| format!("<{}>", e.tag));
         return Err(ActionError::new(
             ErrorCode::ElementNotInteractable,
-            format!("the press reached {what}, not the element: something moved over it as it was pressed"),
+            format!(
+                "the press reached {what}, not the element: the page moved it as it was pressed, {} times",
+                REAIMS + 1
+            ),
         )
         .with_details(serde_json::json!({ "pressed": pressed.element })));
     }

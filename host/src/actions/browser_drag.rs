@@ -98,6 +98,7 @@ async fn pointer_on(page: &Page<'_>, start: Spot<'_>) -> Result<(f64, f64), Acti
             x: aimed.0,
             y: aimed.1,
             arm: false,
+            settle: false,
         })
         .await?;
     Ok((point.x, point.y))

@@ -20,6 +20,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         x: point.x,
         y: point.y,
         arm: false,
+        settle: false,
     };
     page.call(&landing).await?;
     Ok(Output { hovered: true })

@@ -285,9 +285,11 @@ fn dispatch(message: FromExtension, transport: &ExtensionTransport, twin: &Exten
             *status.secrets_error.lock().unwrap_or_else(|p| p.into_inner()) = refused;
             let unreadable = policy.set_blocked_sites(&blocked_sites);
             *status.unreadable_sites.lock().unwrap_or_else(|p| p.into_inner()) = unreadable;
-            status
-                .owner_settings
-                .send_replace(ClientSettings { confirm_every_action });
+            let secrets = policy.secrets().named().into_iter().map(|s| s.name).collect();
+            status.owner_settings.send_replace(ClientSettings {
+                confirm_every_action,
+                secrets: Some(secrets),
+            });
             status.send();
         }
         FromExtension::UserMessage { session_id, text } => {

@@ -69,34 +69,65 @@
   }
 
   // Once the pointer rests on the point (hover styles and images have reacted): whether the
-  // element, or something inside it, is still what is there; if not, once more after the
-  // next frame (the layout moved), at the element's point then. Answers the point to press,
-  // and with `arm`, watches which element the press reaches (pressed).
+  // element, or something inside it, is still what is there; if not, the layout moved under
+  // the pointer (a hover style, an image that comes late), so aim again once the element's box
+  // holds still across two frames and its point hits it. Answers the point to press, and with
+  // `arm`, watches which element the press reaches (pressed).
   const PRESS = Symbol.for("tether.press");
-  async function landing({ x, y, arm, ...at }) {
+  async function landing({ x, y, arm, settle, ...at }) {
     const found = resolve(at);
     if (found.error) return found;
     const el = found.el;
     let point = { x, y };
-    let hit = deepHit(x, y);
-    if (!hit || !within(el, hit)) {
-      await nextFrame();
-      const moved = pointIn(el);
-      if (!moved) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} stopped being rendered when the pointer reached it (it is ${describe(deepHit(x, y))} there now)`);
-      point = moved;
-      hit = deepHit(moved.x, moved.y);
-      if (!hit || !within(el, hit)) return covered(el, hit, point);
+    const hit = deepHit(x, y);
+    if (settle || !hit || !within(el, hit)) {
+      point = await settledPoint(el, { x, y });
+      if (point.error) return point;
     }
     if (arm) watchPress(el.ownerDocument.defaultView, el);
     return point;
   }
 
+  // How long a press waits for its element to hold still once the pointer moved the layout:
+  // a hover image or transition of up to a second (docs/protocol.md §16, §20).
+  const SETTLE_MS = 1000;
+
+  // The element's point once its box held still for three frames and the point hits it; past
+  // SETTLE_MS, why not (not rendered, or what covers it). (Three: an icon whose hover image is
+  // late flips between its two boxes as the browser updates hover a frame after layout.)
+  async function settledPoint(el, rested) {
+    const until = performance.now() + SETTLE_MS;
+    let last = boxKey(el);
+    let still = 0;
+    for (;;) {
+      await nextFrame();
+      const now = boxKey(el);
+      still = now === last ? still + 1 : 0;
+      last = now;
+      const point = pointIn(el);
+      const hit = point && deepHit(point.x, point.y);
+      if (still >= 2 && hit && within(el, hit)) return point;
+      if (performance.now() < until) continue;
+      if (!point) return fail("ELEMENT_NOT_INTERACTABLE", `${describe(el)} stopped being rendered when the pointer reached it (it is ${describe(deepHit(rested.x, rested.y))} there now)`);
+      return covered(el, hit, point);
+    }
+  }
+
+  // An element's first box fragment as a string, to tell whether it moved between frames.
+  function boxKey(el) {
+    const r = firstFragment(el);
+    return r ? `${r.left},${r.top},${r.width},${r.height}` : "none";
+  }
+
   // Watches the next press in `view`: the window of the element pressed (a frame's own, for
   // an element inside a same-origin frame; events do not cross into the page around it).
+  // The release is watched too: an element that moves away between the button's down and its
+  // up gets no click (the page's click goes to what both share, a parent).
   function watchPress(view, el = null) {
-    const watch = { target: null, el };
+    const watch = { target: null, up: null, el };
     globalThis[PRESS] = watch;
     view.addEventListener("pointerdown", (e) => { watch.target = e.composedPath()[0]; }, { once: true, capture: true });
+    view.addEventListener("pointerup", (e) => { watch.up = e.composedPath()[0]; }, { once: true, capture: true });
   }
 
   // For a press at a point: watched in the window of what is there.
@@ -107,12 +138,16 @@
   }
 
   // The element the watched press reached, and whether it is the element pressed (or inside
-  // it; kept from before the press, which may have taken it out of the page).
+  // it; kept from before the press, which may have taken it out of the page), its release too.
+  // When the release reached something else, that is the element named.
   function pressed() {
     const watch = globalThis[PRESS];
-    const target = watch && watch.target && watch.target.nodeType === 1 ? watch.target : null;
-    const inside = !watch || !watch.el || (!!target && within(watch.el, target));
-    return { element: seen(target), inside };
+    const element = (node) => (node && node.nodeType === 1 ? node : null);
+    const target = watch && element(watch.target);
+    if (!watch || !watch.el) return { element: seen(target), inside: true };
+    const up = element(watch.up);
+    if (target && within(watch.el, target) && up && !within(watch.el, up)) return { element: seen(up), inside: false };
+    return { element: seen(target), inside: !!target && within(watch.el, target) };
   }
 
   // ---- drag -------------------------------------------------------------------------------

@@ -185,6 +185,7 @@ impl Directory {
                 meta: c.meta.clone(),
                 last_seen: c.last_seen.clone(),
                 sessions: Vec::new(),
+                contested: None,
             })
             .collect();
         list.sort_by(|a, b| a.client_id.cmp(&b.client_id));

@@ -403,6 +403,11 @@ function renderBrowsers() {
       el("div", { class: "row" }, el("h3", {}, describe(c)), el("span", { class: `status ${c.online ? "ongoing" : ""}` }, c.online ? "online" : "offline")),
       el("p", { class: "quiet sessions-of" }, sessions),
       tabs);
+    if (c.contested) {
+      const when = new Date(c.contested.lastAt).toLocaleTimeString();
+      card.insertBefore(el("p", { class: "error contested", role: "alert" },
+        `Another host tried to join as this browser (${c.contested.joins}×, last at ${when}): two hosts run under one clientId. Give each its own.`), tabs);
+    }
     if (shown !== undefined) card.append(el("pre", { class: "screen twin" }, shown));
     list.append(card);
   }

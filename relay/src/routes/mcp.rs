@@ -203,6 +203,17 @@ impl Browser for RelayBrowser {
         })
     }
 
+    /// The secrets of the browser the session is bound to, or would be bound to: the one
+    /// browser online, when only one is.
+    fn secret_names(&self, session_id: &str) -> Vec<String> {
+        let state = &self.0;
+        let client = state.sessions.state(session_id).client_id.or_else(|| {
+            let online = state.registry.online();
+            (online.len() == 1).then(|| online[0].clone())
+        });
+        client.map_or_else(Vec::new, |client| state.registry.secret_names(&client))
+    }
+
     async fn artifact(&self, artifact: &ArtifactRef) -> Result<Vec<u8>, ActionError> {
         match self.0.artifacts.get(&artifact.artifact_id).await {
             Some((_, _, bytes)) => Ok(bytes),

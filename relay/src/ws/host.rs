@@ -127,6 +127,11 @@ impl Host<'_> {
         self.state
             .registry
             .set_confirm_every_action(self.client_id, every);
+        if let Some(names) = &settings.secrets {
+            self.state
+                .registry
+                .set_secret_names(self.client_id, names.clone());
+        }
         self.state
             .deployment
             .host_settings(self.state, self.client_id, every);

@@ -129,6 +129,9 @@ fn check_token(
     }
 }
 
+/// The most a host's `meta` may take, as JSON: the relay keeps it while the browser is known.
+const MAX_META_BYTES: usize = 16 * 1024;
+
 /// Registers a host under its clientId, which its token must allow (docs/protocol.md §15). A
 /// second connection for a browser that is online is refused, unless it holds the browser's
 /// own token: then it replaces the first (a reconnect), whose actions in flight fail
@@ -146,20 +149,36 @@ fn join_host(
         .ok_or_else(|| {
             ActionError::new(
                 ErrorCode::InvalidMessage,
-                "a host's relay.join needs its clientId (1 to 256 characters)",
+                "a host's relay.join needs its clientId (1 to 256 bytes)",
             )
         })?;
-    may_be(state, &client_id, bound_to.as_deref())?;
+    let replace = join.replace.unwrap_or(true);
+    if let Err(refused) = may_be(state, &client_id, bound_to.as_deref(), replace) {
+        if state.registry.holds(&client_id) {
+            state.registry.contest(&client_id);
+        }
+        return Err(refused);
+    }
     let link = Link::new(peer.connection_id.clone(), outbox.clone());
     let meta = join
         .meta
         .map_or(Value::Null, |meta| serde_json::to_value(meta).unwrap_or_default());
+    if meta.to_string().len() > MAX_META_BYTES {
+        return Err(ActionError::new(
+            ErrorCode::InvalidMessage,
+            format!("a host's meta is at most {} KiB of JSON", MAX_META_BYTES / 1024),
+        ));
+    }
     if let Some(old) = state.registry.connect(&client_id, meta, link.clone()) {
+        state.registry.contest(&client_id);
         old.close();
+        // `replaced` tells the host it was another's join, not a lost link: it must not take
+        // the place back (it rejoins with `replace: false`).
         let error = ActionError::new(
             ErrorCode::Unauthorized,
-            "replaced by a newer connection of the same clientId",
-        );
+            "replaced by a newer connection of the same clientId: another host runs under this clientId",
+        )
+        .with_details(serde_json::json!({ "replaced": true }));
         if let Some(outbox) = old.socket() {
             outbox.error(None, error);
             outbox.close();
@@ -172,13 +191,26 @@ fn join_host(
 }
 
 /// Whether a host whose token is bound to `bound_to` (or is the shared one) may join as
-/// `client_id` now.
-fn may_be(state: &AppState, client_id: &str, bound_to: Option<&str>) -> Result<(), ActionError> {
+/// `client_id` now; with `replace`, a join with the bound token takes the place of the
+/// connection that holds it.
+fn may_be(
+    state: &AppState,
+    client_id: &str,
+    bound_to: Option<&str>,
+    replace: bool,
+) -> Result<(), ActionError> {
     match bound_to {
         Some(owner) if owner != client_id => Err(ActionError::new(
             ErrorCode::Forbidden,
             format!("this host token belongs to the browser {owner:?}; it cannot join as {client_id:?}"),
         )),
+        Some(_) if !replace && state.registry.holds(client_id) => Err(ActionError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "the browser {client_id:?} is held by another connection with its token; this join asked not to replace it"
+            ),
+        )
+        .with_details(serde_json::json!({ "alreadyConnected": true }))),
         Some(_) => Ok(()),
         None if state.tokens.bound.is_bound(client_id) => Err(ActionError::new(
             ErrorCode::Forbidden,

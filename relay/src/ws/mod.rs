@@ -225,6 +225,8 @@ fn leave(state: &AppState, peer: Peer) {
             state
                 .deployment
                 .host_offline(state, client_id, &peer.connection_id);
+            // Browsers that join under ever new clientIds are bounded as they leave.
+            state.forget_offline_browsers();
         }
     }
 }
