@@ -229,3 +229,38 @@ fn an_html_artifact_opened_in_the_consoles_tab_cannot_read_its_token() {
             .unwrap();
     });
 }
+
+/// A console opened while a session runs shows what the session did before the person signed
+/// in: its latest actions, as the relay kept them.
+#[test]
+fn a_console_opened_late_shows_what_the_running_sessions_did_before() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker(h, "late-worker");
+        relay.wait_online("late-worker", JOIN_WITHIN).await;
+        let addr = relay.addr.to_string();
+        let url = h.url("/fixtures/snapshot.html");
+        let start = json!({ "sessionId": "before", "actionName": "session_start", "params": { "url": url } });
+        let (_, started) = post_action(&addr, ORCHESTRATOR, start).await;
+        assert_eq!(started["status"], "success", "{started}");
+        let tab = started["result"]["tabId"].clone();
+        let look =
+            json!({ "sessionId": "before", "actionName": "browser_snapshot", "params": { "tabId": tab } });
+        let (_, looked) = post_action(&addr, ORCHESTRATOR, look).await;
+        assert_eq!(looked["status"], "success", "{looked}");
+
+        let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
+        let (page, target) = signed_in_console(&cdp, &relay.http("/")).await;
+        let earlier = page
+            .eval_checked(&shown_with(
+                "[data-session='before'] .actions",
+                "browser_snapshot",
+            ))
+            .await;
+        assert!(earlier.as_str().unwrap().contains("session_start"), "{earlier}");
+        cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+            .await
+            .unwrap();
+    });
+}

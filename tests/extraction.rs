@@ -134,17 +134,20 @@ fn every_scanned_xpath_names_the_element_its_ref_names() {
                 let (xpath, element_ref) = (item["xpath"].as_str().unwrap(), &item["ref"]);
                 // The path and the ref name the same element (the fixtures' elements differ
                 // in id or text, so equal HTML is the same element).
-                let same = h
-                    .eval(
-                        tab,
-                        &format!(
-                            "(() => {{ const lib = ({})(); const by = lib.html({{ xpath: {xpath:?} }}); \
-                             return !by.error && by.html === lib.html({{ ref: {element_ref} }}).html; }})()",
-                            tether_host::library::SOURCE
-                        ),
-                    )
-                    .await;
-                assert_eq!(same, true, "{xpath} on {page} does not resolve to {element_ref}");
+                let html = |at: serde_json::Value| async move {
+                    let mut params = json!({ "tabId": tab });
+                    params
+                        .as_object_mut()
+                        .unwrap()
+                        .extend(at.as_object().unwrap().clone());
+                    h.ok("scan-roundtrip", "browser_get_html", params).await["html"].clone()
+                };
+                let by_path = html(json!({ "xpath": xpath })).await;
+                let by_ref = html(json!({ "ref": element_ref })).await;
+                assert!(
+                    by_path.is_string() && by_path == by_ref,
+                    "{xpath} on {page} does not resolve to {element_ref}"
+                );
             }
             h.ok("scan-roundtrip", "session_stop", json!({})).await;
         }

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 use tether_protocol::ErrorCode;
+use tether_tests::mcp::ref_named;
 use tether_tests::{run, Harness};
 
 /// The xpath of the first element of a document-wide scan whose `attributes.id` is `id`.
@@ -395,5 +396,31 @@ fn clicks_take_any_button_count_modifiers_or_a_point() {
                 .await;
         }
         assert_eq!(seen().await, json!([]), "a refused click clicks nothing");
+    });
+}
+
+/// docs/protocol.md §15: a page that redefines the DOM functions a script would use to find,
+/// measure and check its elements cannot move where a ref points or where a click lands: the
+/// library runs in a JavaScript world of its own.
+#[test]
+fn a_page_that_lies_to_scripts_neither_hides_an_element_nor_moves_a_click() {
+    run(|h| async move {
+        let s = "liar";
+        let tab = h.start(s, "/fixtures/liar.html").await;
+        let snapshot = h.ok(s, "browser_snapshot", json!({ "tabId": tab })).await;
+        let text = snapshot["markdown"].as_str().unwrap_or_default().to_owned();
+        assert!(text.contains("button \"Pay\""), "{text}");
+        assert!(text.contains("button \"Delete account\""), "{text}");
+        let pay = ref_named(&text, "Pay");
+        let clicked = h
+            .ok(s, "browser_click", json!({ "tabId": tab, "ref": pay }))
+            .await;
+        assert_eq!(clicked["pressed"]["id"], "pay", "{clicked}");
+        assert_eq!(
+            h.eval(tab, "[window.paid === true, window.deleted === true]")
+                .await,
+            json!([true, false]),
+            "the press reached Pay, and Pay only"
+        );
     });
 }

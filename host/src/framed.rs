@@ -35,10 +35,12 @@ pub async fn mark(page: &Page<'_>) {
 
 async fn mark_one(page: &Page<'_>, id: &str) -> Result<(), ActionError> {
     let owner = page.cdp("DOM.getFrameOwner", json!({ "frameId": id })).await?;
+    // Marked in Tether's own world of the page, where the library reads it.
+    let world = page.world().await?;
     let resolved = page
         .cdp(
             "DOM.resolveNode",
-            json!({ "backendNodeId": owner["backendNodeId"] }),
+            json!({ "backendNodeId": owner["backendNodeId"], "executionContextId": world }),
         )
         .await?;
     let element = resolved

@@ -47,8 +47,8 @@ struct Frame {
     /// The handle (a `Runtime` object id) on the frame's element in the tab's page, once the
     /// element is marked (`framed.rs`).
     owner: Option<String>,
-    /// The in-page library's handle in the frame's document.
-    library: Option<String>,
+    /// The in-page library in the frame's document.
+    library: Option<crate::library::Installed>,
 }
 
 impl Frames {
@@ -117,11 +117,11 @@ impl Frames {
         }
     }
 
-    pub fn library(&self, id: &str) -> Option<String> {
+    pub fn library(&self, id: &str) -> Option<crate::library::Installed> {
         self.lock().frames.get(id).and_then(|f| f.library.clone())
     }
 
-    pub fn set_library(&self, id: &str, library: Option<String>) {
+    pub fn set_library(&self, id: &str, library: Option<crate::library::Installed>) {
         if let Some(frame) = self.lock().frames.get_mut(id) {
             frame.library = library;
         }

@@ -27,6 +27,29 @@ pub const SOURCE: &str = concat!(
     "}"
 );
 
+/// The library installed in one document: its object, in Tether's own JavaScript world of
+/// that document (an isolated world: the page's scripts neither see it nor change what it
+/// calls), and that world's execution context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    pub object_id: String,
+    pub context: i64,
+}
+
+/// The names of the two events by which the library, in its own world, asks the page's world
+/// which elements got click listeners there (`js/hooks.js`): random per host process, so a page
+/// can neither listen for them nor answer in the hooks' place.
+pub fn channel() -> (&'static str, &'static str) {
+    static NAMES: std::sync::LazyLock<(String, String)> = std::sync::LazyLock::new(|| {
+        use rand::RngCore;
+        let mut bytes = [0u8; 12];
+        rand::rng().fill_bytes(&mut bytes);
+        let id = hex::encode(bytes);
+        (format!("tether-ask-{id}"), format!("tether-answer-{id}"))
+    });
+    (&NAMES.0, &NAMES.1)
+}
+
 /// One function of the library: its name there, and the type of its answer.
 pub trait LibraryCall: Serialize {
     const FUNCTION: &'static str;

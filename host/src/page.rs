@@ -14,15 +14,21 @@ use tokio::time::Instant;
 
 use crate::artifacts::ArtifactStore;
 use crate::cdp::{BrowserEvent, Transport};
-use crate::library::{LibraryCall, RefsHanded, SOURCE as LIB_JS};
+use crate::library::{Installed, LibraryCall, RefsHanded, SOURCE as LIB_JS};
 use crate::tabs::TabState;
 
-/// Puts the library in the document (once: it is kept under a key named by this build, so a
-/// page never runs another build's copy) and evaluates to it, for `Runtime.callFunctionOn`.
+/// The name of Tether's isolated world in each document (`Page.createIsolatedWorld`).
+const WORLD: &str = "tether";
+
+/// Puts the library in the document's Tether world (once: it is kept under a key named by this
+/// build, so a page never runs another build's copy), with the names of the channel to the
+/// page's hooks, and evaluates to it, for `Runtime.callFunctionOn`.
 static INSTALL: LazyLock<String> = LazyLock::new(|| {
     let key = format!("tether.lib.{}.{}", env!("CARGO_PKG_VERSION"), LIB_JS.len());
+    let (ask, answer) = crate::library::channel();
     format!(
-        "(() => {{ const key = Symbol.for({key:?}); \
+        "(() => {{ globalThis[Symbol.for('tether.channel')] = {{ ask: {ask:?}, answer: {answer:?} }}; \
+         const key = Symbol.for({key:?}); \
          if (!globalThis[key]) Object.defineProperty(globalThis, key, {{ value: ({LIB_JS}), configurable: true }}); \
          return globalThis[key]; }})()"
     )
@@ -255,30 +261,51 @@ impl<'a> Page<'a> {
         // tried once more on a fresh one.
         match self.kept_library() {
             Some(library) => match self
-                .call_on(&library, declaration, by_value, C::FUNCTION, &args)
+                .call_on(&library.object_id, declaration, by_value, C::FUNCTION, &args)
                 .await
             {
                 Ok(answer) => Ok(answer),
                 Err(_) => {
                     self.keep_library(None);
                     let library = self.install().await?;
-                    self.call_on(&library, declaration, by_value, C::FUNCTION, &args)
+                    self.call_on(&library.object_id, declaration, by_value, C::FUNCTION, &args)
                         .await
                 }
             },
             None => {
                 let library = self.install().await?;
-                self.call_on(&library, declaration, by_value, C::FUNCTION, &args)
+                self.call_on(&library.object_id, declaration, by_value, C::FUNCTION, &args)
                     .await
             }
         }
     }
 
-    async fn install(&self) -> Result<String, ActionError> {
+    /// Makes Tether's isolated world in the page's document and installs the library there.
+    async fn install(&self) -> Result<Installed, ActionError> {
+        let frame_id = match &self.frame {
+            Some(frame) => frame.id.clone(),
+            None => {
+                let tree = self.cdp("Page.getFrameTree", json!({})).await?;
+                tree.pointer("/frameTree/frame/id")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| ActionError::internal(format!("the tab has no main frame: {tree}")))?
+                    .to_owned()
+            }
+        };
+        let world = self
+            .cdp(
+                "Page.createIsolatedWorld",
+                json!({ "frameId": frame_id, "worldName": WORLD }),
+            )
+            .await?;
+        let context = world
+            .get("executionContextId")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| ActionError::internal(format!("no isolated world for the library: {world}")))?;
         let reply = self
             .cdp(
                 "Runtime.evaluate",
-                json!({ "expression": &*INSTALL, "returnByValue": false }),
+                json!({ "expression": &*INSTALL, "contextId": context, "returnByValue": false }),
             )
             .await?;
         let object_id = reply
@@ -286,19 +313,29 @@ impl<'a> Page<'a> {
             .and_then(Value::as_str)
             .ok_or_else(|| ActionError::internal(format!("the page library did not install: {reply}")))?
             .to_owned();
-        self.keep_library(Some(object_id.clone()));
-        Ok(object_id)
+        let installed = Installed { object_id, context };
+        self.keep_library(Some(installed.clone()));
+        Ok(installed)
     }
 
-    /// The in-page library's handle in this page's document, if the host has one.
-    fn kept_library(&self) -> Option<String> {
+    /// The execution context of Tether's world in the page's document, the library installed
+    /// there (handles for the library's use are resolved in it).
+    pub async fn world(&self) -> Result<i64, ActionError> {
+        match self.kept_library() {
+            Some(installed) => Ok(installed.context),
+            None => Ok(self.install().await?.context),
+        }
+    }
+
+    /// The in-page library in this page's document, if the host has one.
+    fn kept_library(&self) -> Option<Installed> {
         match &self.frame {
             Some(frame) => self.state.frames.library(&frame.id),
             None => self.state.library(),
         }
     }
 
-    fn keep_library(&self, library: Option<String>) {
+    fn keep_library(&self, library: Option<Installed>) {
         match &self.frame {
             Some(frame) => self.state.frames.set_library(&frame.id, library),
             None => self.state.set_library(library),

@@ -4,7 +4,7 @@
 //! that state, and so is the watcher that keeps it from the tab's events.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use serde_json::{json, Value};
 use tether_protocol::actions::TabId;
@@ -22,8 +22,14 @@ use crate::loading::Loading;
 use crate::network::NetworkLog;
 use crate::sessions::Sessions;
 
-/// Installed before page scripts run (see `js/hooks.js`).
-pub const HOOKS_JS: &str = include_str!("js/hooks.js");
+/// Installed before page scripts run (see `js/hooks.js`), answering on this process's
+/// channel.
+pub static HOOKS_JS: LazyLock<String> = LazyLock::new(|| {
+    let (ask, answer) = crate::library::channel();
+    include_str!("js/hooks.js")
+        .replace("%ASK%", ask)
+        .replace("%ANSWER%", answer)
+});
 
 /// The commands that ready an attached tab for actions, in order: the page's events and its
 /// lifecycle events, its console and the browser's messages about it, its requests (kept from
@@ -51,7 +57,7 @@ fn every_preparation() -> Vec<(&'static str, Value)> {
         ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
         (
             "Page.addScriptToEvaluateOnNewDocument",
-            json!({ "source": HOOKS_JS, "runImmediately": true }),
+            json!({ "source": &*HOOKS_JS, "runImmediately": true }),
         ),
         ("Emulation.setFocusEmulationEnabled", json!({ "enabled": true })),
         ("Target.setAutoAttach", crate::frames::AUTO_ATTACH.clone()),
@@ -65,8 +71,8 @@ pub struct TabState {
     no_page_log: bool,
     pub dialogs: DialogLog,
     pub loading: Loading,
-    /// The `Runtime` object id of the in-page library in the tab's current document.
-    library: Mutex<Option<String>>,
+    /// The in-page library in the tab's current document.
+    library: Mutex<Option<crate::library::Installed>>,
     screens: Mutex<Screens>,
     /// Whether a plain capture of the tab's viewport once showed more than the page's content
     /// (a scrollbar strip, a pinch zoom): its viewport shots are clipped from then on.
@@ -105,12 +111,12 @@ struct Screens {
 }
 
 impl TabState {
-    pub fn library(&self) -> Option<String> {
+    pub fn library(&self) -> Option<crate::library::Installed> {
         self.library.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    pub fn set_library(&self, object_id: Option<String>) {
-        *self.library.lock().unwrap_or_else(|p| p.into_inner()) = object_id;
+    pub fn set_library(&self, installed: Option<crate::library::Installed>) {
+        *self.library.lock().unwrap_or_else(|p| p.into_inner()) = installed;
     }
 
     pub fn clips_viewport(&self) -> bool {

@@ -68,6 +68,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/sessions", get(sessions::list))
         .route("/api/sessions/{session_id}", get(sessions::get))
+        .route("/api/sessions/{session_id}/actions", get(sessions::actions))
         .route("/api/sessions/{session_id}/bind", post(sessions::bind))
         .route("/api/sessions/{session_id}/messages", post(sessions::message))
         .route("/api/sessions/{session_id}/events", get(sessions::events))

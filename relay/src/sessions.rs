@@ -173,6 +173,19 @@ impl Session {
         self.client_id.as_deref()
     }
 
+    /// The kept results of its latest finished actions, newest first, at most `limit`.
+    fn latest(&self, limit: usize) -> Vec<Stored> {
+        let done = self
+            .finished
+            .iter()
+            .rev()
+            .filter_map(|id| match self.outcomes.get(id) {
+                Some(Outcome::Done(stored)) => Some(stored.clone()),
+                _ => None,
+            });
+        done.take(limit).collect()
+    }
+
     pub fn current_tab(&self) -> Option<TabId> {
         self.current_tab
     }
@@ -659,6 +672,13 @@ impl Sessions {
             Some(session) => session.state(),
             None => Session::new(session_id).state(),
         }
+    }
+
+    /// The kept results of a session's latest finished actions, newest first, at most
+    /// `limit` (what a console that opens while it runs shows of it).
+    pub fn latest_results(&self, session_id: &str, limit: usize) -> Vec<Stored> {
+        let part = self.table.part(session_id);
+        part.get(session_id).map_or_else(Vec::new, |s| s.latest(limit))
     }
 
     /// Every session's `session.state`, by id (what a console shows when it opens).

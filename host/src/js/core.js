@@ -1,8 +1,9 @@
 // Tether's in-page library, part 1 of 6: the core (constants, element addressing, refs,
 // geometry). The parts (core, walk, scan, snapshot, hands, exports) are joined in that order
-// inside one arrow function (`host/src/library.rs`, `SOURCE`) that is evaluated in the tab's
-// main world as `(LIB)().fn(args)`; they share its scope, so a part may use what an earlier
-// part declares.
+// inside one arrow function (`host/src/library.rs`, `SOURCE`) that is evaluated in Tether's own
+// isolated world of each document as `(LIB)().fn(args)`; they share its scope, so a part may
+// use what an earlier part declares. In that world the page's scripts cannot see the library,
+// and the DOM functions it calls are the browser's own whatever the page redefines.
 //
 // Element addressing: an XPath per document, joined by two steps that no real XPath contains:
 //   /html/body/my-widget/#shadow-root/div/button    (into an open shadow root)
@@ -27,7 +28,9 @@
   ].join(",");
   const NON_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
   const ATTRIBUTES = new Set(["id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role", "target", "disabled", "aria-expanded", "aria-checked"]);
-  const LISTENERS = Symbol.for("tether.listeners");
+  // The events by which the page's own world says which elements got click listeners there
+  // (js/hooks.js), set by the install (host/src/page.rs) in this world alone.
+  const CHANNEL = globalThis[Symbol.for("tether.channel")] || { ask: "", answer: "" };
   const FRAME_ID = Symbol.for("tether.frame");
   // The fields a secret was typed into, by the secret's name (never its value): a snapshot
   // shows such a field's value as <secret:name>, a password field's too. Kept on the field's

@@ -6,7 +6,7 @@
   // they are for, the elements that got click listeners (js/hooks.js), where its frame sits in
   // the top viewport, and the top viewport's size (each `innerWidth` asks the page for its
   // layout: read once, 4 ms less of a 20,000-element scan).
-  function rootContext(root, ox, oy) {
+  function rootContext(root, ox, oy, listenersOf) {
     const doc = root.nodeType === 9 ? root : root.ownerDocument;
     const labels = new Map();
     for (const label of root.querySelectorAll("label[for]")) {
@@ -14,12 +14,26 @@
     }
     return {
       labels,
-      listeners: doc.defaultView && doc.defaultView[LISTENERS],
+      listeners: listenersOf(doc),
       ox,
       oy,
       width: innerWidth,
       height: innerHeight,
     };
+  }
+
+  // The elements of `doc` that got click listeners in the page's own world, as its hooks
+  // answer (js/hooks.js): each is the target of one answer event, dispatched while this asks.
+  function listenersIn(doc) {
+    const found = new WeakSet();
+    const take = (event) => found.add(event.composedPath()[0]);
+    doc.addEventListener(CHANNEL.answer, take, true);
+    try {
+      doc.dispatchEvent(new Event(CHANNEL.ask));
+    } finally {
+      doc.removeEventListener(CHANNEL.answer, take, true);
+    }
+    return found;
   }
 
   const frameDocument = (el) => {
@@ -37,9 +51,14 @@
   // `visitor.frame(el, reachable, context)` is told of each frame before its document is walked.
   function walk(visitor) {
     const contexts = new Map();
+    const asked = new Map();
+    const listenersOf = (doc) => {
+      if (!asked.has(doc)) asked.set(doc, listenersIn(doc));
+      return asked.get(doc);
+    };
     const contextOf = (root, ox, oy) => {
       let context = contexts.get(root);
-      if (!context) contexts.set(root, (context = rootContext(root, ox, oy)));
+      if (!context) contexts.set(root, (context = rootContext(root, ox, oy, listenersOf)));
       return context;
     };
 

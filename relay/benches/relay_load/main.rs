@@ -136,28 +136,36 @@ async fn echo_host(addr: String, client_id: String) {
     }
 }
 
-/// Session `session`'s action, as its frame (its id is the session's number).
-fn action(session: usize) -> Message {
+/// Session `session`'s action number `n`, as its frame (its id is the session's number; its
+/// actionId names both, so a refused one is sent again as the same action).
+fn action(session: usize, n: usize) -> Message {
     Message::Text(
         format!(
-            r#"{{"v":"1","type":"browser_action","id":"{session}","payload":{{"sessionId":"load-{session}","actionName":"browser_click","params":{{"tabId":1,"xpath":"//button"}}}}}}"#
+            r#"{{"v":"1","type":"browser_action","id":"{session}","payload":{{"sessionId":"load-{session}","actionId":"load-{session}-{n}","actionName":"browser_click","params":{{"tabId":1,"xpath":"//button"}}}}}}"#
         )
         .into(),
     )
 }
 
+/// What one orchestrator saw: each action's latency, and how many times it was refused
+/// `QUEUE_FULL` and sent again.
+struct Orchestrated {
+    latencies: Vec<Duration>,
+    refused: usize,
+}
+
 /// One orchestrator connection driving its share of the sessions, each with one action in
-/// flight; returns every action's latency.
-async fn orchestrate(addr: String, sessions: Vec<usize>) -> Vec<Duration> {
+/// flight; an action refused `QUEUE_FULL` is sent again by its actionId.
+async fn orchestrate(addr: String, sessions: Vec<usize>) -> Orchestrated {
     let ws = joined(&addr, json!({ "role": "orchestrator", "token": ORCHESTRATOR })).await;
     let (mut sink, mut stream) = ws.split();
-    let frames: HashMap<usize, Message> = sessions.iter().map(|&s| (s, action(s))).collect();
     let mut sent_at: HashMap<usize, Instant> = HashMap::new();
     let mut done: HashMap<usize, usize> = HashMap::new();
     let mut latencies = Vec::with_capacity(sessions.len() * ACTIONS_PER_SESSION);
+    let mut refused = 0;
     for &s in &sessions {
         sent_at.insert(s, Instant::now());
-        sink.feed(frames[&s].clone()).await.unwrap();
+        sink.feed(action(s, 0)).await.unwrap();
     }
     sink.flush().await.unwrap();
     let mut remaining = sessions.len() * ACTIONS_PER_SESSION;
@@ -169,18 +177,23 @@ async fn orchestrate(addr: String, sessions: Vec<usize>) -> Vec<Duration> {
         if reply.kind != "browser_action.result" {
             continue;
         }
-        assert_eq!(reply.payload.status, Some("success"), "{}", text.as_str());
         let s: usize = reply.reply_to.unwrap().parse().unwrap();
+        let count = done.entry(s).or_default();
+        if reply.payload.status != Some("success") && text.contains("\"QUEUE_FULL\"") {
+            refused += 1;
+            sink.send(action(s, *count)).await.unwrap();
+            continue;
+        }
+        assert_eq!(reply.payload.status, Some("success"), "{}", text.as_str());
         latencies.push(sent_at[&s].elapsed());
         remaining -= 1;
-        let count = done.entry(s).or_default();
         *count += 1;
         if *count < ACTIONS_PER_SESSION {
             sent_at.insert(s, Instant::now());
-            sink.send(frames[&s].clone()).await.unwrap();
+            sink.send(action(s, *count)).await.unwrap();
         }
     }
-    latencies
+    Orchestrated { latencies, refused }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -301,8 +314,11 @@ async fn forwarding(sessions: usize, under: Under) {
         })
         .collect();
     let mut latencies = Vec::new();
+    let mut refused = 0;
     for task in tasks {
-        latencies.extend(task.await.unwrap());
+        let orchestrated = task.await.unwrap();
+        latencies.extend(orchestrated.latencies);
+        refused += orchestrated.refused;
     }
     let elapsed = start.elapsed();
     let cpu = under.cpu_time() - cpu_before;
@@ -311,7 +327,8 @@ async fn forwarding(sessions: usize, under: Under) {
     println!(
         "forwarding, {label}: {total} actions over {sessions} sessions and {HOSTS} hosts in {:.2} s: {:.0} actions/s; \
          CPU {:.1} us per action; \
-         latency p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms; RSS after: {} KiB",
+         latency p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms; RSS after: {} KiB; \
+         refused QUEUE_FULL and sent again: {refused}",
         elapsed.as_secs_f64(),
         total as f64 / elapsed.as_secs_f64(),
         cpu.as_secs_f64() * 1e6 / total as f64,

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use tether_protocol::between_relays::{Forwarded, Taken};
 use tether_protocol::messages::{Ack, Binding, Message, SessionRef, SessionState};
 use tether_protocol::{ActionError, ActionResult, Envelope, ErrorCode};
+use tokio::time::Instant;
 
 use super::{on_each, subject, Cluster, Owner};
 use crate::reply::{RelayedReply, Reply};
@@ -65,9 +66,15 @@ impl Answering {
 /// Takes an orchestrator's action: into this relay's queue when it owns the session, else to
 /// the owner.
 pub async fn submit(cluster: &Cluster, relay: &Arc<Relay>, parsed: Result<Request, Refused>, reply: Reply) {
-    let session_id = match &parsed {
-        Ok(request) | Err((request, _)) => &request.session_id,
-    };
+    let (Ok(request) | Err((request, _))) = &parsed;
+    // A link to NATS that cannot keep up slows the caller (its socket is not read meanwhile,
+    // an HTTP caller waits) for as long as the action's own timeout allows.
+    let timeout = request.timeout.unwrap_or(relay.settings.action_timeout);
+    if let Err(behind) = cluster.outgoing.room(Instant::now() + timeout).await {
+        let (Ok(request) | Err((request, _))) = parsed;
+        return reply.deliver(request.failed(None, chrono::Utc::now(), link_behind(behind)));
+    }
+    let session_id = &request.session_id;
     // A session this relay owns takes the request as it is; only one owned elsewhere is
     // written out for the wire.
     if cluster.owner_of(relay, session_id).await.ok() == Some(Owner::This) {
@@ -157,18 +164,24 @@ fn run_here(cluster: &Cluster, relay: &Arc<Relay>, parsed: Result<Request, Refus
         return reply.deliver(request.failed(None, chrono::Utc::now(), error));
     }
     if let Some(behind) = cluster.outgoing.behind() {
-        // Taking more would only queue more for a link that cannot keep up.
-        let error = ActionError::new(
-            ErrorCode::QueueFull,
-            format!(
-                "this relay's link to the deployment (NATS) is {} MiB behind; send the action again shortly, by its actionId",
-                behind >> 20
-            ),
-        );
+        // Taking more would only queue more for a link that cannot keep up (an action another
+        // relay forwarded: its own caller is held there).
         let (Ok(request) | Err((request, _))) = parsed;
-        return reply.deliver(request.failed(None, chrono::Utc::now(), error));
+        return reply.deliver(request.failed(None, chrono::Utc::now(), link_behind(behind)));
     }
     scheduler::submit(relay, parsed, reply);
+}
+
+/// The refusal of an action that would wait past its timeout for NATS to take what this relay
+/// queued (`behind` bytes).
+fn link_behind(behind: usize) -> ActionError {
+    ActionError::new(
+        ErrorCode::QueueFull,
+        format!(
+            "this relay's link to the deployment (NATS) is {} MiB behind and did not catch up within the action's timeout; send the action again shortly, by its actionId",
+            behind >> 20
+        ),
+    )
 }
 
 /// Why an owner did not take a forwarded action.

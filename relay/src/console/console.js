@@ -8,6 +8,8 @@
 
 const TOKEN_KEY = "tether.token";
 const KEEP_ACTIONS = 8;
+// How many sessions still going a console that opens shows the earlier actions of.
+const GOING_SHOWN = 50;
 const KEEP_TALK = 6;
 
 const $ = (id) => document.getElementById(id);
@@ -78,6 +80,29 @@ async function onJoined() {
   // A session the subscription already told of is newer than the listing.
   for (const s of listed.sessions || []) if (!state.sessions.has(s.sessionId)) upsertSession(s.sessionId, { state: s });
   render();
+  // What ran before this page connected, for the sessions still going.
+  const going = (listed.sessions || []).filter((s) => s.status !== "completed").slice(0, GOING_SHOWN);
+  await Promise.all(going.map((s) => showEarlier(s.sessionId)));
+  render();
+}
+
+// A session's latest actions from before this page connected, behind those it saw itself.
+async function showEarlier(id) {
+  const { actions = [] } = await api(`/api/sessions/${encodeURIComponent(id)}/actions`);
+  const session = upsertSession(id);
+  const seen = new Set(session.actions.map((a) => a.id));
+  for (const a of actions) {
+    if (seen.has(a.actionId)) continue;
+    session.actions.push({
+      id: a.actionId, name: a.actionName, running: false, ok: a.status === "success", ms: a.durationMs,
+      error: a.error ? `${a.error.code}: ${a.error.message}` : "",
+    });
+    if (!session.shot && a.status === "success" && a.result && a.result.url) {
+      const at = new URL(a.result.url, location.href);
+      session.shot = at.pathname + at.search;
+    }
+  }
+  session.actions.length = Math.min(session.actions.length, KEEP_ACTIONS);
 }
 
 async function api(path, options = {}) {

@@ -58,6 +58,53 @@ pub async fn list(_: Reader, State(state): State<AppState>) -> Json<Value> {
     Json(json!({ "sessions": state.sessions.all() }))
 }
 
+/// How many of a session's latest actions `GET /api/sessions/{id}/actions` lists.
+const LATEST_ACTIONS: usize = 20;
+
+/// A finished action as a console lists it: what ran, how it ended, how long it took; a
+/// screenshot's artifact URL.
+#[derive(Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ActionSeen {
+    action_id: String,
+    action_name: String,
+    status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result: Option<ScreenshotSeen>,
+}
+
+#[derive(Deserialize, Serialize)]
+struct ScreenshotSeen {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
+}
+
+/// `GET /api/sessions/{id}/actions`: the session's latest finished actions on this relay,
+/// newest first (at most 20), each as `{ actionId, actionName, status, durationMs, error?,
+/// result?: { url? } }`: what a console opened while the session runs shows of what came before.
+pub async fn actions(
+    _: Reader,
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+) -> Json<Value> {
+    let latest = state.sessions.latest_results(&session_id, LATEST_ACTIONS);
+    let seen: Vec<ActionSeen> = latest
+        .iter()
+        .filter_map(|stored| serde_json::from_str::<ActionSeen>(stored.get()).ok())
+        .map(|mut seen| {
+            if seen.action_name != "browser_screenshot" {
+                seen.result = None;
+            }
+            seen
+        })
+        .collect();
+    Json(json!({ "actions": seen }))
+}
+
 pub async fn bind(
     _: Reader,
     State(state): State<AppState>,
