@@ -428,3 +428,34 @@ fn the_relays_mcp_names_the_secrets_of_its_browser() {
         agent.close().await;
     });
 }
+
+/// docs/protocol.md §20 over MCP: a tool that changes the page settles by default (its
+/// description says so), so the reply shows what the page rendered after its request answered.
+#[test]
+fn an_mcp_click_replies_with_the_settled_page() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker(h, "settle-mcp");
+        relay.wait_online("settle-mcp", JOIN_WITHIN).await;
+        let mut agent = McpClient::http(&relay.http("/mcp"), Some(ORCHESTRATOR))
+            .await
+            .unwrap();
+        let tools = agent.tools().await;
+        let click = tools.iter().find(|t| t["name"] == "browser_click").unwrap();
+        assert!(
+            click["description"].as_str().unwrap().contains("settled"),
+            "{click}"
+        );
+        let opened = agent
+            .text(
+                "browser_navigate",
+                json!({ "url": h.url("/fixtures/settle.html") }),
+            )
+            .await;
+        let save = ref_named(&opened, "Save");
+        let replied = agent.text("browser_click", json!({ "ref": save })).await;
+        assert!(replied.contains("Saved OK"), "{replied}");
+        agent.close().await;
+    });
+}

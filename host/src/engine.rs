@@ -6,17 +6,18 @@ use std::time::Duration;
 
 use chrono::Utc;
 use serde_json::Value;
+use tether_protocol::actions::fields::Settled;
 use tether_protocol::actions::{Dialog, DialogAnswer, TabId};
 use tether_protocol::native::{ActionLine, SessionTabs};
 use tether_protocol::result::{ActionHeader, Output};
-use tether_protocol::{ActionCall, ActionError, ActionOutcome, ActionResult, ErrorCode};
+use tether_protocol::{ActionCall, ActionError, ActionName, ActionOutcome, ActionResult, ErrorCode};
 
 use crate::actions::{self, Context, Session};
 use crate::artifacts::ArtifactStore;
 use crate::cdp::{TabInfo, Transport};
-use crate::observed;
 use crate::policy::Policy;
 use crate::tabs::{TabState, Tabs};
+use crate::{observed, settle};
 
 /// How far up an opener chain a new tab is traced back to a session tab.
 const MAX_OPENER_DEPTH: usize = 8;
@@ -190,6 +191,11 @@ impl Engine {
         let answering = Answering::start(&state, call.dialog().cloned());
         let mark = observed::mark(&state);
         let observe = call.observe();
+        let settle = call.settle();
+        let armed = match settle {
+            Some(_) => Some(settle::arm(&cx.page(tab), navigates(&call)).await),
+            None => None,
+        };
         let outcome = actions::dispatch(&cx, call).await;
         drop(answering);
         let outcome = match outcome {
@@ -204,14 +210,24 @@ impl Engine {
         let shown = state.dialogs.take();
         match outcome {
             Ok(output) => {
-                // An action asked to show the page ends once the page settled, and what it
-                // observed runs until then (a download its form's answer began, the new page).
+                // The action ends once the page settled after it (docs/protocol.md §20), and
+                // what it observed and shows is the page then.
+                let settled = match (settle, armed) {
+                    (Some(budget), Some(armed)) => settle::wait(&cx, tab, armed, budget).await,
+                    _ => None,
+                };
                 let screen = match observe {
                     Some(how) => observed::screen(&cx, tab, how).await,
                     None => None,
                 };
                 let observed = observed::since(&state, mark).await;
-                Ok(with_extras(output, shown, observed, screen))
+                let extras = Extras {
+                    dialogs: shown,
+                    observed,
+                    screen,
+                    settled,
+                };
+                Ok(extras.onto(output))
             }
             other => other,
         }
@@ -353,31 +369,54 @@ impl Drop for Answering {
 
 /// An output with what the host adds to it: the dialogs the tab showed during the action, what
 /// it observed there, and the page it left when asked (the output is read back only for them).
-fn with_extras(
-    output: Output,
-    shown: Vec<Dialog>,
+/// What a result carries beside the action's own output: the dialogs that opened, what the
+/// page did meanwhile, the page once settled, and what settling waited for.
+struct Extras {
+    dialogs: Vec<Dialog>,
     observed: Option<Value>,
     screen: Option<String>,
-) -> Output {
-    if shown.is_empty() && observed.is_none() && screen.is_none() {
-        return output;
+    settled: Option<Settled>,
+}
+
+impl Extras {
+    fn onto(self, output: Output) -> Output {
+        if self.dialogs.is_empty()
+            && self.observed.is_none()
+            && self.screen.is_none()
+            && self.settled.is_none()
+        {
+            return output;
+        }
+        let mut value = output.value();
+        if let Value::Object(result) = &mut value {
+            if !self.dialogs.is_empty() {
+                let dialogs = serde_json::to_value(self.dialogs).unwrap_or(Value::Null);
+                result.insert("dialogs".into(), dialogs);
+            }
+            if let Some(observed) = self.observed {
+                result.insert("observed".into(), observed);
+            }
+            if let Some(screen) = self.screen {
+                result.insert("screen".into(), Value::String(screen));
+            }
+            if let Some(settled) = self.settled {
+                let settled = serde_json::to_value(settled).unwrap_or(Value::Null);
+                result.insert("settled".into(), settled);
+            }
+        }
+        Output::of(&value)
     }
-    let mut value = output.value();
-    if let Value::Object(result) = &mut value {
-        if !shown.is_empty() {
-            result.insert(
-                "dialogs".into(),
-                serde_json::to_value(shown).unwrap_or(Value::Null),
-            );
-        }
-        if let Some(observed) = observed {
-            result.insert("observed".into(), observed);
-        }
-        if let Some(screen) = screen {
-            result.insert("screen".into(), Value::String(screen));
-        }
-    }
-    Output::of(&value)
+}
+
+/// Whether an action's own work is a navigation of its tab (it ends at the new page's load).
+fn navigates(call: &ActionCall) -> bool {
+    matches!(
+        call.name(),
+        ActionName::BrowserNavigate
+            | ActionName::BrowserGoBack
+            | ActionName::BrowserGoForward
+            | ActionName::BrowserReload
+    )
 }
 
 fn not_in_session(tab: TabId, session_id: &str) -> ActionError {

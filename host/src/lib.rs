@@ -34,6 +34,7 @@ pub mod policy;
 pub mod relay_link;
 pub mod secrets;
 pub mod sessions;
+pub mod settle;
 pub mod tabs;
 pub mod tls;
 pub mod twin_report;

@@ -23,6 +23,7 @@ pub const SOURCE: &str = concat!(
     include_str!("js/scan.js"),
     include_str!("js/snapshot.js"),
     include_str!("js/hands.js"),
+    include_str!("js/settle.js"),
     include_str!("js/exports.js"),
     "}"
 );

@@ -53,6 +53,12 @@ impl Loading {
         self.seen().complete
     }
 
+    /// Whether a navigation a frame requested has not yet committed, become a download or been
+    /// dropped.
+    pub fn has_requested(&self) -> bool {
+        !self.seen().requested.is_empty()
+    }
+
     /// Now, before asking the page.
     pub fn now(&self) -> Generation {
         Generation(self.seen().generation)

@@ -153,7 +153,10 @@ impl<'a> Page<'a> {
     pub async fn cdp(&self, method: &str, mut params: Value) -> Result<Value, ActionError> {
         if let Some(frame) = &self.frame {
             let keys = matches!(method, "Input.insertText" | "Input.dispatchKeyEvent");
-            if keys || method.starts_with("Runtime.") || method.starts_with("DOM.") {
+            // The frame's own document: its scripts, its nodes, and the world Tether's library
+            // runs in there.
+            let world = matches!(method, "Page.getFrameTree" | "Page.createIsolatedWorld");
+            if keys || world || method.starts_with("Runtime.") || method.starts_with("DOM.") {
                 return Ok(self
                     .transport
                     .send_in(self.tab, &frame.session, method, params)
@@ -282,16 +285,13 @@ impl<'a> Page<'a> {
 
     /// Makes Tether's isolated world in the page's document and installs the library there.
     async fn install(&self) -> Result<Installed, ActionError> {
-        let frame_id = match &self.frame {
-            Some(frame) => frame.id.clone(),
-            None => {
-                let tree = self.cdp("Page.getFrameTree", json!({})).await?;
-                tree.pointer("/frameTree/frame/id")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| ActionError::internal(format!("the tab has no main frame: {tree}")))?
-                    .to_owned()
-            }
-        };
+        // The document's frame as its own session names it (a cross-origin frame's session
+        // names it otherwise than the tab's does).
+        let tree = self.cdp("Page.getFrameTree", json!({})).await?;
+        let frame_id = tree
+            .pointer("/frameTree/frame/id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ActionError::internal(format!("the page has no frame: {tree}")))?;
         let world = self
             .cdp(
                 "Page.createIsolatedWorld",

@@ -231,3 +231,31 @@ fn a_secrets_file_others_can_read_is_refused_saying_which_mode_to_set() {
         "{shown}"
     );
 }
+
+/// docs/protocol.md §20 through `exec`: a click whose handler fetches, then renders, returns the
+/// page it rendered (its snapshot, taken as the next step, shows the answer).
+#[test]
+fn a_click_in_exec_returns_once_the_page_settled() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let pages = runtime.block_on(tether_tests::fixtures::Server::start());
+    let steps = serde_json::json!([
+        { "actionName": "session_start", "params": { "url": pages.url("/fixtures/settle.html") } },
+        { "actionName": "browser_click", "params": { "xpath": "//button[@id='fetch']", "observe": "recent" } },
+    ])
+    .to_string();
+    let output = exec(&["-"], Some(&steps));
+    assert!(
+        output.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let clicked = &results(&output)[1]["result"];
+    assert!(
+        clicked["screen"].as_str().unwrap().contains("Saved OK"),
+        "{clicked}"
+    );
+    assert!(
+        clicked["settled"]["waited"]["requests"].as_u64().unwrap() >= 1,
+        "{clicked}"
+    );
+}

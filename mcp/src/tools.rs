@@ -14,6 +14,13 @@ const SESSION_ID: &str =
 const TAB_ID: &str =
     "The tab to act on. Without it, the session's current tab: the last one an action ran on or opened.";
 
+const SETTLES: &str = " Returns once the page settled after it: the requests, short timers and animations it set going, and a navigation it caused, finished (settle: \"none\" returns at once).";
+
+/// Whether an action ends once the page settled after it (it takes `settle`).
+fn settles(action: ActionName) -> bool {
+    action.params_schema()["properties"].get("settle").is_some()
+}
+
 /// Every action as a tool, in catalog order.
 pub fn tools() -> Vec<Tool> {
     with_secrets(&[])
@@ -39,6 +46,9 @@ fn tool(action: ActionName, secrets: &[String]) -> Tool {
     }
     if action.takes_tab() {
         description.push_str(" tabId is optional: the session's current tab.");
+    }
+    if settles(action) {
+        description.push_str(SETTLES);
     }
     if action == ActionName::BrowserNavigate {
         description.push_str(" Opens the session's tab first when it has none.");

@@ -142,6 +142,9 @@ const OBSERVED: &str = "What happened in the tab during the action: console { er
 /// What an action that changes the page shows of it when asked (docs/protocol.md §17).
 const SCREEN: &str = "With observe: the page once the action settled, as browser_snapshot writes it with that detail (recent: what changed since this session's previous snapshot of the tab), cut at observeMaxChars.";
 
+/// What an action that settles says it waited for (docs/protocol.md §20).
+const SETTLED: &str = "What the action waited for once its own work was done: ms (time spent settling), waited { navigation, requests, timers, animations }, pending [ { kind (request, timer or animation), url? } ] (up to 5, what still ran when settleMs ran out). Absent when nothing was waited for.";
+
 /// The descriptor of the action `name` whose params and result are `P` and `O`.
 pub fn describe<P: JsonSchema, O: JsonSchema>(name: &str, about: About) -> ActionDescriptor {
     let params = fields(&schemars::schema_for!(P).to_value());
@@ -168,6 +171,15 @@ pub fn describe<P: JsonSchema, O: JsonSchema>(name: &str, about: About) -> Actio
             default: None,
         };
         result.insert("screen".into(), screen);
+    }
+    if params.contains_key("settle") {
+        let settled = FieldDescriptor {
+            kind: FieldType::Object,
+            description: SETTLED.into(),
+            required: None,
+            default: None,
+        };
+        result.insert("settled".into(), settled);
     }
     ActionDescriptor {
         name: name.to_owned(),

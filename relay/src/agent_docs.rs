@@ -51,6 +51,11 @@ and an optional `tabId` (without it, the session's current tab: the last one an 
 Give each action an `actionId` of your own: if the connection drops or the relay restarts before you have its \
 result, send the same action with the same `actionId` again. You get its one result (`replayed: true`), and the \
 browser never runs it twice.
+- An action that can change the page (click, type, navigate, ...) returns once the page settled after it: the \
+requests, short timers and animations it set going, and a navigation it caused, have finished, so its result \
+(and `observe`'s screen) is the page your step left, not the page mid-way. `settled` says what it waited for; \
+a page that keeps loading stops the wait at `settleMs` (5000 by default), with `settled.pending` naming what \
+still ran. A clock or polling the page runs on its own is never waited for. `settle: \"none\"` returns at once.
 - Every answer is a result (`status` \"success\" with `result`) or an error with a `code` and a `message` that \
 says what to do. `ELEMENT_NOT_FOUND`: the page changed, take a new snapshot. `ELEMENT_NOT_INTERACTABLE`: something \
 covers the element (its message names it). `NO_CLIENT_SELECTED` / `CLIENT_OFFLINE`: no browser is online; ask \

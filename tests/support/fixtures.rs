@@ -1,7 +1,8 @@
 //! The fixture web server: static pages from `tests/fixtures/`, plus generated ones (a
 //! 20,000-element page, a 500 KB article, HTTP error statuses, a page that never finishes
 //! loading, `/download/{name}`: a file served as an attachment, `/icon/{ms}/{name}`: a 24 px SVG
-//! icon answered after `ms` milliseconds), and `/counter/{key}`: a count kept by the server of what pages did, which a test
+//! icon answered after `ms` milliseconds, `/slow/{ms}`: a text answered after `ms` milliseconds,
+//! or with `?to=URL` a redirect there), and `/counter/{key}`: a count kept by the server of what pages did, which a test
 //! can hold open to catch an action in the middle.
 
 use std::collections::HashMap;
@@ -41,6 +42,7 @@ impl Server {
             .route("/counter/{key}", get(count).post(count))
             .route("/stall", get(stall))
             .route("/icon/{ms}/{name}", get(icon))
+            .route("/slow/{ms}", get(slow).post(slow))
             .route("/redirect", get(redirect))
             .route("/download/{name}", get(download).post(download))
             .route("/login", axum::routing::post(login));
@@ -272,6 +274,19 @@ async fn download(Path(name): Path<String>) -> Response {
 /// A page whose load event waits on a stylesheet the server never finishes sending.
 async fn never_loads_page() -> Html<&'static str> {
     Html("<!doctype html><title>Never loads</title><p>Waiting</p><img src=\"/stall\">")
+}
+
+/// `ok` after `ms` (at most 10,000) milliseconds; with `?to=URL`, a 303 to it then (a form's
+/// answer that takes its time).
+async fn slow(
+    Path(ms): Path<u64>,
+    axum::extract::Query(query): axum::extract::Query<HashMap<String, String>>,
+) -> Response {
+    tokio::time::sleep(Duration::from_millis(ms.min(10_000))).await;
+    match query.get("to") {
+        Some(url) => axum::response::Redirect::to(url).into_response(),
+        None => format!("ok after {ms} ms").into_response(),
+    }
 }
 
 /// A 24 x 24 SVG square, answered `ms` (at most 10,000) milliseconds late; `name` (any, such as

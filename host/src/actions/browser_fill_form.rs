@@ -93,6 +93,8 @@ async fn choose(
         dialog: None,
         observe: None,
         observe_max_chars: None,
+        settle: None,
+        settle_ms: None,
     };
     select::run(cx, params).await.map(drop)
 }
@@ -111,6 +113,8 @@ fn pressing(tab_id: TabId, xpath: Option<String>, r#ref: Option<String>) -> brow
         dialog: None,
         observe: None,
         observe_max_chars: None,
+        settle: None,
+        settle_ms: None,
     }
 }
 

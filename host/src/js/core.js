@@ -1,5 +1,5 @@
-// Tether's in-page library, part 1 of 6: the core (constants, element addressing, refs,
-// geometry). The parts (core, walk, scan, snapshot, hands, exports) are joined in that order
+// Tether's in-page library, part 1 of 7: the core (constants, element addressing, refs,
+// geometry). The parts (core, walk, scan, snapshot, hands, settle, exports) are joined in that order
 // inside one arrow function (`host/src/library.rs`, `SOURCE`) that is evaluated in Tether's own
 // isolated world of each document as `(LIB)().fn(args)`; they share its scope, so a part may
 // use what an earlier part declares. In that world the page's scripts cannot see the library,

@@ -1,4 +1,4 @@
-// Tether's in-page library, part 5 of 6: a person's hands. Each function finds the element
+// Tether's in-page library, part 5 of 7: a person's hands. Each function finds the element
 // an action addresses, checks that a person could act on it, and answers where to act (a
 // point, a box) or acts itself where the page's own API is the person's act (select, focus).
 

@@ -1,4 +1,4 @@
-// Tether's in-page library, part 3 of 6: `scan`, what a person could interact with, as a
+// Tether's in-page library, part 3 of 7: `scan`, what a person could interact with, as a
 // list (browser_xpath_scan).
 
   // The list goes to the host as rows, not objects, with the table of paths instead of each

@@ -1,4 +1,4 @@
-// Tether's in-page library, part 4 of 6: `snapshot`, the page as compact Markdown for an
+// Tether's in-page library, part 4 of 7: `snapshot`, the page as compact Markdown for an
 // agent to read (docs/protocol.md §10). Every element that `scan` lists is written in place as
 // `[eN] role "name"` plus its state; text is condensed to one line per block, long blocks
 // clipped; lists, headings and small tables keep their Markdown shape; hidden content is left

@@ -1,4 +1,4 @@
-// Tether's in-page library, part 2 of 6: the walk that scan and snapshot share, and what
+// Tether's in-page library, part 2 of 7: the walk that scan and snapshot share, and what
 // they both say of an element (role, name, text, attributes, whether it is covered).
 
   // ---- the walk ---------------------------------------------------------------------------

@@ -198,6 +198,14 @@ pub struct LoadWait {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = OBSERVE_MAX_CHARS))]
     pub observe_max_chars: Option<u32>,
+    /// "auto": end once the page settled (what the action set going finished, then a frame); "none": at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "auto"))]
+    pub settle: Option<Settle>,
+    /// The most to wait for the page to settle, in ms (100-30000); past it the action ends anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = SETTLE_MS))]
+    pub settle_ms: Option<u64>,
 }
 
 impl super::ActionParams for LoadWait {
@@ -216,6 +224,13 @@ impl super::ActionParams for LoadWait {
     fn observe(&self) -> Option<(Observe, u32)> {
         self.observe
             .map(|o| (o, self.observe_max_chars.unwrap_or(OBSERVE_MAX_CHARS)))
+    }
+
+    fn settle(&self) -> Option<(Settle, u64)> {
+        Some((
+            self.settle.unwrap_or_default(),
+            self.settle_ms.unwrap_or(SETTLE_MS),
+        ))
     }
 }
 
@@ -249,6 +264,56 @@ pub enum Observe {
     Recent,
     /// A few lines: title, main heading, counts, open dialogs.
     Gist,
+}
+
+/// Whether an action that can change the page ends once the page settled after it
+/// (docs/protocol.md §20).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Settle {
+    /// Wait for what the action set going (a navigation, requests, short timers and
+    /// animations), then one frame.
+    #[default]
+    Auto,
+    /// Return as soon as the action itself is done.
+    None,
+}
+
+/// The most an action waits for the page to settle, unless told (`settleMs`).
+pub const SETTLE_MS: u64 = 5_000;
+/// What `settleMs` may be.
+pub const SETTLE_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=30_000;
+
+/// What an action waited for once its own work was done (docs/protocol.md §20): a result's
+/// `settled`, present when anything was waited for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Settled {
+    /// The time spent settling.
+    pub ms: u64,
+    pub waited: Waited,
+    /// What still ran when `settleMs` ran out (at most 5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingWork>,
+}
+
+/// How much of each kind an action's settling waited for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Waited {
+    /// A navigation of the tab the action caused.
+    pub navigation: bool,
+    pub requests: u32,
+    pub timers: u32,
+    pub animations: u32,
+}
+
+/// Something the action set going that still ran when settling stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PendingWork {
+    /// "request", "timer" or "animation".
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// How many characters of the page an `observe` shows unless told.

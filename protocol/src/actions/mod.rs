@@ -55,8 +55,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use fields::{
-    is_plain_file_name, ArtifactRef, BBox, Dialog, DialogAnswer, Element, ImageFormat, Observe, TabId,
-    MAX_FILE_NAME_BYTES, MAX_TIMEOUT_MS,
+    is_plain_file_name, ArtifactRef, BBox, Dialog, DialogAnswer, Element, ImageFormat, Observe, Settle,
+    TabId, MAX_FILE_NAME_BYTES, MAX_TIMEOUT_MS,
 };
 
 use crate::descriptors::{self, ActionDescriptor};
@@ -81,6 +81,12 @@ pub trait ActionParams: Serialize + DeserializeOwned + JsonSchema + Clone + Debu
     /// What to show of the page once the action settled, and at most how many characters (its
     /// `observe` and `observeMaxChars` params), where it changes the page.
     fn observe(&self) -> Option<(Observe, u32)> {
+        None
+    }
+
+    /// Whether the action ends once the page settled, and the most it waits for that (its
+    /// `settle` and `settleMs` params), where it changes the page.
+    fn settle(&self) -> Option<(Settle, u64)> {
         None
     }
 }
@@ -133,6 +139,11 @@ macro_rules! tab_action_params {
             let max = self.observe_max_chars.unwrap_or($crate::actions::fields::OBSERVE_MAX_CHARS);
             self.observe.map(|o| (o, max))
         }
+
+        fn settle(&self) -> Option<($crate::actions::fields::Settle, u64)> {
+            let ms = self.settle_ms.unwrap_or($crate::actions::fields::SETTLE_MS);
+            Some((self.settle.unwrap_or_default(), ms))
+        }
     };
     (@flag element) => {
         fn check(&self) -> Result<(), String> {
@@ -160,6 +171,14 @@ macro_rules! page_params {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             #[schemars(extend("default" = $crate::actions::fields::OBSERVE_MAX_CHARS))]
             pub observe_max_chars: Option<u32>,
+            /// "auto": end once the page settled (what the action set going finished, then a frame); "none": at once.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(extend("default" = "auto"))]
+            pub settle: Option<$crate::actions::fields::Settle>,
+            /// The most to wait for the page to settle, in ms (100-30000); past it the action ends anyway.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(extend("default" = $crate::actions::fields::SETTLE_MS))]
+            pub settle_ms: Option<u64>,
         }
     };
 }
@@ -306,6 +325,11 @@ macro_rules! define_catalog {
                     let why = format!("observeMaxChars must be {} or more, not {max}", fields::OBSERVE_MIN_CHARS);
                     return Err(ActionError::invalid_params(format!("{name}: {why}")));
                 }
+                if let Some((_, ms)) = call.params().settle().filter(|(_, ms)| !fields::SETTLE_MS_RANGE.contains(ms)) {
+                    let range = fields::SETTLE_MS_RANGE;
+                    let why = format!("settleMs must be {} to {}, not {ms}", range.start(), range.end());
+                    return Err(ActionError::invalid_params(format!("{name}: {why}")));
+                }
                 Ok(call)
             }
 
@@ -328,6 +352,7 @@ trait Checked {
     fn check(&self) -> Result<(), String>;
     fn dialog(&self) -> Option<&DialogAnswer>;
     fn observe(&self) -> Option<(Observe, u32)>;
+    fn settle(&self) -> Option<(Settle, u64)>;
     fn to_json(&self) -> Value;
 }
 
@@ -348,6 +373,10 @@ impl<P: ActionParams> Checked for P {
         ActionParams::observe(self)
     }
 
+    fn settle(&self) -> Option<(Settle, u64)> {
+        ActionParams::settle(self)
+    }
+
     fn to_json(&self) -> Value {
         // Plain structs of strings, numbers and booleans always serialise.
         serde_json::to_value(self).unwrap_or_default()
@@ -355,6 +384,15 @@ impl<P: ActionParams> Checked for P {
 }
 
 impl ActionCall {
+    /// How long the action may wait for the page to settle after it (docs/protocol.md §20):
+    /// `None` when it does not settle (`settle: "none"`, or an action that changes no page).
+    pub fn settle(&self) -> Option<std::time::Duration> {
+        match self.params().settle() {
+            Some((Settle::Auto, ms)) => Some(std::time::Duration::from_millis(ms)),
+            _ => None,
+        }
+    }
+
     /// What to show of the page once the action settled, and at most how many characters.
     pub fn observe(&self) -> Option<(Observe, u32)> {
         self.params()
