@@ -79,10 +79,10 @@ async function onJoined() {
   const listed = await api("/api/sessions");
   // A session the subscription already told of is newer than the listing.
   for (const s of listed.sessions || []) if (!state.sessions.has(s.sessionId)) upsertSession(s.sessionId, { state: s });
-  render();
-  // What ran before this page connected, for the sessions still going.
+  // What ran before this page connected, for the sessions still going, drawn with them (the
+  // cards do not grow under a person's pointer once shown).
   const going = (listed.sessions || []).filter((s) => s.status !== "completed").slice(0, GOING_SHOWN);
-  await Promise.all(going.map((s) => showEarlier(s.sessionId)));
+  await Promise.all(going.map((s) => showEarlier(s.sessionId).catch(() => {})));
   render();
 }
 
