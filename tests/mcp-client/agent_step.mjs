@@ -47,6 +47,21 @@ function refOf(text, role, name) {
   throw new Error(`no ${role} "${name}" in:\n${text}`);
 }
 
+import { readFileSync } from "node:fs";
+
+// A reply as its reader has it: its text, and the snapshot file it links to where the server
+// wrote the page there instead (Playwright MCP's "[Snapshot](file.yml)"), for judging what the
+// reply showed; its characters are the text's alone.
+function shown(text) {
+  const linked = text.match(/\[Snapshot\]\(([^)]+)\)/);
+  if (!linked) return text;
+  try {
+    return `${text}\n${readFileSync(linked[1], "utf8")}`;
+  } catch (_) {
+    return text;
+  }
+}
+
 const textOf = (result) => (result.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
 async function call(client, name, args) {
@@ -59,14 +74,16 @@ async function step(server, client, kind) {
   const opened = await call(client, "browser_navigate", { url: `${base}/fixtures/step.html?${kind.query}` });
   const none = server.name === "tether-none" ? { settle: "none" } : {};
   const [role, name] = { click: ["button", "Go"], submit: ["button", "Order"], type: ["textbox", "Search"] }[kind.step];
-  const ref = refOf(opened, role, name);
-  const element = `${name} ${role}`;
+  const ref = refOf(shown(opened), role, name);
+  // Playwright MCP takes the ref as `target` with the element's description; Tether, `ref`.
+  const playwright = server.name === "playwright-mcp";
+  const element = playwright ? { element: `${name} ${role}`, target: ref } : { ref };
   const start = performance.now();
   const reply = kind.step === "type"
-    ? await call(client, "browser_type", { element, ref, text: "lamp", ...none })
-    : await call(client, "browser_click", { element, ref, ...none });
+    ? await call(client, "browser_type", { ...element, text: "lamp", ...none })
+    : await call(client, "browser_click", { ...element, ...none });
   const ms = performance.now() - start;
-  return { ms, chars: reply.length, settled: reply.includes(kind.final) };
+  return { ms, chars: reply.length, settled: shown(reply).includes(kind.final) };
 }
 
 const clients = [];
