@@ -34,12 +34,15 @@ const KINDS = [
   { kind: "clock beside a button", query: "kind=clock", step: "click", final: "Done" },
 ];
 
-// The ref of the element named `name` with `role` in a reply: Tether writes `[e5] button "Go"`,
-// Playwright MCP `- button "Go" [ref=e5]`.
+// The ref of the element named `name` with `role` in a reply: Tether writes `[e5] button "Go"`
+// (a page seen before answers with what changed: `+` lines came, `- [` lines went), Playwright
+// MCP `- button "Go" [ref=e5]`.
 function refOf(text, role, name) {
   for (const line of text.split("\n")) {
     if (!line.includes(role) || !line.includes(`"${name}"`)) continue;
-    const tether = line.match(/\[(e\d+)\]/);
+    // A line Tether's answer shows as gone since the previous snapshot (`- [e1] ...`).
+    if (line.startsWith("- [")) continue;
+    const tether = line.match(new RegExp(`\\[(e\\d+)\\] ${role} "${name}"`));
     if (tether) return tether[1];
     const playwright = line.match(/\[ref=([^\]]+)\]/);
     if (playwright) return playwright[1];
