@@ -15,6 +15,14 @@ use tether_tests::{binary, block_on, fixtures, run_worker};
 const JOIN_WITHIN: Duration = Duration::from_secs(20);
 const PAGE: &str = "/fixtures/snapshot.html";
 
+/// An agent on the relay's `/mcp` (the SDK as client), once the worker `client_id` is online.
+async fn agent_of(relay: &TestRelay, client_id: &str) -> McpClient {
+    relay.wait_online(client_id, JOIN_WITHIN).await;
+    McpClient::http(&relay.http("/mcp"), Some(ORCHESTRATOR))
+        .await
+        .unwrap()
+}
+
 /// The session a result's text names ("..., session mcp-...").
 fn session_named(text: &str) -> String {
     let at = text.find("session ").expect("a session named") + "session ".len();
@@ -411,10 +419,7 @@ fn the_relays_mcp_names_the_secrets_of_its_browser() {
             .set(vec![("shop-login".into(), VALUE.into(), vec![h.url("")])])
             .unwrap();
         let _worker = relay.start_worker_with(h.browser_ws(), "secret-mcp", |w| w.secrets = secrets);
-        relay.wait_online("secret-mcp", JOIN_WITHIN).await;
-        let mut agent = McpClient::http(&relay.http("/mcp"), Some(ORCHESTRATOR))
-            .await
-            .unwrap();
+        let mut agent = agent_of(&relay, "secret-mcp").await;
         let tools = agent.tools().await;
         for name in ["browser_type", "browser_fill_form", "browser_secrets"] {
             let tool = tools.iter().find(|t| t["name"] == name).unwrap();
@@ -437,10 +442,7 @@ fn an_mcp_click_replies_with_the_settled_page() {
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
         let _worker = relay.start_worker(h, "settle-mcp");
-        relay.wait_online("settle-mcp", JOIN_WITHIN).await;
-        let mut agent = McpClient::http(&relay.http("/mcp"), Some(ORCHESTRATOR))
-            .await
-            .unwrap();
+        let mut agent = agent_of(&relay, "settle-mcp").await;
         let tools = agent.tools().await;
         let click = tools.iter().find(|t| t["name"] == "browser_click").unwrap();
         assert!(

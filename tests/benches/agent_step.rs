@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use tether_tests::bench::median_ms;
 
 const RUNS: usize = 7;
 
@@ -29,17 +30,6 @@ const OWN_MS: &[(&str, f64)] = &[
     ("long-poll never answered", f64::INFINITY),
     ("clock beside a button", 0.0),
 ];
-
-fn median(samples: &Value) -> f64 {
-    let mut ms: Vec<f64> = samples
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_f64)
-        .collect();
-    ms.sort_by(f64::total_cmp);
-    ms[ms.len() / 2]
-}
 
 fn chromium() -> &'static str {
     ["/usr/lib/chromium/chromium", "/usr/bin/chromium"]
@@ -110,9 +100,9 @@ fn main() {
                 let settled = row["settled"].as_array().unwrap();
                 let yes = settled.iter().filter(|s| s.as_bool() == Some(true)).count();
                 (
-                    median(&row["ms"]),
+                    median_ms(&row["ms"]),
                     format!("{yes}/{}", settled.len()),
-                    median(&row["chars"]),
+                    median_ms(&row["chars"]),
                 )
             };
             let (t_ms, t_settled, t_chars) = cell("tether");

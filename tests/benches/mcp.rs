@@ -9,21 +9,11 @@
 //! Figures go to docs/performance.md.
 
 use serde_json::{json, Value};
+use tether_tests::bench::median_ms;
 use tether_tests::relay::ORCHESTRATOR;
 use tether_tests::Harness;
 
 const RUNS: usize = 100;
-
-fn median(samples: &Value) -> f64 {
-    let mut ms: Vec<f64> = samples
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_f64)
-        .collect();
-    ms.sort_by(f64::total_cmp);
-    ms[ms.len() / 2]
-}
 
 fn main() {
     tether_tests::block_on(async {
@@ -53,8 +43,8 @@ fn main() {
         let figures: Value = serde_json::from_slice(&output.stdout).unwrap();
         println!("{RUNS} calls each, alternating, one tab of the snapshot fixture page:");
         for (action, samples) in figures.as_object().unwrap() {
-            let (http, mcp) = (median(&samples["http"]), median(&samples["mcp"]));
-            let bare = median(&samples["bare"]);
+            let (http, mcp) = (median_ms(&samples["http"]), median_ms(&samples["mcp"]));
+            let bare = median_ms(&samples["bare"]);
             println!(
                 "{action:<20} POST /api/browser/action p50 {http:.2} ms; /mcp with the SDK's client p50 {mcp:.2} ms: {:.2}x; \
                  /mcp as a bare POST p50 {bare:.2} ms: {:.2}x",

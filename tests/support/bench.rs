@@ -189,6 +189,16 @@ pub fn stats(mut times: Vec<Duration>) -> Stats {
     }
 }
 
+/// The median of a JSON array of milliseconds (what a Node client of a bench prints).
+pub fn median_ms(samples: &Value) -> f64 {
+    let mut ms: Vec<f64> = samples
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default();
+    ms.sort_by(f64::total_cmp);
+    ms.get(ms.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
