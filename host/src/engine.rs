@@ -367,10 +367,9 @@ impl Drop for Answering {
     }
 }
 
-/// An output with what the host adds to it: the dialogs the tab showed during the action, what
-/// it observed there, and the page it left when asked (the output is read back only for them).
 /// What a result carries beside the action's own output: the dialogs that opened, what the
-/// page did meanwhile, the page once settled, and what settling waited for.
+/// page did meanwhile, the page once settled when asked, and what settling waited for (the
+/// output is read back only for them).
 struct Extras {
     dialogs: Vec<Dialog>,
     observed: Option<Value>,
