@@ -77,19 +77,28 @@ async function onJoined() {
   send("subscribe", {});
   send("extension.list", {}, "list");
   const listed = await api("/api/sessions");
+  const sessions = listed.sessions || [];
+  // What ran before this page connected, for the sessions still going, read before any of them
+  // is drawn: a card does not grow under a person's pointer once shown.
+  const going = sessions.filter((s) => s.status !== "completed").slice(0, GOING_SHOWN);
+  const earlier = await Promise.all(going.map(async (s) => [s.sessionId, await latestActions(s.sessionId)]));
   // A session the subscription already told of is newer than the listing.
-  for (const s of listed.sessions || []) if (!state.sessions.has(s.sessionId)) upsertSession(s.sessionId, { state: s });
-  // What ran before this page connected, for the sessions still going, drawn with them (the
-  // cards do not grow under a person's pointer once shown).
-  const going = (listed.sessions || []).filter((s) => s.status !== "completed").slice(0, GOING_SHOWN);
-  await Promise.all(going.map((s) => showEarlier(s.sessionId).catch(() => {})));
+  for (const s of sessions) if (!state.sessions.has(s.sessionId)) upsertSession(s.sessionId, { state: s });
+  for (const [id, actions] of earlier) showEarlier(upsertSession(id), actions);
   render();
 }
 
-// A session's latest actions from before this page connected, behind those it saw itself.
-async function showEarlier(id) {
-  const { actions = [] } = await api(`/api/sessions/${encodeURIComponent(id)}/actions`);
-  const session = upsertSession(id);
+// A session's latest finished actions as the relay keeps them (none if it cannot say).
+async function latestActions(id) {
+  try {
+    return (await api(`/api/sessions/${encodeURIComponent(id)}/actions`)).actions || [];
+  } catch (_) {
+    return [];
+  }
+}
+
+// A session's actions from before this page connected, behind those it saw itself.
+function showEarlier(session, actions) {
   const seen = new Set(session.actions.map((a) => a.id));
   for (const a of actions) {
     if (seen.has(a.actionId)) continue;
