@@ -15,6 +15,20 @@ use tether_tests::{binary, block_on, fixtures, run_worker};
 const JOIN_WITHIN: Duration = Duration::from_secs(20);
 const PAGE: &str = "/fixtures/snapshot.html";
 
+/// The tools that take a secret name the one secret the browser holds (§18), and no tool
+/// carries its value.
+fn assert_names_secrets(tools: &[Value], name: &str, value: &str) {
+    for tool_name in ["browser_type", "browser_fill_form", "browser_secrets"] {
+        let tool = tools.iter().find(|t| t["name"] == tool_name).unwrap();
+        let description = tool["description"].as_str().unwrap();
+        assert!(
+            description.contains(&format!("Secrets this browser holds: {name}.")),
+            "{tool_name}: {description}"
+        );
+    }
+    assert!(!serde_json::to_string(tools).unwrap().contains(value));
+}
+
 /// An agent on the relay's `/mcp` (the SDK as client), once the worker `client_id` is online.
 async fn agent_of(relay: &TestRelay, client_id: &str) -> McpClient {
     relay.wait_online(client_id, JOIN_WITHIN).await;
@@ -388,15 +402,7 @@ fn tether_host_mcp_names_the_secrets_it_holds_in_its_tools() {
         .await
         .unwrap();
         let tools = agent.tools().await;
-        for name in ["browser_type", "browser_fill_form", "browser_secrets"] {
-            let tool = tools.iter().find(|t| t["name"] == name).unwrap();
-            let description = tool["description"].as_str().unwrap();
-            assert!(
-                description.contains("Secrets this browser holds: site-password."),
-                "{description}"
-            );
-        }
-        assert!(!serde_json::to_string(&tools).unwrap().contains("Mcp-S3cret!"));
+        assert_names_secrets(&tools, "site-password", "Mcp-S3cret!");
         let listed = agent.text("browser_secrets", json!({})).await;
         assert!(
             listed.contains("site-password") && !listed.contains("Mcp-S3cret!"),
@@ -421,15 +427,7 @@ fn the_relays_mcp_names_the_secrets_of_its_browser() {
         let _worker = relay.start_worker_with(h.browser_ws(), "secret-mcp", |w| w.secrets = secrets);
         let mut agent = agent_of(&relay, "secret-mcp").await;
         let tools = agent.tools().await;
-        for name in ["browser_type", "browser_fill_form", "browser_secrets"] {
-            let tool = tools.iter().find(|t| t["name"] == name).unwrap();
-            let description = tool["description"].as_str().unwrap();
-            assert!(
-                description.contains("Secrets this browser holds: shop-login."),
-                "{name}: {description}"
-            );
-        }
-        assert!(!serde_json::to_string(&tools).unwrap().contains(VALUE));
+        assert_names_secrets(&tools, "shop-login", VALUE);
         agent.close().await;
     });
 }

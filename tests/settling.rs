@@ -15,13 +15,18 @@ async fn status(h: &Harness, tab: TabId) -> Value {
     h.eval(tab, "document.getElementById('status').textContent").await
 }
 
-async fn click(h: &Harness, s: &str, tab: TabId, id: &str, extra: Value) -> Value {
+/// A click's params on the element with `id`, with `extra` beside them.
+fn on(tab: TabId, id: &str, extra: Value) -> Value {
     let mut params = json!({ "tabId": tab, "xpath": format!("//*[@id='{id}']") });
     params
         .as_object_mut()
         .unwrap()
         .extend(extra.as_object().unwrap().clone());
-    h.ok(s, "browser_click", params).await
+    params
+}
+
+async fn click(h: &Harness, s: &str, tab: TabId, id: &str, extra: Value) -> Value {
+    h.ok(s, "browser_click", on(tab, id, extra)).await
 }
 
 #[test]
@@ -132,13 +137,13 @@ fn settle_none_returns_at_once_and_bad_settle_params_are_refused() {
             json!({ "settleMs": 50 }),
             json!({ "settleMs": 30_001 }),
         ] {
-            let mut params = json!({ "tabId": tab, "xpath": "//*[@id='static']" });
-            params
-                .as_object_mut()
-                .unwrap()
-                .extend(bad.as_object().unwrap().clone());
-            h.fails_with(ErrorCode::InvalidParams, s, "browser_click", params)
-                .await;
+            h.fails_with(
+                ErrorCode::InvalidParams,
+                s,
+                "browser_click",
+                on(tab, "static", bad),
+            )
+            .await;
         }
     });
 }

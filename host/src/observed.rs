@@ -75,6 +75,24 @@ pub async fn since(state: &TabState, mark: Mark) -> Option<Value> {
     (!observed.is_empty()).then_some(Value::Object(observed))
 }
 
+/// Waits for the navigations the tab's frames asked for to commit (or end otherwise), then, if
+/// its document is still loading, for its load event; each wait at most `limit()` as it begins.
+/// Whether there was a navigation to wait for.
+pub async fn loads_ended(cx: &Context<'_>, tab: TabId, limit: impl Fn() -> Duration) -> bool {
+    let state = cx.session.tab_state(tab);
+    let requested = state.loading.has_requested();
+    state.loading.requested_ended(limit()).await;
+    if state.loading.complete() {
+        return requested;
+    }
+    let wait = browser_wait_for_loaded::Params {
+        tab_id: tab,
+        timeout_ms: Some(limit().as_millis().max(1) as u64),
+    };
+    let _ = actions::browser_wait_for_loaded::run(cx, wait).await;
+    true
+}
+
 fn without_nulls(mut value: Value) -> Value {
     if let Value::Object(fields) = &mut value {
         fields.retain(|_, v| !v.is_null());
@@ -86,18 +104,7 @@ fn without_nulls(mut value: Value) -> Value {
 /// going) is waited for first, up to its load event; then the session's snapshot of the tab at
 /// that detail, which counts as its latest. `None` when the page cannot be read (the tab closed).
 pub async fn screen(cx: &Context<'_>, tab: TabId, (how, max_chars): (Observe, u32)) -> Option<String> {
-    let state = cx.session.tab_state(tab);
-    state
-        .loading
-        .requested_ended(Duration::from_millis(LOAD_WAIT_MS))
-        .await;
-    if !state.loading.complete() {
-        let wait = browser_wait_for_loaded::Params {
-            tab_id: tab,
-            timeout_ms: Some(LOAD_WAIT_MS),
-        };
-        let _ = actions::browser_wait_for_loaded::run(cx, wait).await;
-    }
+    loads_ended(cx, tab, || Duration::from_millis(LOAD_WAIT_MS)).await;
     let detail = match how {
         Observe::Gist => Detail::Gist,
         Observe::Recent | Observe::None => Detail::Recent,

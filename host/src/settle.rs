@@ -9,15 +9,14 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tether_protocol::actions::browser_wait_for_loaded;
 use tether_protocol::actions::fields::{PendingWork, Settled, Waited};
 use tether_protocol::actions::TabId;
 use tokio::time::Instant;
 
-use crate::actions::{self, Context};
+use crate::actions::Context;
 use crate::library::LibraryCall;
+use crate::observed;
 use crate::page::Page;
-use crate::tabs::TabState;
 
 /// Arms the page's hooks: what the page sets going from now on because of the action counts.
 #[derive(Serialize)]
@@ -38,7 +37,7 @@ struct Settle {
 #[derive(Debug, Deserialize)]
 struct InPage {
     waited: InPageWaited,
-    pending: Vec<InPagePending>,
+    pending: Vec<PendingWork>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -46,12 +45,6 @@ struct InPageWaited {
     requests: u32,
     timers: u32,
     animations: u32,
-}
-
-#[derive(Debug, Deserialize)]
-struct InPagePending {
-    kind: String,
-    url: Option<String>,
 }
 
 impl LibraryCall for Settle {
@@ -89,10 +82,10 @@ pub async fn wait(cx: &Context<'_>, tab: TabId, armed: Armed, budget: Duration) 
     let mut waited = Waited::default();
     let mut pending = Vec::new();
     loop {
-        waited.navigation |= navigation(cx, tab, &state, deadline).await;
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = || deadline.saturating_duration_since(Instant::now());
+        waited.navigation |= observed::loads_ended(cx, tab, left).await;
         let settle = Settle {
-            budget_ms: left.as_millis() as u64,
+            budget_ms: left().as_millis() as u64,
         };
         match cx.page(tab).call(&settle).await {
             Ok(in_page) => {
@@ -101,7 +94,7 @@ pub async fn wait(cx: &Context<'_>, tab: TabId, armed: Armed, budget: Duration) 
                 waited.requests = waited.requests.max(in_page.waited.requests);
                 waited.timers = waited.timers.max(in_page.waited.timers);
                 waited.animations = waited.animations.max(in_page.waited.animations);
-                pending = in_page.pending.into_iter().map(pending_work).collect();
+                pending = in_page.pending;
             }
             // The document went as the page asked (its action began a navigation).
             Err(e) => tracing::debug!(tab, "settling in the page: {e}"),
@@ -121,34 +114,4 @@ pub async fn wait(cx: &Context<'_>, tab: TabId, armed: Armed, budget: Duration) 
         waited,
         pending,
     })
-}
-
-/// Waits for a navigation of the tab that the action's page asked for, or one still loading,
-/// up to its load event or `deadline`. Whether there was one.
-async fn navigation(cx: &Context<'_>, tab: TabId, state: &TabState, deadline: Instant) -> bool {
-    let left = deadline.saturating_duration_since(Instant::now());
-    let requested = state.loading.has_requested();
-    state.loading.requested_ended(left).await;
-    if state.loading.complete() {
-        return requested;
-    }
-    let left = deadline.saturating_duration_since(Instant::now());
-    let wait = browser_wait_for_loaded::Params {
-        tab_id: tab,
-        timeout_ms: Some(left.as_millis().max(1) as u64),
-    };
-    let _ = actions::browser_wait_for_loaded::run(cx, wait).await;
-    true
-}
-
-fn pending_work(seen: InPagePending) -> PendingWork {
-    let kind = match seen.kind.as_str() {
-        "request" => "request",
-        "animation" => "animation",
-        _ => "timer",
-    };
-    PendingWork {
-        kind: kind.to_owned(),
-        url: seen.url,
-    }
 }

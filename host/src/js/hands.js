@@ -71,7 +71,7 @@
   // Once the pointer rests on the point (hover styles and images have reacted): whether the
   // element, or something inside it, is still what is there; if not, the layout moved under
   // the pointer (a hover style, an image that comes late), so aim again once the element's box
-  // holds still across two frames and its point hits it. Answers the point to press, and with
+  // holds still for three frames and its point hits it. Answers the point to press, and with
   // `arm`, watches which element the press reaches (pressed).
   const PRESS = Symbol.for("tether.press");
   async function landing({ x, y, arm, settle, ...at }) {

@@ -140,7 +140,7 @@
   };
   win.requestAnimationFrame = function (fn) {
     const cause = caused();
-    const record = cause ? begin("frame") : null;
+    const record = cause ? begin("timer") : null;
     return requestAnimationFrame.call(this, function (...args) {
       end(record);
       return within(cause, fn, this, args);

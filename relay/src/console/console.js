@@ -100,16 +100,11 @@ async function latestActions(id) {
 // A session's actions from before this page connected, behind those it saw itself.
 function showEarlier(session, actions) {
   const seen = new Set(session.actions.map((a) => a.id));
-  for (const a of actions) {
-    if (seen.has(a.actionId)) continue;
-    session.actions.push({
-      id: a.actionId, name: a.actionName, running: false, ok: a.status === "success", ms: a.durationMs,
-      error: a.error ? `${a.error.code}: ${a.error.message}` : "",
-    });
-    if (!session.shot && a.status === "success" && a.result && a.result.url) {
-      const at = new URL(a.result.url, location.href);
-      session.shot = at.pathname + at.search;
-    }
+  for (const result of actions) {
+    if (seen.has(result.actionId)) continue;
+    const action = { id: result.actionId, name: result.actionName };
+    ended(session, action, result, false);
+    session.actions.push(action);
   }
   session.actions.length = Math.min(session.actions.length, KEEP_ACTIONS);
 }
@@ -195,13 +190,20 @@ function finished(result) {
   session.progress = "";
   let action = session.actions.find((a) => a.id === result.actionId);
   if (!action) session.actions.unshift((action = { id: result.actionId, name: result.actionName }));
+  ended(session, action, result);
+  session.actions.length = Math.min(session.actions.length, KEEP_ACTIONS);
+}
+
+// An action of `session` ended with `result` (a result payload, or the relay's summary of one
+// from /api/sessions/{id}/actions): how, in how long, and a screenshot it took. A shot already
+// shown is kept unless `latest` (results read back arrive newest first).
+function ended(session, action, result, latest = true) {
   action.running = false;
   action.ok = result.status === "success";
   action.ms = result.durationMs;
   action.error = result.error ? `${result.error.code}: ${result.error.message}` : "";
-  session.actions.length = Math.min(session.actions.length, KEEP_ACTIONS);
   const url = result.result && result.result.url;
-  if (action.ok && result.actionName === "browser_screenshot" && url) {
+  if (action.ok && result.actionName === "browser_screenshot" && url && (latest || !session.shot)) {
     // The artifact on this relay, by path: the host may name the relay by another host name.
     const at = new URL(url, location.href);
     session.shot = at.pathname + at.search;
