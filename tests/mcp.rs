@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::{json, Value};
+use tether_mcp::Caps;
 use tether_protocol::ActionName;
 use tether_tests::mcp::{ref_named, McpClient};
 use tether_tests::relay::{TestRelay, HOST, ORCHESTRATOR};
@@ -62,20 +63,22 @@ fn an_agent_drives_a_browser_through_the_relays_mcp() {
             .as_str()
             .is_some_and(|id| !id.is_empty()));
 
-        // One tool per action, described from the catalog, tabId optional.
+        // The default tools: a browsing task's (core, tabs, forms), each described for a model,
+        // tabId optional; the rest by the groups an operator chooses (?caps=).
         let tools = agent.tools().await;
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-        let catalog: Vec<&str> = ActionName::ALL.iter().map(|a| a.as_str()).collect();
-        assert_eq!(names, catalog);
+        let lean: Vec<&str> = ActionName::ALL
+            .iter()
+            .filter(|a| Caps::default().lists(**a))
+            .map(|a| a.as_str())
+            .collect();
+        assert_eq!(names, lean);
+        assert!(names.contains(&"browser_fill_form") && !names.contains(&"browser_evaluate"));
         let click = tools.iter().find(|t| t["name"] == "browser_click").unwrap();
-        assert_eq!(
-            click["description"]
-                .as_str()
-                .unwrap()
-                .split(" tabId is optional")
-                .next()
-                .unwrap(),
-            ActionName::BrowserClick.descriptor().description
+        let said = click["description"].as_str().unwrap();
+        assert!(
+            said.contains("ref") && !said.contains("docs/protocol.md"),
+            "{said}"
         );
         assert!(click["inputSchema"]["properties"]["ref"].is_object());
         assert!(!click["inputSchema"]["required"]
@@ -83,6 +86,23 @@ fn an_agent_drives_a_browser_through_the_relays_mcp() {
             .into_iter()
             .flatten()
             .any(|r| r == "tabId"));
+        let mut every = McpClient::http(&relay.http("/mcp?caps=all"), Some(ORCHESTRATOR))
+            .await
+            .unwrap();
+        let all: Vec<String> = every
+            .tools()
+            .await
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        let catalog: Vec<&str> = ActionName::ALL.iter().map(|a| a.as_str()).collect();
+        assert_eq!(all, catalog);
+        every.close().await;
+        // A tool outside the groups is refused to the model, saying which group has it.
+        let off = agent.call("browser_evaluate", json!({ "expression": "1" })).await;
+        assert_eq!(off["ok"]["isError"], true, "{off}");
+        let text = off["ok"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("\"debug\""), "{text}");
 
         // Before any tab, an action on "the current tab" says what to do.
         let early = agent.call("browser_snapshot", json!({})).await;
@@ -150,20 +170,30 @@ fn an_agent_drives_a_browser_through_the_relays_mcp() {
             text.starts_with("ELEMENT_NOT_FOUND: ") && text.contains(&format!("tab {tab}")),
             "{text}"
         );
-        // Wrong arguments and unknown tools are MCP errors naming the problem.
+        // An unknown tool is the client's error; wrong arguments are the model's, a result it
+        // reads (isError) saying what to send instead.
         let unknown = agent.call("browser_teleport", json!({})).await;
         assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
         assert!(unknown["error"]["message"]
             .as_str()
             .unwrap()
             .contains("browser_teleport"));
-        let bad = agent
-            .call("browser_navigate", json!({ "url": "example.com" }))
-            .await;
+        let bad = agent.call("browser_click", json!({ "ref": "12" })).await;
+        assert_eq!(bad["ok"]["isError"], true, "{bad}");
+        let text = bad["ok"]["content"][0]["text"].as_str().unwrap();
         assert!(
-            bad["error"]["message"].as_str().unwrap().contains("absolute"),
-            "{bad}"
+            text.starts_with("INVALID_PARAMS: ") && text.contains("ref"),
+            "{text}"
         );
+        let wrong_type = agent.call("browser_click", json!({ "ref": 12 })).await;
+        assert_eq!(wrong_type["ok"]["isError"], true, "{wrong_type}");
+
+        // An address typed without a scheme is read as the address bar reads it.
+        let typed = h.url(PAGE).replacen("http://", "", 1);
+        let went = agent.text("browser_navigate", json!({ "url": typed })).await;
+        let (went, _) = went.split_once("\n\n").unwrap_or((&went, ""));
+        let went: Value = serde_json::from_str(went).unwrap();
+        assert_eq!(went["url"], h.url(PAGE), "{went}");
 
         // The calls went through the relay's scheduler: its session knows them.
         let known = relay.get(&format!("/api/sessions/{session}")).await;
@@ -181,23 +211,22 @@ fn an_agent_drives_a_browser_through_the_relays_mcp() {
             .await;
         assert_eq!(theirs["ok"]["isError"], false, "{theirs}");
 
-        // Ending the MCP session ends its own Tether session; its tab stays for the person to
-        // see.
+        // Ending the MCP session ends its own Tether session and closes its tab.
         agent.end().await;
         wait_completed(&relay, &session).await;
-        wait_twin_lists(&relay, tab).await;
+        wait_twin_drops(&relay, tab).await;
         other.close().await;
     });
 }
 
-/// Waits until the twin of `mcp-worker` lists `tab`.
-async fn wait_twin_lists(relay: &TestRelay, tab: i64) {
+/// Waits until the twin of `mcp-worker` no longer lists `tab`.
+async fn wait_twin_drops(relay: &TestRelay, tab: i64) {
     let filter = json!({ "clientId": "mcp-worker" });
     relay
         .wait_until(filter, JOIN_WITHIN, || async {
             let twin = relay.get("/api/twin/mcp-worker").await;
             let tabs = twin["tabs"].as_array().cloned().unwrap_or_default();
-            tabs.iter().any(|t| t["tabId"] == tab).then_some(())
+            (!tabs.iter().any(|t| t["tabId"] == tab)).then_some(())
         })
         .await
 }

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use async_trait::async_trait;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
-use tether_mcp::{Browser, McpSessions};
+use tether_mcp::{Browser, Caps, McpSessions};
 use tether_protocol::actions::ArtifactRef;
 use tether_protocol::{ActionError, ActionName, ActionResult};
 
@@ -42,6 +42,11 @@ pub struct McpArgs {
     /// Show the launched Chromium's window (headless by default).
     #[arg(long)]
     pub headed: bool,
+    /// The tool groups to serve, comma-separated, or "all": core (always), tabs, forms,
+    /// history, observe, gestures, files, debug, secrets, handoff, sessions, options (every
+    /// parameter). The default keeps the tool list lean for the model.
+    #[arg(long, default_value = "core,tabs,forms", value_parser = Caps::parse)]
+    pub caps: Caps,
     #[command(flatten)]
     pub local: LocalBrowserArgs,
 }
@@ -62,7 +67,8 @@ async fn run(args: McpArgs) -> Result<()> {
             "--relay needs --token: the relay's orchestrator token (or TETHER_ORCHESTRATOR_TOKEN)",
         )?;
         let tls = crate::tls::client_config(args.ca_file.as_deref())?;
-        return serve(Arc::new(ThroughRelay::new(relay, token, &tls)), &[]).await;
+        let browser = Arc::new(ThroughRelay::new(relay, token, &tls));
+        return serve(McpSessions::new(browser).with_caps(args.caps)).await;
     }
     let policy = args.local.policy()?;
     let secret_names: Vec<String> = policy.secrets().named().into_iter().map(|s| s.name).collect();
@@ -72,7 +78,11 @@ async fn run(args: McpArgs) -> Result<()> {
         Ok(transport) => {
             let engine = Engine::new(Arc::new(transport), Arc::new(store), policy, CLIENT_ID);
             tokio::select! {
-                outcome = serve(Arc::new(InProcess { engine, next: AtomicU64::new(1) }), &secret_names) => outcome,
+                outcome = serve(
+                    McpSessions::new(Arc::new(InProcess { engine, next: AtomicU64::new(1) }))
+                        .with_caps(args.caps)
+                        .with_secret_names(&secret_names),
+                ) => outcome,
                 _ = chromium.exited() => Err(anyhow::anyhow!("Chromium exited (crashed or killed); stopping")),
                 _ = crate::worker::stop_signal() => Ok(()),
             }
@@ -83,12 +93,9 @@ async fn run(args: McpArgs) -> Result<()> {
     outcome
 }
 
-/// Serves one MCP session on stdin/stdout until the client closes stdin; its tools name the
-/// secrets the browser holds.
-/// Its own Tether session is ended before the process exits (with `--relay`, its tabs stay
-/// in the person's browser, let go by the debugger).
-async fn serve(browser: Arc<dyn Browser>, secret_names: &[String]) -> Result<()> {
-    let sessions = McpSessions::new(browser).with_secret_names(secret_names);
+/// Serves one MCP session on stdin/stdout until the client closes stdin. Its own Tether
+/// session is ended, and its tabs closed, before the process exits.
+async fn serve(sessions: McpSessions) -> Result<()> {
     let served = async {
         let running = sessions
             .session()

@@ -1,18 +1,20 @@
 //! A `tools/call` read as an action: which one, in which session, with which params. What
 //! the agent left out is filled in here (docs/protocol.md §11): its own session, the session's
 //! current tab, screenshots no wider than 1280 pixels, and `observe: "recent"` on the tools
-//! that change the page (§17). Arguments that are wrong are an MCP
-//! error naming the problem, before anything runs.
+//! that change the page (§17). Arguments that are wrong are an error naming the problem,
+//! before anything runs.
 
 use rmcp::model::JsonObject;
-use rmcp::ErrorData;
 use serde_json::Value;
 use tether_protocol::actions::ReadsAs;
-use tether_protocol::{ActionCall, ActionName};
+use tether_protocol::{ActionCall, ActionError, ActionName};
 
 /// How wide a screenshot comes back unless the call says otherwise: an agent's context takes
 /// images by the pixel.
 pub const SCREENSHOT_MAX_WIDTH: u64 = 1280;
+
+/// What an action that changes the page shows of it unless the call says otherwise.
+pub const OBSERVE: &str = "recent";
 
 /// An action as an agent called it, not yet given a tab.
 #[derive(Debug)]
@@ -24,22 +26,20 @@ pub struct Call {
 
 impl Call {
     /// Reads a tool call; `own_session` is the MCP session's own Tether session.
-    pub fn read(tool: &str, arguments: Option<JsonObject>, own_session: &str) -> Result<Self, ErrorData> {
-        let action: ActionName = tool.parse().map_err(|_| {
-            ErrorData::invalid_params(
-                format!("unknown tool {tool:?}: tools/list names every tool"),
-                None,
-            )
-        })?;
+    pub fn read(
+        action: ActionName,
+        arguments: Option<JsonObject>,
+        own_session: &str,
+    ) -> Result<Self, ActionError> {
+        let tool = action.as_str();
         let mut params = arguments.unwrap_or_default();
         let session_id = match params.remove("sessionId") {
             None | Some(Value::Null) => own_session.to_owned(),
             Some(Value::String(id)) if !id.trim().is_empty() => id,
             Some(other) => {
-                return Err(ErrorData::invalid_params(
-                    format!("{tool}: sessionId must be a non-empty string, got {other}"),
-                    None,
-                ))
+                return Err(ActionError::invalid_params(format!(
+                    "{tool}: sessionId must be a non-empty string, got {other}"
+                )))
             }
         };
         if action.about().reads_as == ReadsAs::Image {
@@ -47,7 +47,7 @@ impl Call {
         }
         // An agent reads what its step did in the same reply (docs/protocol.md §17).
         if action.descriptor().params.contains_key("observe") {
-            params.entry("observe").or_insert("recent".into());
+            params.entry("observe").or_insert(OBSERVE.into());
         }
         let call = Self {
             session_id,
@@ -69,14 +69,12 @@ impl Call {
 
     /// Checks the params with the action's own types, as the host would; a tab left out is
     /// not an error here (it is filled in later).
-    fn check(&self) -> Result<(), ErrorData> {
+    fn check(&self) -> Result<(), ActionError> {
         let mut params = self.params.clone();
         if self.lacks_tab() {
             params.insert("tabId".into(), 0.into());
         }
-        ActionCall::parse(self.action.as_str(), &Value::Object(params))
-            .map(|_| ())
-            .map_err(|e| ErrorData::invalid_params(e.message, None))
+        ActionCall::parse(self.action.as_str(), &Value::Object(params)).map(|_| ())
     }
 }
 
@@ -91,13 +89,13 @@ mod tests {
 
     #[test]
     fn defaults_fill_what_the_agent_left_out() {
-        let call = Call::read("browser_screenshot", None, "mcp-1").unwrap();
+        let call = Call::read(ActionName::BrowserScreenshot, None, "mcp-1").unwrap();
         assert_eq!(call.session_id, "mcp-1");
         assert!(call.lacks_tab());
         assert_eq!(call.params["maxWidth"], json!(1280));
 
         let call = Call::read(
-            "browser_screenshot",
+            ActionName::BrowserScreenshot,
             args(json!({"maxWidth": 300, "sessionId": "s", "tabId": 4})),
             "mcp-1",
         )
@@ -111,17 +109,16 @@ mod tests {
 
     #[test]
     fn wrong_arguments_are_errors_that_name_the_problem() {
-        let e = Call::read("browser_teleport", None, "m").unwrap_err();
-        assert!(
-            e.message.contains("unknown tool \"browser_teleport\""),
-            "{}",
-            e.message
-        );
-        let e = Call::read("browser_navigate", args(json!({"url": "example.com"})), "m").unwrap_err();
+        let e = Call::read(ActionName::BrowserNavigate, args(json!({"url": "example"})), "m").unwrap_err();
         assert!(e.message.contains("absolute"), "{}", e.message);
-        let e = Call::read("browser_click", args(json!({"ref": "e1", "xPath": "//a"})), "m").unwrap_err();
+        let e = Call::read(
+            ActionName::BrowserClick,
+            args(json!({"ref": "e1", "xPath": "//a"})),
+            "m",
+        )
+        .unwrap_err();
         assert!(e.message.contains("xPath"), "{}", e.message);
-        let e = Call::read("browser_tabs", args(json!({"sessionId": 7})), "m").unwrap_err();
+        let e = Call::read(ActionName::BrowserTabs, args(json!({"sessionId": 7})), "m").unwrap_err();
         assert!(e.message.contains("sessionId"), "{}", e.message);
     }
 }

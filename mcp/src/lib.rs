@@ -7,11 +7,15 @@
 //! wherever the [`Browser`] runs actions (the relay's scheduler, or the host's engine); its
 //! result comes back as content an agent reads (`reply`).
 
+mod briefs;
 mod browser;
 mod call;
+pub mod caps;
 mod reply;
+mod schema;
 mod server;
 pub mod tools;
 
 pub use browser::Browser;
+pub use caps::Caps;
 pub use server::{McpSessions, TetherMcp};

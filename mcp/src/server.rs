@@ -24,6 +24,7 @@ use tether_protocol::{ActionError, ActionName, ActionResult};
 use tokio_util::task::TaskTracker;
 
 use crate::call::Call;
+use crate::caps::{Caps, Group};
 use crate::{reply, tools};
 
 use crate::browser::Browser;
@@ -37,10 +38,18 @@ requests, downloads, a navigation), so act, read that, and act again; take a who
 need the page anew. tabId and sessionId are optional: you have a session of your own, and actions go to its \
 current tab. End with session_stop.";
 
+/// The header that chooses an MCP session's tool groups on the relay's `/mcp` (or its query's
+/// `caps`).
+pub const CAPS_HEADER: &str = "tether-caps";
+
 /// What every MCP session of one transport shares.
 #[derive(Clone)]
 pub struct McpSessions {
     browser: Arc<dyn Browser>,
+    /// The tool groups served unless a request chooses others.
+    caps: Caps,
+    /// The secrets the browser holds, when known up front (`tether-host mcp --secrets`).
+    secret_names: Arc<[String]>,
     tools: Arc<[Tool]>,
     /// Each Tether session's current tab, as this server's calls moved it.
     current_tabs: Arc<Mutex<HashMap<String, i64>>>,
@@ -52,16 +61,43 @@ impl McpSessions {
     pub fn new(browser: Arc<dyn Browser>) -> Self {
         Self {
             browser,
+            caps: Caps::default(),
+            secret_names: Arc::new([]),
             tools: tools::tools().into(),
             current_tabs: Arc::default(),
             ending: TaskTracker::new(),
         }
     }
 
+    /// The tool groups it serves (the default: `Caps::default()`).
+    pub fn with_caps(mut self, caps: Caps) -> Self {
+        self.caps = caps;
+        self.tools = tools::listed(caps, &[]).into();
+        self
+    }
+
     /// Its tools name the secrets the browser holds (names, never values).
     pub fn with_secret_names(mut self, names: &[String]) -> Self {
-        self.tools = tools::with_secrets(names).into();
+        self.secret_names = names.into();
         self
+    }
+
+    /// The groups a request chose (`?caps=` or the `Tether-Caps` header on HTTP), else the
+    /// server's.
+    fn caps_of(&self, context: &RequestContext<RoleServer>) -> Result<Caps, ErrorData> {
+        let Some(parts) = context.extensions.get::<http::request::Parts>() else {
+            return Ok(self.caps);
+        };
+        let query = parts.uri.query().unwrap_or("").split('&');
+        let asked = query
+            .filter_map(|pair| pair.strip_prefix("caps="))
+            .map(|caps| caps.replace("%2C", ",").replace("%2c", ","))
+            .next()
+            .or_else(|| Some(parts.headers.get(CAPS_HEADER)?.to_str().ok()?.to_owned()));
+        match asked {
+            Some(text) => Caps::parse(&text).map_err(|e| ErrorData::invalid_params(e, None)),
+            None => Ok(self.caps),
+        }
     }
 
     /// Waits for the `session_stop`s of the MCP sessions that ended (before a process exits).
@@ -70,11 +106,11 @@ impl McpSessions {
         self.ending.wait().await;
     }
 
-    /// Ends an MCP session's own Tether session; its tabs stay open.
+    /// Ends an MCP session's own Tether session and closes its tabs.
     async fn end(&self, own_session: &str) {
         let stopped = self
             .browser
-            .act(own_session, ActionName::SessionStop, json!({ "closeTab": false }))
+            .act(own_session, ActionName::SessionStop, json!({ "closeTab": true }))
             .await;
         if let Some(error) = stopped.error {
             tracing::warn!(
@@ -164,6 +200,24 @@ impl TetherMcp {
         reply::render(shared.browser.as_ref(), call.action, result, tab).await
     }
 
+    /// The tool groups of a request: those chosen, and the secrets' when the browser's owner
+    /// gave it secrets for agents.
+    fn caps(&self, context: &RequestContext<RoleServer>) -> Result<Caps, ErrorData> {
+        let caps = self.shared.caps_of(context)?;
+        Ok(match self.secret_names().is_empty() {
+            true => caps,
+            false => caps.with(Group::Secrets),
+        })
+    }
+
+    /// The names of the secrets the browser holds.
+    fn secret_names(&self) -> Vec<String> {
+        match self.shared.secret_names.is_empty() {
+            true => self.shared.browser.secret_names(&self.own_session),
+            false => self.shared.secret_names.to_vec(),
+        }
+    }
+
     /// Runs one action in a session, noting that the MCP session's own session was used.
     async fn act(&self, session_id: &str, action: ActionName, params: Value) -> ActionResult {
         if session_id == self.own_session {
@@ -215,12 +269,13 @@ impl ServerHandler for TetherMcp {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let names = self.shared.browser.secret_names(&self.own_session);
-        let tools = match names.is_empty() {
+        let caps = self.caps(&context)?;
+        let names = self.secret_names();
+        let tools = match names.is_empty() && caps == self.shared.caps {
             true => self.shared.tools.to_vec(),
-            false => tools::with_secrets(&names),
+            false => tools::listed(caps, &names),
         };
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -228,9 +283,34 @@ impl ServerHandler for TetherMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let call = Call::read(&request.name, request.arguments, &self.own_session)?;
-        Ok(self.run(call).await.into())
+        let caps = self.caps(&context)?;
+        // An unknown tool is the client's fault; wrong arguments are the model's, so they
+        // come back as a tool result it reads (most clients never show it a JSON-RPC error).
+        let action: ActionName = request.name.parse().map_err(|_| {
+            ErrorData::invalid_params(
+                format!("unknown tool {:?}: tools/list names every tool", request.name),
+                None,
+            )
+        })?;
+        let refused = |error: ActionError| ActionResult::unsent(&self.own_session, action.as_str(), error);
+        let browser = self.shared.browser.as_ref();
+        if !caps.lists(action) {
+            let why = format!(
+                "{} is not among this server's tools (its groups: {caps}); its operator adds the group {:?} (--caps, or ?caps= on the relay's /mcp)",
+                action.as_str(),
+                Group::of(action).as_str()
+            );
+            return Ok(
+                reply::render(browser, action, refused(ActionError::invalid_params(why)), None)
+                    .await
+                    .into(),
+            );
+        }
+        match Call::read(action, request.arguments, &self.own_session) {
+            Ok(call) => Ok(self.run(call).await.into()),
+            Err(error) => Ok(reply::render(browser, action, refused(error), None).await.into()),
+        }
     }
 }

@@ -1,6 +1,7 @@
-//! `tools/list`: one tool per catalog action, its description and its input schema made from
-//! the action's own descriptor and params type, so MCP and `/api/actions` cannot disagree. In
-//! MCP `tabId` is optional (the current tab) and every tool takes an optional `sessionId`.
+//! `tools/list`: a tool per catalog action of the groups chosen ([`Caps`]), its input schema made
+//! from the action's own params type, so MCP and `/api/actions` cannot disagree on what a field
+//! accepts, and its description written for a model (`briefs`). In MCP `tabId` is optional
+//! (the current tab) and `sessionId` names a session other than the agent's own.
 
 use std::sync::Arc;
 
@@ -9,34 +10,52 @@ use serde_json::{json, Value};
 use tether_protocol::actions::Category;
 use tether_protocol::ActionName;
 
-const SESSION_ID: &str =
-    "The Tether session to act in. Without it, this MCP session has a session of its own.";
-const TAB_ID: &str =
-    "The tab to act on. Without it, the session's current tab: the last one an action ran on or opened.";
+use crate::briefs::{brief, SETTLES};
+use crate::call::{OBSERVE, SCREENSHOT_MAX_WIDTH};
+use crate::caps::{Caps, Group};
+use crate::schema;
 
-const SETTLES: &str = " Returns once the page settled after it: the requests, short timers and animations it set going, and a navigation it caused, finished (settle: \"none\" returns at once).";
+/// The words for the parameters many tools share, said once the way a model needs them.
+const SHARED: [(&str, &str); 6] = [
+    ("tabId", "The tab to act on; without it, the current tab."),
+    ("sessionId", "The session to act in; without it, your own."),
+    ("ref", "The element's ref (eN) from browser_snapshot."),
+    ("xpath", "In place of ref: an XPath."),
+    (
+        "observe",
+        "What to show once settled: recent (what changed), gist (a few lines) or none.",
+    ),
+    (
+        "settle",
+        "auto: wait for the page to settle; none: return at once.",
+    ),
+];
+
+/// The parameters listed only with the `options` group: each has a default that suits an agent.
+const OPTIONS: [&str; 3] = ["dialog", "settleMs", "observeMaxChars"];
 
 /// Whether an action ends once the page settled after it (it takes `settle`).
 fn settles(action: ActionName) -> bool {
     action.params_schema()["properties"].get("settle").is_some()
 }
 
-/// Every action as a tool, in catalog order.
+/// The default tools (`Caps::default()`), in catalog order.
 pub fn tools() -> Vec<Tool> {
-    with_secrets(&[])
+    listed(Caps::default(), &[])
 }
 
-/// The same, the tools that take a secret naming those the browser holds (docs/protocol.md §18).
-pub fn with_secrets(names: &[String]) -> Vec<Tool> {
+/// The tools of the chosen groups, in catalog order; those that take a secret name the ones
+/// the browser holds (docs/protocol.md §18).
+pub fn listed(caps: Caps, secrets: &[String]) -> Vec<Tool> {
     ActionName::ALL
         .iter()
-        .map(|&action| tool(action, names))
+        .filter(|action| caps.lists(**action))
+        .map(|&action| tool(action, caps, secrets))
         .collect()
 }
 
-fn tool(action: ActionName, secrets: &[String]) -> Tool {
-    let descriptor = action.descriptor();
-    let mut description = descriptor.description.clone();
+fn tool(action: ActionName, caps: Caps, secrets: &[String]) -> Tool {
+    let mut description = brief(action).to_owned();
     let takes_secret = matches!(
         action,
         ActionName::BrowserType | ActionName::BrowserFillForm | ActionName::BrowserSecrets
@@ -44,29 +63,25 @@ fn tool(action: ActionName, secrets: &[String]) -> Tool {
     if takes_secret && !secrets.is_empty() {
         description.push_str(&format!(" Secrets this browser holds: {}.", secrets.join(", ")));
     }
-    if action.takes_tab() {
-        description.push_str(" tabId is optional: the session's current tab.");
-    }
     if settles(action) {
         description.push_str(SETTLES);
     }
-    if action == ActionName::BrowserNavigate {
-        description.push_str(" Opens the session's tab first when it has none.");
-    }
-    let mut tool = Tool::new(action.as_str(), description, Arc::new(input_schema(action)))
-        .with_title(descriptor.label.clone());
-    if descriptor.category == Category::Extract {
+    let mut tool = Tool::new(action.as_str(), description, Arc::new(input_schema(action, caps)))
+        .with_title(action.descriptor().label.clone());
+    if action.descriptor().category == Category::Extract {
         tool = tool.with_annotations(ToolAnnotations::new().read_only(true));
     }
     tool
 }
 
-/// The params' JSON Schema with `tabId` made optional and `sessionId` added.
-pub fn input_schema(action: ActionName) -> JsonObject {
-    let Value::Object(mut schema) = action.params_schema() else {
+/// The params' schema as an agent calls the tool: lean ([`schema::lean`]); `tabId` optional;
+/// the defaults MCP fills in (`observe: "recent"`, screenshots 1280 pixels wide); `sessionId`
+/// with the `sessions` group; the rarely needed parameters with the `options` group (they are
+/// taken without it too).
+pub fn input_schema(action: ActionName, caps: Caps) -> JsonObject {
+    let Value::Object(mut schema) = schema::lean(action.params_schema()) else {
         return JsonObject::new();
     };
-    schema.remove("title");
     if let Some(Value::Array(required)) = schema.get_mut("required") {
         required.retain(|name| name != "tabId");
         if required.is_empty() {
@@ -78,13 +93,23 @@ pub fn input_schema(action: ActionName) -> JsonObject {
         .or_insert_with(|| json!({}))
         .as_object_mut();
     if let Some(properties) = properties {
-        if let Some(Value::Object(tab)) = properties.get_mut("tabId") {
-            tab.insert("description".into(), TAB_ID.into());
+        if let Some(Value::Object(observe)) = properties.get_mut("observe") {
+            observe.insert("default".into(), OBSERVE.into());
         }
-        properties.insert(
-            "sessionId".into(),
-            json!({ "type": "string", "minLength": 1, "description": SESSION_ID }),
-        );
+        if let Some(Value::Object(width)) = properties.get_mut("maxWidth") {
+            width.insert("default".into(), SCREENSHOT_MAX_WIDTH.into());
+        }
+        if !caps.has(Group::Options) {
+            properties.retain(|name, _| !OPTIONS.contains(&name.as_str()));
+        }
+        if caps.has(Group::Sessions) {
+            properties.insert("sessionId".into(), json!({ "type": "string", "minLength": 1 }));
+        }
+        for (name, words) in SHARED {
+            if let Some(Value::Object(property)) = properties.get_mut(name) {
+                property.insert("description".into(), words.into());
+            }
+        }
     }
     schema
 }
@@ -93,9 +118,13 @@ pub fn input_schema(action: ActionName) -> JsonObject {
 mod tests {
     use super::*;
 
+    fn named<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
+        tools.iter().find(|t| t.name == name).unwrap()
+    }
+
     #[test]
     fn every_action_is_a_tool_whose_tab_is_optional() {
-        let tools = tools();
+        let tools = listed(Caps::all(), &[]);
         assert_eq!(tools.len(), ActionName::ALL.len());
         for (tool, action) in tools.iter().zip(ActionName::ALL) {
             assert_eq!(tool.name, action.as_str());
@@ -108,9 +137,40 @@ mod tests {
             );
             assert!(tool.input_schema["properties"].get("sessionId").is_some());
         }
-        let click = &tools[ActionName::BrowserClick as usize];
-        assert!(click.input_schema["properties"].get("ref").is_some());
-        let navigate = &tools[ActionName::BrowserNavigate as usize];
+        let click = named(&tools, "browser_click");
+        assert!(click.input_schema["properties"].get("dialog").is_some());
+        let navigate = named(&tools, "browser_navigate");
         assert_eq!(navigate.input_schema["required"], json!(["url"]));
+    }
+
+    #[test]
+    fn the_default_tools_are_the_browsing_ones_with_the_parameters_most_calls_need() {
+        let tools = tools();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert!(names.contains(&"browser_fill_form") && names.contains(&"browser_tabs"));
+        assert!(!names.contains(&"browser_evaluate") && !names.contains(&"session_start"));
+        let click = named(&tools, "browser_click").input_schema["properties"].clone();
+        assert!(click.get("ref").is_some() && click.get("settle").is_some());
+        for hidden in ["dialog", "settleMs", "observeMaxChars", "sessionId"] {
+            assert!(click.get(hidden).is_none(), "{hidden}");
+        }
+        // What the schema says is what MCP does.
+        assert_eq!(click["observe"]["default"], json!("recent"));
+        let shot = named(&tools, "browser_screenshot").input_schema["properties"].clone();
+        assert_eq!(shot["maxWidth"]["default"], json!(1280));
+    }
+
+    /// Playwright MCP 0.0.83's `tools/list` on the same day (2026-11-27): 21.3 KB for its 25
+    /// default tools. Many clients send the list with every model call.
+    const PLAYWRIGHT_MCP_LIST_BYTES: usize = 21_300;
+
+    #[test]
+    fn the_default_list_is_at_most_four_fifths_of_playwright_mcps() {
+        let list = rmcp::model::ListToolsResult::with_all_items(tools());
+        let bytes = serde_json::to_string(&list).unwrap().len();
+        assert!(
+            bytes * 5 <= PLAYWRIGHT_MCP_LIST_BYTES * 4,
+            "tools/list is {bytes} bytes"
+        );
     }
 }

@@ -72,6 +72,7 @@ crate::element_params!(
     pub button: MouseButton,
     /// 1 to 3 (2 is a double click).
     #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 3))]
     pub click_count: u8,
     /// Keys held during the click: "Alt", "Control", "Meta", "Shift".
     #[serde(default)]

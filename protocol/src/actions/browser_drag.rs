@@ -47,10 +47,12 @@ crate::element_params!(
     /// Pointer moves between press and release, 1 to 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = DEFAULT_STEPS))]
+    #[schemars(range(min = 1, max = 100))]
     pub steps: Option<u32>,
     /// A pause after the press, 0 to 2000 ms (for widgets that start a drag on a long press).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = 0))]
+    #[schemars(range(max = 2000))]
     pub hold_ms: Option<u64>,
 );
 

@@ -28,6 +28,7 @@ crate::page_params!(
     /// How long it may run (a Promise included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = DEFAULT_TIMEOUT_MS))]
+    #[schemars(range(min = 1, max = crate::actions::fields::MAX_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
     /// How to answer the JavaScript dialogs that open during this action; when absent, alert
     /// and beforeunload are accepted, confirm and prompt dismissed.

@@ -31,6 +31,7 @@ pub struct Params {
     /// own timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = 600000))]
+    #[schemars(range(min = 1000, max = 3_600_000))]
     pub timeout_ms: Option<u64>,
 }
 

@@ -20,11 +20,14 @@ pub const ABOUT: About = About {
 pub const DEFAULT_TIMEOUT_MS: u64 = super::fields::LOAD_TIMEOUT_MS;
 
 crate::page_params!(
-    /// An absolute URL.
+    /// The page to open: an absolute URL, or an address as typed into the address bar
+    /// (example.com, localhost:8080/a).
+    #[serde(deserialize_with = "crate::actions::fields::typed_url")]
     pub url: String,
     /// How long to wait for the load event; past it the result says status "loading".
     #[serde(default)]
     #[schemars(extend("default" = DEFAULT_TIMEOUT_MS))]
+    #[schemars(range(min = 1, max = crate::actions::fields::MAX_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
     /// How to answer the JavaScript dialogs that open during this action; when absent, alert
     /// and beforeunload are accepted, confirm and prompt dismissed.

@@ -56,6 +56,7 @@ pub struct Params {
     /// At most this many requests, 1 to 500.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = DEFAULT_LIMIT))]
+    #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
     /// In place of a listing: this request in full.
     #[serde(default, skip_serializing_if = "Option::is_none")]

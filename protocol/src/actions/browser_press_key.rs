@@ -27,6 +27,7 @@ crate::element_params!(
     /// How many times to press it (1 to 100).
     #[serde(default)]
     #[schemars(extend("default" = 1))]
+    #[schemars(range(min = 1, max = MAX_REPEAT))]
     pub repeat: Option<u32>,
 );
 

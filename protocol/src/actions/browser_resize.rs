@@ -40,13 +40,16 @@ pub struct Params {
     pub tab_id: TabId,
     /// The viewport's width in CSS pixels, 200 to 4000 (with height).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 200, max = 4000))]
     pub width: Option<u32>,
     /// The viewport's height in CSS pixels, 200 to 4000 (with width).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 200, max = 4000))]
     pub height: Option<u32>,
     /// Device pixels per CSS pixel, above 0 and at most 4.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = 1))]
+    #[schemars(range(max = 4))]
     pub device_scale_factor: Option<f64>,
     /// A phone: touch events, and the layout of a mobile viewport.
     #[serde(default, skip_serializing_if = "Option::is_none")]

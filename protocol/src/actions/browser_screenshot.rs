@@ -32,9 +32,11 @@ pub struct Params {
     /// JPEG quality, 0-100 (jpeg only).
     #[serde(default)]
     #[schemars(extend("default" = DEFAULT_JPEG_QUALITY))]
+    #[schemars(range(max = 100))]
     pub quality: Option<u8>,
     /// Scale the image down to at most this many pixels wide; full size when absent.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub max_width: Option<u32>,
     /// Capture just this element's box (any XPath), scrolled into view; the part of it the
     /// viewport shows.

@@ -58,6 +58,7 @@ pub struct Params {
     /// Cut the Markdown at a block boundary past this many characters, with a closing line saying what was left out.
     #[serde(default)]
     #[schemars(extend("default" = DEFAULT_MAX_CHARS))]
+    #[schemars(range(min = MIN_MAX_CHARS))]
     pub max_chars: Option<u32>,
 }
 

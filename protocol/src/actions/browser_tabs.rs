@@ -32,7 +32,7 @@ pub struct Params {
     #[schemars(extend("default" = "list"))]
     pub action: TabsAction,
     /// The page to open (open); about:blank when absent.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::fields::typed_url_opt")]
     pub url: Option<String>,
     /// The session tab to close (close).
     #[serde(default)]

@@ -56,6 +56,7 @@ pub struct Params {
     /// How long to wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = DEFAULT_TIMEOUT_MS))]
+    #[schemars(range(min = 1, max = crate::actions::fields::MAX_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
 }
 

@@ -26,6 +26,7 @@ pub struct Params {
     /// How long to wait.
     #[serde(default)]
     #[schemars(extend("default" = DEFAULT_TIMEOUT_MS))]
+    #[schemars(range(min = 1, max = crate::actions::fields::MAX_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
 }
 

@@ -74,6 +74,53 @@ pub(crate) fn default_true() -> bool {
     true
 }
 
+/// A URL as a person's address bar reads what they typed: `example.com/a` is
+/// `https://example.com/a`; `localhost:8080`, `127.0.0.1:8765/form.html`, `[::1]` and any
+/// host with a port are `http://` (a local server rarely speaks TLS). Anything else, a URL with
+/// its scheme included, is left as it is for [`check_url`] and the URL rules to judge.
+pub fn as_typed(url: String) -> String {
+    typed_address(&url).unwrap_or(url)
+}
+
+fn typed_address(text: &str) -> Option<String> {
+    if text.is_empty() || text.contains(|c: char| c.is_whitespace() || c.is_control()) {
+        return None;
+    }
+    let authority = &text[..text.find(['/', '?', '#']).unwrap_or(text.len())];
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if host.starts_with('[') == host.ends_with(']') => {
+            // A scheme (`mailto:`, `https:`) is not a port.
+            if port.is_empty() || !port.chars().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            (host, Some(port))
+        }
+        _ => (authority, None),
+    };
+    let local = host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::Ipv4Addr>().is_ok()
+        || (host.starts_with('[') && host.ends_with(']'));
+    let named = host.contains('.')
+        && host
+            .split('.')
+            .all(|label| !label.is_empty() && label.chars().all(|c| c.is_alphanumeric() || c == '-'));
+    if !(local || named) {
+        return None;
+    }
+    let scheme = if local || port.is_some() { "http" } else { "https" };
+    Some(format!("{scheme}://{text}"))
+}
+
+/// Reads a `url` param as typed into an address bar ([`as_typed`]).
+pub(crate) fn typed_url<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    String::deserialize(d).map(as_typed)
+}
+
+/// The same, for a `url` that may be left out.
+pub(crate) fn typed_url_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Option::<String>::deserialize(d).map(|url| url.map(as_typed))
+}
+
 pub(crate) fn check_url(url: &str) -> Result<(), String> {
     // The scheme check is deliberately light: the browser is the judge of what loads. The
     // scheme is read as the browser reads it, so that `targets` judges a disguised
@@ -185,6 +232,7 @@ pub struct LoadWait {
     /// How long to wait for the load event; past it the result says status "loading".
     #[serde(default)]
     #[schemars(extend("default" = LOAD_TIMEOUT_MS))]
+    #[schemars(range(min = 1, max = crate::actions::fields::MAX_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
     /// How to answer the JavaScript dialogs that open during this action; when absent, alert
     /// and beforeunload are accepted, confirm and prompt dismissed.
@@ -197,6 +245,7 @@ pub struct LoadWait {
     /// Cut what observe shows past this many characters (200 or more).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = OBSERVE_MAX_CHARS))]
+    #[schemars(range(min = OBSERVE_MIN_CHARS))]
     pub observe_max_chars: Option<u32>,
     /// "auto": end once the page settled (what the action set going finished, then a frame); "none": at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,6 +254,7 @@ pub struct LoadWait {
     /// The most to wait for the page to settle, in ms (100-30000); past it the action ends anyway.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = SETTLE_MS))]
+    #[schemars(range(min = 100, max = 30000))]
     pub settle_ms: Option<u64>,
 }
 
@@ -320,3 +370,37 @@ pub struct PendingWork {
 pub const OBSERVE_MAX_CHARS: u32 = 4000;
 /// The fewest an `observe` may be held to (a snapshot's own least).
 pub const OBSERVE_MIN_CHARS: u32 = 200;
+
+#[cfg(test)]
+mod typed {
+    use super::as_typed;
+
+    #[test]
+    fn an_address_without_a_scheme_is_read_as_the_address_bar_reads_it() {
+        for (typed, read) in [
+            ("example.com", "https://example.com"),
+            ("www.example.com/a?b#c", "https://www.example.com/a?b#c"),
+            ("127.0.0.1:8765/form.html", "http://127.0.0.1:8765/form.html"),
+            ("localhost:8080", "http://localhost:8080"),
+            ("localhost", "http://localhost"),
+            ("[::1]:3000/x", "http://[::1]:3000/x"),
+            ("example.com:8443/", "http://example.com:8443/"),
+        ] {
+            assert_eq!(as_typed(typed.into()), read, "{typed}");
+        }
+        for kept in [
+            "https://example.com/",
+            "about:blank",
+            "javascript:alert(1)",
+            "mailto:a@example.com",
+            " chrome://version",
+            "file:///etc/passwd",
+            "data:text/html,hi",
+            "example",
+            "exa mple.com",
+            "",
+        ] {
+            assert_eq!(as_typed(kept.into()), kept, "{kept}");
+        }
+    }
+}

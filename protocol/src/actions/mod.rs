@@ -170,6 +170,7 @@ macro_rules! page_params {
             /// Cut what observe shows past this many characters (200 or more).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             #[schemars(extend("default" = $crate::actions::fields::OBSERVE_MAX_CHARS))]
+            #[schemars(range(min = $crate::actions::fields::OBSERVE_MIN_CHARS))]
             pub observe_max_chars: Option<u32>,
             /// "auto": end once the page settled (what the action set going finished, then a frame); "none": at once.
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,6 +179,7 @@ macro_rules! page_params {
             /// The most to wait for the page to settle, in ms (100-30000); past it the action ends anyway.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             #[schemars(extend("default" = $crate::actions::fields::SETTLE_MS))]
+            #[schemars(range(min = 100, max = 30000))]
             pub settle_ms: Option<u64>,
         }
     };
@@ -499,7 +501,7 @@ mod tests {
             json!({"tabId": 1, "format": "jpeg", "quality": 101}),
         );
         assert!(e.message.contains("quality"), "{}", e.message);
-        let e = err("browser_navigate", json!({"tabId": 1, "url": "example.com"}));
+        let e = err("browser_navigate", json!({"tabId": 1, "url": "example"}));
         assert!(e.message.contains("absolute"), "{}", e.message);
         let e = err("browser_wait_for_loaded", json!({"tabId": 1, "timeoutMs": 0}));
         assert!(e.message.contains("timeoutMs"), "{}", e.message);

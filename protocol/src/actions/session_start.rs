@@ -20,7 +20,7 @@ pub const ABOUT: About = About {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Params {
     /// The page to open; about:blank when absent.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::fields::typed_url_opt")]
     pub url: Option<String>,
     /// Reuse the session's tab if it is still open, instead of opening another.
     #[serde(default)]
