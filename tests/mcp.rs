@@ -488,3 +488,59 @@ fn an_mcp_click_replies_with_the_settled_page() {
         agent.close().await;
     });
 }
+
+/// docs/protocol.md §11: a link with target=_blank makes its new tab the current one, and the
+/// reply says so; a ref read in the first tab acts there with its tabId, and `browser_tabs`
+/// `select` makes the first tab current again.
+#[test]
+fn a_tab_an_action_opened_is_named_and_the_first_one_can_be_selected_again() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker(h, "tabs-mcp");
+        let mut agent = agent_of(&relay, "tabs-mcp").await;
+        let opened = agent
+            .text(
+                "browser_navigate",
+                json!({ "url": h.url("/fixtures/popups.html") }),
+            )
+            .await;
+        let first: Value =
+            serde_json::from_str(opened.split_once("\n\n").map_or(&*opened, |(j, _)| j)).unwrap();
+        let first = first["tabId"].as_i64().unwrap();
+        let link = ref_named(&opened, "Open article in a new tab");
+        let button = ref_named(&opened, "window.open");
+        let clicked = agent.call("browser_click", json!({ "ref": link })).await;
+        let texts: Vec<&str> = clicked["ok"]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["text"].as_str())
+            .collect();
+        let said = texts.last().unwrap();
+        assert!(
+            said.starts_with("The current tab is now ")
+                && said.contains(&format!("Tab {first} is still open")),
+            "{clicked}"
+        );
+        // Calls without tabId go to the new tab.
+        let page = agent.text("browser_snapshot", json!({})).await;
+        assert!(!page.starts_with(&format!("[tab {first},")), "{page}");
+        // The first tab's ref, with its tabId, acts there.
+        let pressed = agent
+            .call(
+                "browser_click",
+                json!({ "ref": button, "tabId": first, "observe": "none" }),
+            )
+            .await;
+        assert_eq!(pressed["ok"]["isError"], false, "{pressed}");
+        // select makes the first tab current again.
+        let selected = agent
+            .call("browser_tabs", json!({ "action": "select", "tabId": first }))
+            .await;
+        assert_eq!(selected["ok"]["isError"], false, "{selected}");
+        let page = agent.text("browser_snapshot", json!({})).await;
+        assert!(page.starts_with(&format!("[tab {first},")), "{page}");
+        agent.close().await;
+    });
+}

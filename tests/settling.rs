@@ -163,3 +163,34 @@ fn a_handlers_failed_requests_are_in_its_clicks_observed() {
         assert!(urls.iter().any(|u| u.contains("127.0.0.1:1/")), "{broke}");
     });
 }
+
+/// A submit the form's own validation stopped says which fields and the browser's message,
+/// rather than a page that did not change; once the fields are filled the form is sent.
+#[test]
+fn a_submit_the_forms_validation_stopped_names_the_fields() {
+    run(|h| async move {
+        let s = "settle-invalid";
+        let tab = h.start(s, "/fixtures/task.html").await;
+        let send = json!({ "tabId": tab, "xpath": "//button[text()='Send']" });
+        let stopped = h.ok(s, "browser_click", send.clone()).await;
+        let invalid = stopped["settled"]["invalid"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert!(!invalid.is_empty(), "{stopped}");
+        assert_eq!(invalid[0]["field"], "Name", "{stopped}");
+        assert!(!invalid[0]["message"].as_str().unwrap().is_empty(), "{stopped}");
+
+        let fields = json!([
+            { "xpath": "//*[@id='name']", "value": "Ada" },
+            { "xpath": "//*[@id='email']", "value": "ada@example.com" },
+            { "xpath": "//*[@id='country']", "value": "France" },
+        ]);
+        h.ok(s, "browser_fill_form", json!({ "tabId": tab, "fields": fields }))
+            .await;
+        let sent = h.ok(s, "browser_click", send).await;
+        assert!(sent["settled"].get("invalid").is_none(), "{sent}");
+        let answer = h.eval(tab, "document.getElementById('answer').textContent").await;
+        assert_eq!(answer, "Thank you, Ada: your catalogue goes to France.", "{sent}");
+    });
+}

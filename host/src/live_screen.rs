@@ -29,10 +29,22 @@ pub fn render(
     let header = header(page, version);
     let body = match (detail, previous) {
         (Detail::Gist, _) => gist(&page.gist),
-        (Detail::Recent, Some(previous)) => changes(previous, &page.blocks),
+        (Detail::Recent, Some(previous)) => {
+            // What changed is never longer than the page it describes: then the page itself.
+            let changed = changes(previous, &page.blocks);
+            match length(&changed) < length(&page.blocks) {
+                true => changed,
+                false => page.blocks.clone(),
+            }
+        }
         (Detail::Live | Detail::Recent, _) => page.blocks.clone(),
     };
     cut(&header, &body, max_chars)
+}
+
+/// The characters of some lines, as sent.
+fn length(lines: &[String]) -> usize {
+    lines.iter().map(|l| l.len() + 1).sum()
 }
 
 fn header(page: &PageText, version: u64) -> String {
@@ -190,18 +202,30 @@ mod tests {
 
     #[test]
     fn recent_shows_changed_lines_with_one_line_of_context() {
-        let before: Vec<String> = ["# Shop", "a", "b", "Basket: empty", "c", "d"]
-            .map(String::from)
-            .to_vec();
-        let now = page(&[
+        let rest = [
+            "d",
+            "Pots, seeds and tools for every garden",
+            "Delivered in two days",
+            "Returns are free",
+        ];
+        let before: Vec<String> = ["# Shop", "a", "b", "Basket: empty", "c"]
+            .iter()
+            .chain(&rest)
+            .map(|l| l.to_string())
+            .collect();
+        let lines: Vec<&str> = [
             "# Shop",
             "a",
             "b",
             "Basket: 1 item",
             "[e9] button \"Checkout\"",
             "c",
-            "d",
-        ]);
+        ]
+        .iter()
+        .chain(&rest)
+        .copied()
+        .collect();
+        let now = page(&lines);
         let screen = render(&now, 2, Detail::Recent, Some(&before), 24_000);
         let body: Vec<&str> = screen.markdown.lines().skip(2).collect();
         assert_eq!(
@@ -219,6 +243,16 @@ mod tests {
         assert!(same
             .markdown
             .ends_with("No change since the previous snapshot.\n"));
+    }
+
+    #[test]
+    fn recent_is_never_longer_than_the_page_it_describes() {
+        let before: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let now = page(&["x", "y", "z"]);
+        assert_eq!(
+            render(&now, 2, Detail::Recent, Some(&before), 24_000).markdown,
+            render(&now, 2, Detail::Live, None, 24_000).markdown
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tether_protocol::actions::fields::{PendingWork, Settled, Waited};
+use tether_protocol::actions::fields::{InvalidField, PendingWork, Settled, Waited};
 use tether_protocol::actions::TabId;
 use tokio::time::Instant;
 
@@ -38,6 +38,8 @@ struct Settle {
 struct InPage {
     waited: InPageWaited,
     pending: Vec<PendingWork>,
+    #[serde(default)]
+    invalid: Vec<InvalidField>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -80,7 +82,7 @@ pub async fn wait(cx: &Context<'_>, tab: TabId, armed: Armed, budget: Duration) 
     let deadline = start + budget;
     let state = cx.session.tab_state(tab);
     let mut waited = Waited::default();
-    let mut pending = Vec::new();
+    let (mut pending, mut invalid) = (Vec::new(), Vec::new());
     loop {
         let left = || deadline.saturating_duration_since(Instant::now());
         waited.navigation |= observed::loads_ended(cx, tab, left).await;
@@ -95,6 +97,7 @@ pub async fn wait(cx: &Context<'_>, tab: TabId, armed: Armed, budget: Duration) 
                 waited.timers = waited.timers.max(in_page.waited.timers);
                 waited.animations = waited.animations.max(in_page.waited.animations);
                 pending = in_page.pending;
+                invalid = in_page.invalid;
             }
             // The document went as the page asked (its action began a navigation).
             Err(e) => tracing::debug!(tab, "settling in the page: {e}"),
@@ -109,9 +112,10 @@ pub async fn wait(cx: &Context<'_>, tab: TabId, armed: Armed, budget: Duration) 
         .navigations
         .is_some_and(|before| state.navigations().0 > before);
     let anything = waited.navigation || waited.requests + waited.timers + waited.animations > 0;
-    (anything || !pending.is_empty()).then(|| Settled {
+    (anything || !pending.is_empty() || !invalid.is_empty()).then(|| Settled {
         ms: start.elapsed().as_millis() as u64,
         waited,
         pending,
+        invalid,
     })
 }

@@ -5,7 +5,7 @@
 use tether_protocol::ActionName;
 
 /// Said of every tool that can change the page.
-pub const SETTLES: &str = " Returns once the page settled (its requests, short timers, animations and a navigation it caused ended), with what changed.";
+pub const SETTLES: &str = " Returns once the page settled, with what changed.";
 
 pub fn brief(action: ActionName) -> &'static str {
     use ActionName::*;

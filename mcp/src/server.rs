@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use rand::RngCore;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
@@ -197,7 +197,12 @@ impl TetherMcp {
             .get("tabId")
             .and_then(Value::as_i64)
             .or_else(|| result.result.as_ref()?.value().get("tabId")?.as_i64());
-        reply::render(shared.browser.as_ref(), call.action, result, tab).await
+        let mut reply = reply::render(shared.browser.as_ref(), call.action, result, tab).await;
+        let now = shared.current_tab(&call.session_id);
+        if let Some(moved) = moved(call.action, tab, now) {
+            reply.content.push(ContentBlock::text(moved));
+        }
+        reply
     }
 
     /// The tool groups of a request: those chosen, and the secrets' when the browser's owner
@@ -239,6 +244,21 @@ impl TetherMcp {
             _ => Err(reply::render(shared.browser.as_ref(), ActionName::SessionStart, started, None).await),
         }
     }
+}
+
+/// What to tell the agent when its current tab is no longer the one the action ran on: the
+/// action opened a tab (a link with target=_blank, a popup). Its next calls without a tabId go
+/// there, and the refs it read belong to the tab they were read in.
+fn moved(action: ActionName, acted_on: Option<i64>, now: Option<i64>) -> Option<String> {
+    let (Some(was), Some(now)) = (acted_on, now) else {
+        return None;
+    };
+    (was != now && action != ActionName::BrowserTabs).then(|| {
+        format!(
+            "The current tab is now {now}: this action opened it, and calls without tabId go there. \
+             Tab {was} is still open; its refs work with tabId: {was} (browser_tabs select makes it current again)."
+        )
+    })
 }
 
 impl Drop for TetherMcp {

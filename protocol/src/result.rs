@@ -143,14 +143,32 @@ impl ActionResult {
         struct Tabs {
             opened_tab_ids: Option<Value>,
             tab_id: Option<Value>,
+            /// browser_tabs: the session's tabs after it.
+            tabs: Option<Vec<Listed>>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Listed {
+            tab_id: i64,
         }
         let output = self.result.as_ref().and_then(|r| r.read::<Tabs>().ok());
         let opened = output
             .as_ref()
             .and_then(|o| o.opened_tab_ids.as_ref()?.as_array()?.last()?.as_i64());
-        let named = output.and_then(|o| o.tab_id?.as_i64());
-        let asked = params.get("tabId").and_then(Value::as_i64);
-        opened.or(named).or(asked).or(current)
+        let named = output.as_ref().and_then(|o| o.tab_id.as_ref()?.as_i64());
+        let listed = output.and_then(|o| o.tabs);
+        // A browser_tabs list names no tab of its own: the current one stays (a close's tabId
+        // is the tab gone).
+        let asked = match listed {
+            Some(_) => None,
+            None => params.get("tabId").and_then(Value::as_i64),
+        };
+        let now = opened.or(named).or(asked).or(current);
+        match listed {
+            // The current tab closed: the last one the session still has.
+            Some(tabs) if !tabs.iter().any(|t| Some(t.tab_id) == now) => tabs.last().map(|t| t.tab_id),
+            _ => now,
+        }
     }
 }
 
@@ -163,6 +181,28 @@ pub fn rfc3339_ms(t: DateTime<Utc>) -> String {
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
+
+    #[test]
+    fn after_browser_tabs_the_current_tab_is_the_one_selected_or_one_still_open() {
+        let tabs = |output: &str| ActionResult {
+            status: ResultStatus::Success,
+            error: None,
+            result: Some(serde_json::from_str(output).unwrap()),
+            ..ActionResult::unsent("s", "browser_tabs", crate::ActionError::internal("unsent"))
+        };
+        let listed = r#"{"tabs":[{"tabId":3},{"tabId":5}]}"#;
+        let selected = r#"{"tabs":[{"tabId":3},{"tabId":5}],"tabId":3}"#;
+        let select = serde_json::json!({ "action": "select", "tabId": 3 });
+        assert_eq!(tabs(selected).current_tab_after(&select, Some(5)), Some(3));
+        assert_eq!(tabs(listed).current_tab_after(&Value::Null, Some(3)), Some(3));
+        // The current tab closed: the session's last one.
+        let close = serde_json::json!({ "action": "close", "tabId": 7 });
+        assert_eq!(tabs(listed).current_tab_after(&close, Some(7)), Some(5));
+        // Another tab closed: the current one stays.
+        let close = serde_json::json!({ "action": "close", "tabId": 5 });
+        let one = r#"{"tabs":[{"tabId":3}]}"#;
+        assert_eq!(tabs(one).current_tab_after(&close, Some(3)), Some(3));
+    }
 
     #[test]
     fn results_carry_spec_fields_and_formats() {

@@ -63,6 +63,12 @@ fn main() {
             tether,
             "mcp",
             "--",
+            "tether-all-list",
+            tether,
+            "mcp",
+            "--caps",
+            "all",
+            "--",
             "playwright-mcp",
             playwright,
             "--headless",
@@ -83,9 +89,13 @@ fn main() {
             String::from_utf8_lossy(&output.stderr)
         );
         let mut table: BTreeMap<(usize, String), BTreeMap<String, Value>> = BTreeMap::new();
+        let mut seats = Vec::new();
         for line in String::from_utf8_lossy(&output.stdout).lines() {
             let row: Value = serde_json::from_str(line).unwrap();
-            let kind = row["kind"].as_str().unwrap().to_owned();
+            let Some(kind) = row["kind"].as_str().map(str::to_owned) else {
+                seats.push(row);
+                continue;
+            };
             let order = OWN_MS.iter().position(|(k, _)| *k == kind).unwrap_or(usize::MAX);
             let server = row["server"].as_str().unwrap().to_owned();
             table.entry((order, kind)).or_default().insert(server, row);
@@ -113,5 +123,43 @@ fn main() {
                 t_ms / p_ms
             );
         }
+        seat(&seats);
     });
+}
+
+/// The agent's seat: each server's tools/list, and the characters read for the small task.
+fn seat(seats: &[Value]) {
+    let of = |server: &str| {
+        seats
+            .iter()
+            .find(|s| s["server"] == server)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let playwright = of("playwright-mcp");
+    let (list, task) = (
+        playwright["listBytes"].as_f64().unwrap_or(f64::NAN),
+        playwright["taskChars"].as_f64().unwrap_or(f64::NAN),
+    );
+    println!();
+    println!("| server | tools/list bytes | of Playwright MCP's | small task: characters read | of Playwright MCP's | answer read |");
+    println!("|---|---:|---:|---:|---:|---|");
+    for (server, name) in [
+        ("tether", "Tether (default groups)"),
+        ("tether-all-list", "Tether (all groups)"),
+        ("playwright-mcp", "Playwright MCP"),
+    ] {
+        let row = of(server);
+        let bytes = row["listBytes"].as_f64().unwrap_or(f64::NAN);
+        let chars = row["taskChars"].as_f64();
+        println!(
+            "| {name} | {bytes:.0} | {:.2}x | {} | {} | {} |",
+            bytes / list,
+            chars.map_or("".into(), |c| format!("{c:.0}")),
+            chars.map_or("".into(), |c| format!("{:.2}x", c / task)),
+            row["taskDone"]
+                .as_bool()
+                .map_or("", |d| if d { "yes" } else { "no" }),
+        );
+    }
 }

@@ -7,7 +7,10 @@
 // Prints one JSON line per page kind and server: { kind, server, ms: [...], chars: [...],
 // settled: [...] }: each step's time as the client sees it, the characters of its reply, and
 // whether the reply shows the page's final state. A server named "tether-none" is Tether with
-// `settle: "none"` on the step.
+// `settle: "none"` on the step. Then, per server, { server, listBytes, taskChars, taskDone }:
+// the bytes of its tools/list (what many clients send with every model call), and the
+// characters an agent reads for a whole small task (open a form, read it, fill three fields,
+// choose an option, send, read the answer). A server named "...-list" is only listed.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -89,17 +92,44 @@ async function step(server, client, kind) {
   return { ms, chars: reply.length, settled: shown(reply).includes(kind.final) };
 }
 
+// The small task, as an agent does it with each server's tools; the replies' characters, and
+// whether the answer was read.
+async function task(server, client) {
+  const playwright = server.name === "playwright-mcp";
+  const replies = [];
+  const act = async (name, args) => {
+    const text = await call(client, name, args);
+    replies.push(text);
+    return text;
+  };
+  await act("browser_navigate", { url: `${base}/fixtures/task.html` });
+  const page = shown(await act("browser_snapshot", {}));
+  const ref = (role, name) => refOf(page, role, name);
+  const typed = [["Name", "Ada"], ["Email", "ada@example.com"], ["Notes", "Bulbs, please"]];
+  const fields = typed.map(([name, value]) =>
+    playwright ? { name, type: "textbox", target: ref("textbox", name), value } : { ref: ref("textbox", name), value });
+  await act("browser_fill_form", { fields });
+  const country = ref("combobox", "Country");
+  await act("browser_select_option", playwright ? { element: "Country", target: country, values: ["France"] } : { ref: country, values: ["France"] });
+  const send = ref("button", "Send");
+  const answer = "Thank you, Ada: your catalogue goes to France.";
+  let sent = shown(await act("browser_click", playwright ? { element: "Send", target: send } : { ref: send }));
+  if (!sent.includes(answer)) sent = shown(await act("browser_snapshot", {}));
+  return { taskChars: replies.reduce((sum, r) => sum + r.length, 0), taskDone: sent.includes(answer) };
+}
+
 const clients = [];
 for (const server of servers) {
   const client = new Client({ name: "tether-agent-step-bench", version: "1.0.0" });
   await client.connect(new StdioClientTransport({ command: server.command, args: server.args, stderr: "ignore" }));
   clients.push({ server, client });
 }
+const stepping = clients.filter(({ server }) => !server.name.endsWith("-list"));
 for (const kind of KINDS) {
-  const seen = new Map(clients.map(({ server }) => [server.name, { ms: [], chars: [], settled: [] }]));
+  const seen = new Map(stepping.map(({ server }) => [server.name, { ms: [], chars: [], settled: [] }]));
   for (let run = 0; run < runs + 1; run++) {
     // In turns, who goes first rotating; the first round warms each up and is not counted.
-    const order = clients.map((_, i) => clients[(i + run) % clients.length]);
+    const order = stepping.map((_, i) => stepping[(i + run) % stepping.length]);
     for (const { server, client } of order) {
       const { ms, chars, settled } = await step(server, client, kind);
       if (run === 0) continue;
@@ -110,5 +140,10 @@ for (const kind of KINDS) {
     }
   }
   for (const [server, figures] of seen) console.log(JSON.stringify({ kind: kind.kind, server, ...figures }));
+}
+for (const { server, client } of clients) {
+  const listBytes = JSON.stringify(await client.listTools()).length;
+  const done = server.name.endsWith("-list") || server.name === "tether-none" ? {} : await task(server, client);
+  console.log(JSON.stringify({ server: server.name, listBytes, ...done }));
 }
 for (const { client } of clients) await client.close();

@@ -1,6 +1,7 @@
 //! `browser_tabs`: the session's own tabs, in the order they joined. `open` opens one as
-//! `session_start` does (background, the session's group) and it joins; `close` closes one
-//! the engine has already checked is the session's. A tab that closed meanwhile is forgotten
+//! `session_start` does (background, the session's group) and it joins; `select` answers the
+//! tab it names as the one to go on with; `close` closes one the engine has already checked is
+//! the session's. A tab that closed meanwhile is forgotten
 //! and not listed.
 
 use tether_protocol::actions::browser_tabs::{Output, Params, SessionTab, TabsAction};
@@ -27,6 +28,13 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         }
         (TabsAction::Close, None) => {
             return Err(ActionError::invalid_params("close needs the tabId to close"))
+        }
+        // The engine checked it is the session's; the caller (MCP) follows the tabId answered.
+        (TabsAction::Select, Some(tab)) => Some(tab),
+        (TabsAction::Select, None) => {
+            return Err(ActionError::invalid_params(
+                "select needs the tabId to make current",
+            ))
         }
         (TabsAction::List, _) => None,
     };

@@ -23,7 +23,27 @@
   function settleArm() {
     askHooks("arm");
     globalThis[SETTLE_FROM] = document.timeline.currentTime;
+    watchValidation();
+    globalThis[INVALID] = [];
     return {};
+  }
+
+  // The fields whose validation stopped a submit while the action ran: the browser fires
+  // `invalid` at each as it refuses the form (seen here, in Tether's world, as every listener
+  // of the document sees it).
+  const INVALID = Symbol.for("tether.invalid");
+  const WATCHING = Symbol.for("tether.watchingValidation");
+  function watchValidation() {
+    if (globalThis[WATCHING]) return;
+    globalThis[WATCHING] = true;
+    document.addEventListener("invalid", (event) => {
+      const seen = globalThis[INVALID];
+      const field = event.target;
+      if (!seen || seen.length >= 5 || !(field instanceof Element)) return;
+      // Named as the snapshot names it.
+      const named = nameOf(field, attributesOf(field), new Map()) || field.name || field.id || field.localName;
+      seen.push({ field: named, message: field.validationMessage || "invalid" });
+    }, true);
   }
 
   // The document's animations (CSS transitions and animations, Web Animations) the action
@@ -57,7 +77,7 @@
       const anything = waited.requests + waited.timers + waited.animations > 0;
       if (quiet && (drawn || !anything)) {
         askHooks("disarm");
-        return { quiet: true, waited, pending: [] };
+        return { quiet: true, waited, pending: [], invalid: globalThis[INVALID] || [] };
       }
       if (quiet) {
         // What the page's handlers set is drawn; a frame callback may set something going.
@@ -70,7 +90,7 @@
       if (left <= 0) {
         askHooks("disarm");
         const pending = [...state.open, ...running.map(() => ({ kind: "animation" }))].slice(0, 5);
-        return { quiet: false, waited, pending };
+        return { quiet: false, waited, pending, invalid: globalThis[INVALID] || [] };
       }
       await pause(Math.min(4, left));
     }

@@ -345,6 +345,19 @@ pub struct Settled {
     /// What still ran when `settleMs` ran out (at most 5).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<PendingWork>,
+    /// The form fields whose validation stopped a submit the action made (at most 5), with
+    /// the browser's message: the form was not sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invalid: Vec<InvalidField>,
+}
+
+/// A form field the browser's validation refused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InvalidField {
+    /// The field as a person reads it: its label, else its name or id.
+    pub field: String,
+    /// The browser's validation message ("Please fill out this field.").
+    pub message: String,
 }
 
 /// How much of each kind an action's settling waited for.
