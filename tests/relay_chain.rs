@@ -520,3 +520,68 @@ fn a_worker_started_without_the_page_log_keeps_none_and_says_so() {
         relay.ok(s, "session_stop", json!({})).await;
     });
 }
+
+/// docs/protocol.md §3: over HTTP, as in MCP, an action that leaves `tabId` out acts on the
+/// session's current tab (the last one an action ran on or opened); a session with no tab yet
+/// says what to do.
+#[test]
+fn an_action_without_a_tab_id_acts_on_the_sessions_current_tab() {
+    run_worker(|h| async move {
+        let data = tempfile::tempdir().unwrap();
+        let relay = TestRelay::start(data.path(), None);
+        let _worker = relay.start_worker(h, "current-tab-worker");
+        relay.wait_online("current-tab-worker", JOIN_WITHIN).await;
+        let session = "current-tab";
+        let bind = json!({ "sessionId": session, "clientId": "current-tab-worker", "actionName": "browser_snapshot", "params": {} });
+        let early = relay.post(bind).await;
+        assert_eq!(early["error"]["code"], "INVALID_PARAMS", "{early}");
+        assert!(
+            early["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("session_start"),
+            "{early}"
+        );
+
+        let started = relay
+            .ok(
+                session,
+                "session_start",
+                json!({ "url": h.url("/fixtures/snapshot.html") }),
+            )
+            .await;
+        let tab = started["tabId"].clone();
+        relay.ok(session, "browser_wait_for_loaded", json!({})).await;
+        let read = relay.act(session, "browser_snapshot", json!({})).await;
+        assert_eq!(read["status"], "success", "{read}");
+        assert!(
+            read["result"]["markdown"]
+                .as_str()
+                .unwrap()
+                .contains("Garden shop"),
+            "{read}"
+        );
+        // A tab the session opens becomes the current one; select goes back.
+        let article = h.url("/fixtures/article.html");
+        relay
+            .ok(
+                session,
+                "browser_tabs",
+                json!({ "action": "open", "url": article }),
+            )
+            .await;
+        relay.ok(session, "browser_wait_for_loaded", json!({})).await;
+        let markdown = |result: Value| result["markdown"].as_str().unwrap().to_owned();
+        let read = markdown(relay.ok(session, "browser_snapshot", json!({})).await);
+        assert!(!read.contains("Garden shop"), "{read}");
+        relay
+            .ok(
+                session,
+                "browser_tabs",
+                json!({ "action": "select", "tabId": tab }),
+            )
+            .await;
+        let read = markdown(relay.ok(session, "browser_snapshot", json!({})).await);
+        assert!(read.contains("Garden shop"), "{read}");
+    });
+}

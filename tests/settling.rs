@@ -71,6 +71,19 @@ fn a_click_returns_the_page_its_requests_and_timers_left() {
             turned["settled"]["waited"]["animations"].as_u64().unwrap() >= 1,
             "{turned}"
         );
+        // And the screen shows it: a shot taken right after the click has the end colour.
+        let shot = h
+            .ok(
+                s,
+                "browser_screenshot",
+                json!({ "tabId": tab, "xpath": "//*[@id='swatch']" }),
+            )
+            .await;
+        let png = image::load_from_memory(&h.artifact(&shot).await)
+            .unwrap()
+            .to_rgb8();
+        let middle = png.get_pixel(png.width() / 2, png.height() / 2).0;
+        assert_eq!(middle, [0, 0, 200], "the swatch as the screen shows it");
     });
 }
 

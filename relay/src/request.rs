@@ -94,13 +94,45 @@ impl Request {
             ..Self::from_forwarded(wire)
         };
         // The relay checks params with the host's own types, so a bad call fails fast and the
-        // same way whichever browser would have run it.
-        match ActionCall::parse(request.action.as_str(), &request.params) {
+        // same way whichever browser would have run it. A tab left out is the session's
+        // current one, named when the action starts (`with_current_tab`).
+        let mut checked = request.params.clone();
+        if request.lacks_tab() {
+            checked["tabId"] = 0.into();
+        }
+        match ActionCall::parse(request.action.as_str(), &checked) {
             Ok(call) => Ok(Ok(Request {
                 timeout: own_timeout(&call).or(request.timeout),
                 ..request
             })),
             Err(error) => Ok(Err((request, error))),
+        }
+    }
+
+    /// Whether the action takes a tab and the request names none.
+    pub fn lacks_tab(&self) -> bool {
+        let takes_tab = matches!(self.action, Named::Action(action) if action.takes_tab());
+        takes_tab && self.params.is_object() && self.params.get("tabId").is_none_or(Value::is_null)
+    }
+
+    /// The request with the session's current tab where it names none (docs/protocol.md §3);
+    /// an error saying what to do when the session has no tab yet.
+    pub fn with_current_tab(mut self, current: Option<i64>) -> Result<Self, (Self, ActionError)> {
+        if !self.lacks_tab() {
+            return Ok(self);
+        }
+        match current {
+            Some(tab) => {
+                self.params["tabId"] = tab.into();
+                Ok(self)
+            }
+            None => {
+                let why = format!(
+                    "session {} has no tab yet: start it with session_start (or browser_tabs open), or pass tabId",
+                    self.session_id
+                );
+                Err((self, ActionError::invalid_params(why)))
+            }
         }
     }
 

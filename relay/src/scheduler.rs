@@ -143,9 +143,17 @@ async fn drain(relay: Arc<Relay>, session_id: String) {
             return;
         };
         relay.sessions.waiting.fetch_sub(1, Ordering::Relaxed);
+        // The tab an action left out is the session's current one as the action starts.
+        let current = relay.sessions.update(&session_id, |s| s.current_tab());
+        let (request, untabbed) = match request.with_current_tab(current) {
+            Ok(request) => (request, None),
+            Err((request, error)) => (request, Some(error)),
+        };
         // A stopping relay starts nothing new; queued actions still end in order.
         let result = if relay.shutdown.phase() >= Phase::Draining {
             request.failed(None, Utc::now(), stopping())
+        } else if let Some(error) = untabbed {
+            request.failed(None, Utc::now(), error)
         } else {
             crate::dispatch::run(&relay, &request, || reply.ack(&request.action_id)).await
         };
