@@ -95,7 +95,7 @@ impl Request {
         };
         // The relay checks params with the host's own types, so a bad call fails fast and the
         // same way whichever browser would have run it. A tab left out is the session's
-        // current one, named when the action starts (`with_current_tab`).
+        // current one, named when the action starts (`name_current_tab`).
         let mut checked = request.params.clone();
         if request.lacks_tab() {
             checked["tabId"] = 0.into();
@@ -115,25 +115,20 @@ impl Request {
         takes_tab && self.params.is_object() && self.params.get("tabId").is_none_or(Value::is_null)
     }
 
-    /// The request with the session's current tab where it names none (docs/protocol.md §3);
-    /// an error saying what to do when the session has no tab yet.
-    pub fn with_current_tab(mut self, current: Option<i64>) -> Result<Self, (Self, ActionError)> {
+    /// Names the session's current tab where the request names none (docs/protocol.md §3); an
+    /// error saying what to do when the session has no tab yet.
+    pub fn name_current_tab(&mut self, current: Option<i64>) -> Result<(), ActionError> {
         if !self.lacks_tab() {
-            return Ok(self);
+            return Ok(());
         }
-        match current {
-            Some(tab) => {
-                self.params["tabId"] = tab.into();
-                Ok(self)
-            }
-            None => {
-                let why = format!(
-                    "session {} has no tab yet: start it with session_start (or browser_tabs open), or pass tabId",
-                    self.session_id
-                );
-                Err((self, ActionError::invalid_params(why)))
-            }
-        }
+        let tab = current.ok_or_else(|| {
+            ActionError::invalid_params(format!(
+                "session {} has no tab yet: start it with session_start (or browser_tabs open), or pass tabId",
+                self.session_id
+            ))
+        })?;
+        self.params["tabId"] = tab.into();
+        Ok(())
     }
 
     /// A request another relay of the deployment accepted and checked (docs/protocol.md §14), as

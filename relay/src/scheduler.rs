@@ -138,17 +138,14 @@ fn replayed(mut result: ActionResult) -> ActionResult {
 /// Runs a session's queue until it is empty.
 async fn drain(relay: Arc<Relay>, session_id: String) {
     loop {
-        let Some(Job { request, reply }) = relay.sessions.update(&session_id, |s| s.next_job()) else {
+        let Some(Job { mut request, reply }) = relay.sessions.update(&session_id, |s| s.next_job()) else {
             relay.shutdown.idle.notify_waiters();
             return;
         };
         relay.sessions.waiting.fetch_sub(1, Ordering::Relaxed);
         // The tab an action left out is the session's current one as the action starts.
         let current = relay.sessions.update(&session_id, |s| s.current_tab());
-        let (request, untabbed) = match request.with_current_tab(current) {
-            Ok(request) => (request, None),
-            Err((request, error)) => (request, Some(error)),
-        };
+        let untabbed = request.name_current_tab(current).err();
         // A stopping relay starts nothing new; queued actions still end in order.
         let result = if relay.shutdown.phase() >= Phase::Draining {
             request.failed(None, Utc::now(), stopping())
