@@ -144,7 +144,8 @@ fn refs_stay_with_their_element_and_a_gone_one_is_stale() {
             )
             .await;
         assert!(
-            error.message.contains("stale") && error.message.contains("browser_snapshot"),
+            error.message.contains("not from the page now in this tab")
+                && error.message.contains("browser_snapshot"),
             "{}",
             error.message
         );
@@ -229,5 +230,26 @@ fn gist_is_a_few_lines_and_max_chars_cuts_at_a_line() {
             )
             .await;
         assert!(error.message.contains("maxChars"), "{}", error.message);
+    });
+}
+
+/// A control its label wraps is named by the label's own words, not by its options or text, as
+/// the browser names it: a select is "Country", not "Country Choose France...".
+#[test]
+fn a_control_inside_its_label_is_named_by_the_label_alone() {
+    run(|h| async move {
+        let s = "snapshot-labels";
+        let tab = h.start(s, "/fixtures/task.html").await;
+        h.ok(
+            s,
+            "browser_type",
+            json!({ "tabId": tab, "xpath": "//*[@id='notes']", "text": "Bulbs" }),
+        )
+        .await;
+        let snap = snapshot(h, s, tab, json!({})).await;
+        let page = markdown(&snap);
+        assert!(page.contains("combobox \"Country\" = \"Choose\""), "{page}");
+        assert!(page.contains("textbox \"Notes\""), "{page}");
+        assert!(!page.contains("Notes Bulbs"), "{page}");
     });
 }

@@ -268,7 +268,7 @@
     const n = Number(ref.slice(1));
     const fresh = "take a new browser_snapshot (or browser_xpath_scan) for current refs";
     if (!refs.elements.has(n)) {
-      return fail("ELEMENT_NOT_FOUND", `ref ${ref} is stale: it is not from the page now in the tab (${location.href}), which navigated or reloaded since it was given; ${fresh}`);
+      return fail("ELEMENT_NOT_FOUND", `ref ${ref} is not from the page now in this tab (${location.href}): it was given for another page, the one this tab showed before it navigated or reloaded, or another tab's (act there with that tabId); ${fresh}`);
     }
     const el = refs.elements.get(n).deref();
     if (!el || !el.isConnected || !el.ownerDocument.defaultView) {

@@ -147,9 +147,21 @@
     const given = ariaName(el);
     if (given) return given;
     const labelElement = (el.id && labels.get(el.id)) || (LABELABLE.has(el.localName) ? el.closest("label") : null);
-    const label = labelElement ? labelElement.textContent : null;
+    const label = labelElement ? labelText(labelElement, el) : null;
     const direct = attr("aria-label") || label || attr("alt") || attr("title") || attr("placeholder");
     return direct ? clip(squash(direct), 100) : undefined;
+  }
+
+  // A label's text, less the control's own when the label wraps it (a select's options, a
+  // textarea's text), as the browser names the control.
+  function labelText(label, el) {
+    if (!label.contains(el)) return label.textContent;
+    let text = "";
+    const walker = document.createTreeWalker(label, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!el.contains(node)) text += node.data;
+    }
+    return text;
   }
 
   // One pass over the names of the element's own attributes (usually one to three) beats
