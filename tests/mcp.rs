@@ -526,6 +526,11 @@ fn a_tab_an_action_opened_is_named_and_the_first_one_can_be_selected_again() {
         // Calls without tabId go to the new tab.
         let page = agent.text("browser_snapshot", json!({})).await;
         assert!(!page.starts_with(&format!("[tab {first},")), "{page}");
+        // Refs are the session's: the first tab's ref names nothing in the new tab's page.
+        let elsewhere = agent.call("browser_click", json!({ "ref": button })).await;
+        assert_eq!(elsewhere["ok"]["isError"], true, "{elsewhere}");
+        let text = elsewhere["ok"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("not from the page now in this tab"), "{text}");
         // The first tab's ref, with its tabId, acts there.
         let pressed = agent
             .call(

@@ -2,6 +2,7 @@
 //! library, events and artifact storage, with every failure already in the wire's error
 //! vocabulary.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -56,6 +57,10 @@ pub struct Page<'a> {
     state: Arc<TabState>,
     pub tab: TabId,
     frame: Option<FrameScope>,
+    /// The highest ref number the tab's session handed out in any of its tabs: a tab's refs
+    /// start above it, so a ref names one element in the whole session (an agent holding a
+    /// ref of another tab gets "not from this page", never another element).
+    session_refs: Option<Arc<AtomicU64>>,
     /// Where the frame's viewport sits in the tab's, read at the first pointer event (after
     /// the element is in view: scrolling inside a frame can scroll the page around it).
     corner: tokio::sync::OnceCell<(f64, f64)>,
@@ -102,8 +107,15 @@ impl<'a> Page<'a> {
             state,
             tab,
             frame: None,
+            session_refs: None,
             corner: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// The page, its refs numbered across its session's tabs.
+    pub fn numbering_with(mut self, session_refs: Arc<AtomicU64>) -> Self {
+        self.session_refs = Some(session_refs);
+        self
     }
 
     /// The same tab, acting inside one of its cross-origin frames.
@@ -114,6 +126,7 @@ impl<'a> Page<'a> {
             state: self.state.clone(),
             tab: self.tab,
             frame: Some(frame),
+            session_refs: self.session_refs.clone(),
             corner: tokio::sync::OnceCell::new(),
         }
     }
@@ -201,9 +214,16 @@ impl<'a> Page<'a> {
     where
         C: LibraryCall<Reply = RefsHanded<T>>,
     {
-        let floor = self.state.ref_floor();
+        let session_floor = self
+            .session_refs
+            .as_ref()
+            .map_or(0, |r| r.load(Ordering::Relaxed));
+        let floor = self.state.ref_floor().max(session_floor);
         let handed = self.call(&call(floor)).await?;
         self.state.raise_ref_floor(handed.next_ref);
+        if let Some(session_refs) = &self.session_refs {
+            session_refs.fetch_max(handed.next_ref, Ordering::Relaxed);
+        }
         if let Some(frame) = &self.frame {
             self.state.frames.handed(&frame.id, floor..handed.next_ref);
         }

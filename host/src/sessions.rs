@@ -2,6 +2,8 @@
 //! also keeps its latest actions, for the owner's popup; they end with it.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 use tether_protocol::actions::TabId;
 use tether_protocol::native::ActionLine;
@@ -16,6 +18,8 @@ pub struct Session {
     pub group_title: Option<String>,
     /// Its latest actions, newest first.
     pub latest: VecDeque<ActionLine>,
+    /// The next ref number its tabs' pages may hand out (see `Page::numbering_with`).
+    pub refs: Arc<AtomicU64>,
 }
 
 #[derive(Debug, Default)]

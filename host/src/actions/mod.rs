@@ -77,7 +77,11 @@ impl<'a> Context<'a> {
 
     /// A tab of the session, as actions act on it.
     pub fn page(&self, tab: TabId) -> Page<'a> {
-        Page::new(self.transport, self.artifacts, self.session.tab_state(tab), tab)
+        let page = Page::new(self.transport, self.artifacts, self.session.tab_state(tab), tab);
+        match self.session.refs() {
+            Some(refs) => page.numbering_with(refs),
+            None => page,
+        }
     }
 
     /// The tab, or the cross-origin frame of it the element is in (`framed.rs`), and the
@@ -125,6 +129,11 @@ impl Session<'_> {
             .get(self.id)
             .map(|s| s.tabs.clone())
             .unwrap_or_default()
+    }
+
+    /// The ref numbering its tabs share, once it has a tab.
+    pub fn refs(&self) -> Option<Arc<std::sync::atomic::AtomicU64>> {
+        self.tabs.owners().get(self.id).map(|s| s.refs.clone())
     }
 
     pub fn join(&self, tab: TabId) {
