@@ -59,10 +59,30 @@ fn json_then_screen(mut output: Value, tab: Option<i64>) -> String {
     }
 }
 
-/// The result as compact JSON, with the tab it acted on as `tabId` where it does not say.
+/// The result as compact JSON, with the tab it acted on as `tabId` where it does not say, less
+/// what tells a model nothing: an empty list, how long settling took and what it waited for
+/// (what still ran and the fields a form refused stay), and the navigation a navigate made.
 fn json_naming_tab(mut output: Value, tab: Option<i64>) -> String {
-    if let (Some(tab), Value::Object(fields)) = (tab, &mut output) {
-        fields.entry("tabId").or_insert(tab.into());
+    if let Value::Object(fields) = &mut output {
+        if let Some(tab) = tab {
+            fields.entry("tabId").or_insert(tab.into());
+        }
+        fields.retain(|_, v| v.as_array().is_none_or(|a| !a.is_empty()));
+        if let Some(Value::Object(settled)) = fields.get_mut("settled") {
+            settled.retain(|key, _| key == "pending" || key == "invalid");
+            if settled.is_empty() {
+                fields.remove("settled");
+            }
+        }
+        let url = fields.get("url").cloned();
+        if let Some(Value::Object(observed)) = fields.get_mut("observed") {
+            if url.is_some() && observed.get("navigated").and_then(|n| n.get("url")) == url.as_ref() {
+                observed.remove("navigated");
+            }
+            if observed.is_empty() {
+                fields.remove("observed");
+            }
+        }
     }
     output.to_string()
 }

@@ -10,7 +10,8 @@
 // `settle: "none"` on the step. Then, per server, { server, listBytes, taskChars, taskDone }:
 // the bytes of its tools/list (what many clients send with every model call), and the
 // characters an agent reads for a whole small task (open a form, read it, fill three fields,
-// choose an option, send, read the answer). A server named "...-list" is only listed.
+// choose an option, send, read the answer), the pages a reply links to counted where the agent
+// needs them. A server named "...-list" is only listed.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -96,14 +97,20 @@ async function step(server, client, kind) {
 // whether the answer was read.
 async function task(server, client) {
   const playwright = server.name === "playwright-mcp";
-  const replies = [];
+  // What the agent reads: each reply's text, and the page a reply links to in a file where it
+  // needs the page (the snapshot, for refs; the answer, where the reply has it only there).
+  let read = 0;
   const act = async (name, args) => {
     const text = await call(client, name, args);
-    replies.push(text);
+    read += text.length;
     return text;
   };
+  const readLinked = (text) => {
+    read += shown(text).length - text.length;
+    return shown(text);
+  };
   await act("browser_navigate", { url: `${base}/fixtures/task.html` });
-  const page = shown(await act("browser_snapshot", {}));
+  const page = readLinked(await act("browser_snapshot", {}));
   const ref = (role, name) => refOf(page, role, name);
   const typed = [["Name", "Ada"], ["Email", "ada@example.com"], ["Notes", "Bulbs, please"]];
   const fields = typed.map(([name, value]) =>
@@ -113,9 +120,10 @@ async function task(server, client) {
   await act("browser_select_option", playwright ? { element: "Country", target: country, values: ["France"] } : { ref: country, values: ["France"] });
   const send = ref("button", "Send");
   const answer = "Thank you, Ada: your catalogue goes to France.";
-  let sent = shown(await act("browser_click", playwright ? { element: "Send", target: send } : { ref: send }));
-  if (!sent.includes(answer)) sent = shown(await act("browser_snapshot", {}));
-  return { taskChars: replies.reduce((sum, r) => sum + r.length, 0), taskDone: sent.includes(answer) };
+  let sent = await act("browser_click", playwright ? { element: "Send", target: send } : { ref: send });
+  if (!sent.includes(answer)) sent = readLinked(sent);
+  if (!sent.includes(answer)) sent = readLinked(await act("browser_snapshot", {}));
+  return { taskChars: read, taskDone: sent.includes(answer) };
 }
 
 const clients = [];
