@@ -32,11 +32,12 @@ use crate::browser::Browser;
 const INSTRUCTIONS: &str = "These tools drive a real browser. Open a page with browser_navigate {url}; \
 read it with browser_snapshot, which writes every element you can act on as [eN] role \"name\" (inside iframes too, \
 another site's included); act on one by its ref (browser_click {ref: \"e12\"}, browser_type {ref, text}, \
-browser_fill_form {fields}). An action that changes the page answers with what changed (its screen: the snapshot's \
-lines that came and went, new refs included) and with what happened meanwhile (observed: console errors, failed \
-requests, downloads, a navigation), so act, read that, and act again; take a whole browser_snapshot only when you \
-need the page anew. tabId and sessionId are optional: you have a session of your own, and actions go to its \
-current tab. End with session_stop.";
+browser_fill_form {fields}). An action that changes the page answers once the page settled, with what changed \
+(its screen: the snapshot's lines that came and went, new refs included) and with what happened meanwhile \
+(observed: console errors, failed requests, downloads, a navigation), so act, read that, and act again; take a \
+whole browser_snapshot only when you need the page anew. tabId is optional: actions go to the current tab, the \
+last one an action ran on or opened. You have a session of your own; it ends, and its tabs close, with this \
+connection.";
 
 /// The header that chooses an MCP session's tool groups on the relay's `/mcp` (or its query's
 /// `caps`).

@@ -44,10 +44,12 @@ Never write it into a file or a message.
 
 - A session is one task. Its actions run one at a time, in order; its tabs open in the background, in a tab \
 group, and the person's own tabs are never touched.
-- Over MCP every tool takes an optional `sessionId` (without it, your MCP session has a Tether session of its own, ended with it, its tabs closed) \
-and an optional `tabId` (without it, the session's current tab: the last one an action ran on or opened). \
-`browser_navigate` opens the session's tab when it has none. Every result names the tab it acted on.
-- Over HTTP, start with `session_start`, pass the `tabId` it returns to the other actions, end with `session_stop`. \
+- Over MCP your MCP session has a Tether session of its own, ended with it, its tabs closed (`sessionId`, listed \
+with the `sessions` tool group, names another). `tabId` is optional: without it, the session's current tab, the \
+last one an action ran on or opened. `browser_navigate` opens the session's tab when it has none. Every result \
+names the tab it acted on. The tools come in groups (`/mcp?caps=all` for every one).
+- Over HTTP, start with `session_start`, then act; `tabId` may be left out as in MCP (the session's current tab). \
+End with `session_stop`. \
 Give each action an `actionId` of your own: if the connection drops or the relay restarts before you have its \
 result, send the same action with the same `actionId` again. You get its one result (`replayed: true`), and the \
 browser never runs it twice.
