@@ -93,8 +93,8 @@ fn gist(gist: &PageGist) -> Vec<String> {
 /// The lines that went (`- `) and came (`+ `), each run with one line of context (`  `),
 /// runs apart marked `  …`; one line when nothing changed.
 fn changes(previous: &[String], now: &[String]) -> Vec<String> {
-    let old: Vec<&str> = previous.iter().map(String::as_str).collect();
-    let new: Vec<&str> = now.iter().map(String::as_str).collect();
+    let old: Vec<&str> = previous.iter().flat_map(|l| items(l)).collect();
+    let new: Vec<&str> = now.iter().flat_map(|l| items(l)).collect();
     let diff = TextDiff::from_slices(&old, &new);
     let groups = diff.grouped_ops(1);
     if groups.is_empty() {
@@ -117,6 +117,23 @@ fn changes(previous: &[String], now: &[String]) -> Vec<String> {
         }
     }
     lines
+}
+
+/// A block line as `recent` compares it: each element written inline (`[eN] ...`) on its own,
+/// so a value typed into one field of a form written on one line comes back as that field, not
+/// the whole form.
+fn items(line: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let mut start = 0;
+    for (at, _) in line.match_indices(" [e") {
+        let digits = line[at + 3..].bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && line[at + 3 + digits..].starts_with(']') && at > start {
+            items.push(&line[start..at]);
+            start = at + 1;
+        }
+    }
+    items.push(&line[start..]);
+    items
 }
 
 /// The header, a blank line and the body's lines, cut after the last whole line that leaves
@@ -243,6 +260,38 @@ mod tests {
         assert!(same
             .markdown
             .ends_with("No change since the previous snapshot.\n"));
+    }
+
+    #[test]
+    fn recent_compares_a_line_of_inline_elements_element_by_element() {
+        let fields = |name: &str| {
+            format!("[e1] textbox \"Name\"{name} [e2] textbox \"Email\" [e3] combobox \"Country\" = \"Choose\" [e4] button \"Send\"")
+        };
+        let rest = [
+            "Pots, seeds and tools for every garden",
+            "Delivered in two days",
+            "Returns are free",
+        ];
+        let before: Vec<String> = std::iter::once(fields(""))
+            .chain(rest.map(String::from))
+            .collect();
+        let line = fields(" = \"Ada\"");
+        let lines: Vec<&str> = std::iter::once(line.as_str()).chain(rest).collect();
+        let screen = render(&page(&lines), 2, Detail::Recent, Some(&before), 24_000);
+        let body: Vec<&str> = screen.markdown.lines().skip(2).collect();
+        assert_eq!(
+            body,
+            [
+                "Changes since the previous snapshot:",
+                "- [e1] textbox \"Name\"",
+                "+ [e1] textbox \"Name\" = \"Ada\"",
+                "  [e2] textbox \"Email\"",
+            ]
+        );
+        assert_eq!(
+            items("Click [e5] link \"here\" [e6x] to go"),
+            ["Click", "[e5] link \"here\" [e6x] to go"]
+        );
     }
 
     #[test]
