@@ -113,8 +113,8 @@ fn stop_screencast(transport: &Arc<dyn Transport>, tab: TabId) {
 
 async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, sink: FrameSink) {
     let mut events = transport.events();
-    let params = json!({ "format": "jpeg", "quality": QUALITY, "maxWidth": MAX_WIDTH, "maxHeight": MAX_HEIGHT, "everyNthFrame": EVERY_NTH_PAINT });
-    if let Err(e) = transport.send(tab, "Page.startScreencast", params).await {
+    let start = json!({ "format": "jpeg", "quality": QUALITY, "maxWidth": MAX_WIDTH, "maxHeight": MAX_HEIGHT, "everyNthFrame": EVERY_NTH_PAINT });
+    if let Err(e) = transport.send(tab, "Page.startScreencast", start.clone()).await {
         return tracing::warn!(session_id, tab, "cannot show the tab live: {e}");
     }
     let frame = |(data, width, height): (String, f64, f64)| LiveFrame {
@@ -156,7 +156,18 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
                 method,
                 params,
             }) if from == tab && method == "Page.screencastFrame" => params,
-            Ok(_) | Err(RecvError::Lagged(_)) => continue,
+            Ok(_) => continue,
+            Err(RecvError::Lagged(_)) => {
+                // A frame may be among the events missed: the browser would wait for its ack
+                // and send no other, and the view would stay as it was. Started again, the
+                // screencast waits for none; the page as it is comes once the frames settle.
+                let _ = transport.send(tab, "Page.stopScreencast", json!({})).await;
+                if let Err(e) = transport.send(tab, "Page.startScreencast", start.clone()).await {
+                    return tracing::warn!(session_id, tab, "cannot show the tab live again: {e}");
+                }
+                settled = Some(tokio::time::Instant::now() + 2 * FRAME_EVERY);
+                continue;
+            }
             Err(RecvError::Closed) => return,
         };
         let data = params["data"].as_str().unwrap_or_default().to_owned();
