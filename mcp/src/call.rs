@@ -60,7 +60,7 @@ impl Call {
 
     /// Whether the action needs a tab the agent did not name.
     pub fn lacks_tab(&self) -> bool {
-        self.action.takes_tab() && !self.params.contains_key("tabId")
+        self.action.lacks_tab(&self.params)
     }
 
     pub fn set_tab(&mut self, tab: i64) {
@@ -70,11 +70,8 @@ impl Call {
     /// Checks the params with the action's own types, as the host would; a tab left out is
     /// not an error here (it is filled in later).
     fn check(&self) -> Result<(), ActionError> {
-        let mut params = self.params.clone();
-        if self.lacks_tab() {
-            params.insert("tabId".into(), 0.into());
-        }
-        ActionCall::parse(self.action.as_str(), &Value::Object(params)).map(|_| ())
+        let params = Value::Object(self.params.clone());
+        ActionCall::parse_leaving_tab(self.action.as_str(), &params).map(drop)
     }
 }
 

@@ -89,11 +89,10 @@ impl McpSessions {
         let Some(parts) = context.extensions.get::<http::request::Parts>() else {
             return Ok(self.caps);
         };
-        let query = parts.uri.query().unwrap_or("").split('&');
+        let query = url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes());
         let asked = query
-            .filter_map(|pair| pair.strip_prefix("caps="))
-            .map(|caps| caps.replace("%2C", ",").replace("%2c", ","))
-            .next()
+            .into_iter()
+            .find_map(|(key, value)| (key == "caps").then(|| value.into_owned()))
             .or_else(|| Some(parts.headers.get(CAPS_HEADER)?.to_str().ok()?.to_owned()));
         match asked {
             Some(text) => Caps::parse(&text).map_err(|e| ErrorData::invalid_params(e, None)),
@@ -208,9 +207,9 @@ impl TetherMcp {
 
     /// The tool groups of a request: those chosen, and the secrets' when the browser's owner
     /// gave it secrets for agents.
-    fn caps(&self, context: &RequestContext<RoleServer>) -> Result<Caps, ErrorData> {
+    fn caps(&self, context: &RequestContext<RoleServer>, secret_names: &[String]) -> Result<Caps, ErrorData> {
         let caps = self.shared.caps_of(context)?;
-        Ok(match self.secret_names().is_empty() {
+        Ok(match secret_names.is_empty() {
             true => caps,
             false => caps.with(Group::Secrets),
         })
@@ -292,8 +291,8 @@ impl ServerHandler for TetherMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let caps = self.caps(&context)?;
         let names = self.secret_names();
+        let caps = self.caps(&context, &names)?;
         let tools = match names.is_empty() && caps == self.shared.caps {
             true => self.shared.tools.to_vec(),
             false => tools::listed(caps, &names),
@@ -306,7 +305,7 @@ impl ServerHandler for TetherMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caps = self.caps(&context)?;
+        let caps = self.caps(&context, &self.secret_names())?;
         // An unknown tool is the client's fault; wrong arguments are the model's, so they
         // come back as a tool result it reads (most clients never show it a JSON-RPC error).
         let action: ActionName = request.name.parse().map_err(|_| {

@@ -34,11 +34,6 @@ const SHARED: [(&str, &str); 6] = [
 /// The parameters listed only with the `options` group: each has a default that suits an agent.
 const OPTIONS: [&str; 3] = ["dialog", "settleMs", "observeMaxChars"];
 
-/// Whether an action ends once the page settled after it (it takes `settle`).
-fn settles(action: ActionName) -> bool {
-    action.params_schema()["properties"].get("settle").is_some()
-}
-
 /// The default tools (`Caps::default()`), in catalog order.
 pub fn tools() -> Vec<Tool> {
     listed(Caps::default(), &[])
@@ -63,10 +58,12 @@ fn tool(action: ActionName, caps: Caps, secrets: &[String]) -> Tool {
     if takes_secret && !secrets.is_empty() {
         description.push_str(&format!(" Secrets this browser holds: {}.", secrets.join(", ")));
     }
-    if settles(action) {
+    let schema = input_schema(action, caps);
+    // An action that takes `settle` ends once the page settled after it.
+    if schema.get("properties").and_then(|p| p.get("settle")).is_some() {
         description.push_str(SETTLES);
     }
-    let mut tool = Tool::new(action.as_str(), description, Arc::new(input_schema(action, caps)))
+    let mut tool = Tool::new(action.as_str(), description, Arc::new(schema))
         .with_title(action.descriptor().label.clone());
     if action.descriptor().category == Category::Extract {
         tool = tool.with_annotations(ToolAnnotations::new().read_only(true));

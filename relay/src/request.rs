@@ -96,11 +96,7 @@ impl Request {
         // The relay checks params with the host's own types, so a bad call fails fast and the
         // same way whichever browser would have run it. A tab left out is the session's
         // current one, named when the action starts (`name_current_tab`).
-        let mut checked = request.params.clone();
-        if request.lacks_tab() {
-            checked["tabId"] = 0.into();
-        }
-        match ActionCall::parse(request.action.as_str(), &checked) {
+        match ActionCall::parse_leaving_tab(request.action.as_str(), &request.params) {
             Ok(call) => Ok(Ok(Request {
                 timeout: own_timeout(&call).or(request.timeout),
                 ..request
@@ -110,9 +106,11 @@ impl Request {
     }
 
     /// Whether the action takes a tab and the request names none.
-    pub fn lacks_tab(&self) -> bool {
-        let takes_tab = matches!(self.action, Named::Action(action) if action.takes_tab());
-        takes_tab && self.params.is_object() && self.params.get("tabId").is_none_or(Value::is_null)
+    fn lacks_tab(&self) -> bool {
+        match (&self.action, self.params.as_object()) {
+            (Named::Action(action), Some(params)) => action.lacks_tab(params),
+            _ => false,
+        }
     }
 
     /// Names the session's current tab where the request names none (docs/protocol.md §3); an

@@ -138,13 +138,15 @@ fn replayed(mut result: ActionResult) -> ActionResult {
 /// Runs a session's queue until it is empty.
 async fn drain(relay: Arc<Relay>, session_id: String) {
     loop {
-        let Some(Job { mut request, reply }) = relay.sessions.update(&session_id, |s| s.next_job()) else {
+        // The tab an action left out is the session's current one as the action starts.
+        let next = relay
+            .sessions
+            .update(&session_id, |s| Some((s.next_job()?, s.current_tab())));
+        let Some((Job { mut request, reply }, current)) = next else {
             relay.shutdown.idle.notify_waiters();
             return;
         };
         relay.sessions.waiting.fetch_sub(1, Ordering::Relaxed);
-        // The tab an action left out is the session's current one as the action starts.
-        let current = relay.sessions.update(&session_id, |s| s.current_tab());
         let untabbed = request.name_current_tab(current).err();
         // A stopping relay starts nothing new; queued actions still end in order.
         let result = if relay.shutdown.phase() >= Phase::Draining {

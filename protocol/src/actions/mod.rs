@@ -432,6 +432,28 @@ impl ActionName {
             .get("tabId")
             .is_some_and(|f| f.required == Some(true))
     }
+
+    /// Whether `params` leave out (or null) the tab this action takes: a caller that acts on
+    /// the session's current tab names it as the action starts (docs/protocol.md §3, §11).
+    pub fn lacks_tab(self, params: &serde_json::Map<String, Value>) -> bool {
+        self.takes_tab() && params.get("tabId").is_none_or(Value::is_null)
+    }
+}
+
+impl ActionCall {
+    /// Parses as [`ActionCall::parse`] does, a tab the params leave out
+    /// ([`ActionName::lacks_tab`]) taken as given: whoever left it out names it later.
+    pub fn parse_leaving_tab(action_name: &str, params: &Value) -> Result<Self, ActionError> {
+        let lacking = action_name
+            .parse::<ActionName>()
+            .is_ok_and(|action| params.as_object().is_some_and(|p| action.lacks_tab(p)));
+        if !lacking {
+            return Self::parse(action_name, params);
+        }
+        let mut given = params.clone();
+        given["tabId"] = 0.into();
+        Self::parse(action_name, &given)
+    }
 }
 
 /// Every action's descriptor, in catalog order.
