@@ -207,3 +207,64 @@ fn a_submit_the_forms_validation_stopped_names_the_fields() {
         assert_eq!(answer, "Thank you, Ada: your catalogue goes to France.", "{sent}");
     });
 }
+
+/// The ref of the scanned button named `name`.
+async fn button(h: &Harness, s: &str, tab: TabId, name: &str) -> Value {
+    let scan = h
+        .ok(
+            s,
+            "browser_xpath_scan",
+            json!({ "tabId": tab, "scope": "document" }),
+        )
+        .await;
+    let found = scan["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["text"] == name || e["name"] == name)
+        .unwrap_or_else(|| panic!("no button {name:?} in {scan}"));
+    found["ref"].clone()
+}
+
+/// What a click sets going in a frame, same-origin or cross-origin, is waited for as the
+/// page's own is; so are a script and a frame document the click asked for.
+#[test]
+fn work_in_frames_and_what_a_click_loads_are_waited_for() {
+    run(|h| async move {
+        let s = "settle-frames";
+        let tab = h.start(s, "/fixtures/settle-frames.html").await;
+
+        let ran = click(h, s, tab, "script", json!({})).await;
+        assert_eq!(status(h, tab).await, "Script ran", "{ran}");
+        assert!(
+            ran["settled"]["waited"]["requests"].as_u64().unwrap() >= 1,
+            "{ran}"
+        );
+
+        let added = click(h, s, tab, "frame", json!({})).await;
+        let inside = h
+            .eval(
+                tab,
+                "(() => { const d = document.getElementById('added').contentDocument; \
+                 return d && d.readyState === 'complete' && !!d.getElementById('save'); })()",
+            )
+            .await;
+        assert_eq!(inside, true, "the added frame's document loaded: {added}");
+
+        let same = "document.getElementById('same').contentDocument.getElementById('status').textContent";
+        let save = json!({ "tabId": tab, "ref": button(h, s, tab, "Save on 127.0.0.1").await });
+        let saved = h.ok(s, "browser_click", save).await;
+        assert_eq!(h.eval(tab, same).await, "Saved on 127.0.0.1", "{saved}");
+
+        // A cross-origin frame is not the page's to read: what the click shows is.
+        for (name, done) in [
+            ("Save on 127.0.0.2", "Saved on 127.0.0.2"),
+            ("Later on 127.0.0.2", "Later on 127.0.0.2"),
+        ] {
+            let at = json!({ "tabId": tab, "ref": button(h, s, tab, name).await, "observe": "recent" });
+            let clicked = h.ok(s, "browser_click", at).await;
+            let screen = clicked["screen"].as_str().unwrap_or_default();
+            assert!(screen.contains(done), "{name}: {clicked}");
+        }
+    });
+}

@@ -193,7 +193,7 @@ impl Engine {
         let observe = call.observe();
         let settle = call.settle();
         let armed = match settle {
-            Some(_) => Some(settle::arm(&cx.page(tab), navigates(&call)).await),
+            Some(_) => Some(settle::arm(&cx, tab, navigates(&call)).await),
             None => None,
         };
         let outcome = actions::dispatch(&cx, call).await;

@@ -99,6 +99,17 @@ pub async fn reach<'a, 'p>(
     }
 }
 
+/// The tab's cross-origin frames the session may touch, each as a page scoped to it.
+pub async fn each<'a>(page: &Page<'a>, policy: &Policy) -> Vec<Page<'a>> {
+    let mut pages = Vec::new();
+    for id in page.state().frames.ids() {
+        if let Ok(framed) = enter(page, policy, &id, false).await {
+            pages.push(framed);
+        }
+    }
+    pages
+}
+
 /// A ref into a frame that went away is stale, as one whose element went.
 fn stale(error: ActionError, r#ref: &str) -> ActionError {
     match error.code {

@@ -11,12 +11,13 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 
 use serde_json::{json, Value};
 
-/// `Target.setAutoAttach` for a tab: its iframes' targets only (not its workers), running at
-/// once (no pause for a debugger), each reached through a session on the tab's connection.
+/// `Target.setAutoAttach` for a tab: its iframes' targets only (not its workers), each held
+/// before its document runs until the host has prepared it (`tabs.rs`), each reached through a
+/// session on the tab's connection.
 pub static AUTO_ATTACH: LazyLock<Value> = LazyLock::new(|| {
     json!({
         "autoAttach": true,
-        "waitForDebuggerOnStart": false,
+        "waitForDebuggerOnStart": true,
         "flatten": true,
         "filter": [{ "type": "iframe", "exclude": false }],
     })
@@ -88,6 +89,11 @@ impl Frames {
     /// Whether the page has any cross-origin frame.
     pub fn any(&self) -> bool {
         !self.lock().frames.is_empty()
+    }
+
+    /// The ids of the tab's cross-origin frames.
+    pub fn ids(&self) -> Vec<String> {
+        self.lock().frames.keys().cloned().collect()
     }
 
     /// The frames whose elements are not yet marked.

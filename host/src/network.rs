@@ -37,6 +37,8 @@ struct Record {
     /// The browser saved its answer as a download: the abort that ends such a request in the
     /// page is not a failure.
     downloaded: bool,
+    /// It was answered and read (or failed, or redirected to its next leg).
+    ended: bool,
 }
 
 impl Numbered for Record {
@@ -177,7 +179,33 @@ impl NetworkLog {
             .cloned()
             .collect()
     }
+
+    /// The documents, scripts and stylesheets requested after `seq`: how many, and those not
+    /// ended yet (at most `max`).
+    pub fn loading_after(&self, seq: u64, max: usize) -> (u32, Vec<Request>) {
+        let log = self.log();
+        let mut begun = 0;
+        let mut open = Vec::new();
+        for record in log
+            .after(seq)
+            .filter(|r| SETTLED_AT_NETWORK.contains(&r.listed.kind))
+        {
+            begun += 1;
+            if !record.ended && open.len() < max {
+                open.push(record.listed.clone());
+            }
+        }
+        (begun, open)
+    }
 }
+
+/// The kinds of request settling waits for at the network (docs/protocol.md §20): a page's
+/// `fetch` and XHR are counted in the page, where what caused each is known.
+const SETTLED_AT_NETWORK: [RequestType; 3] = [
+    RequestType::Document,
+    RequestType::Script,
+    RequestType::Stylesheet,
+];
 
 /// The latest leg of the request `request_id`.
 fn find<'a>(log: &'a mut Log<Record>, request_id: &str) -> Option<&'a mut Record> {
@@ -186,6 +214,7 @@ fn find<'a>(log: &'a mut Log<Record>, request_id: &str) -> Option<&'a mut Record
 
 impl Record {
     fn finish(&mut self, at: Option<f64>, bytes: Option<f64>) {
+        self.ended = true;
         if let Some(at) = at {
             self.listed.duration_ms = Some(((at - self.sent) * 1000.0 * 10.0).round() / 10.0);
         }
@@ -232,6 +261,7 @@ fn sent(params: &Value) -> Record {
         response_headers: Headers::new(),
         post_data,
         downloaded: false,
+        ended: false,
     }
 }
 

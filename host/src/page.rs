@@ -462,6 +462,15 @@ impl<'a> Page<'a> {
         TabEvents {
             tab: self.tab,
             rx: self.transport.events(),
+            frames: false,
+        }
+    }
+
+    /// Events of this tab and of its cross-origin frames from now on.
+    pub fn events_with_frames(&self) -> TabEvents {
+        TabEvents {
+            frames: true,
+            ..self.events()
         }
     }
 
@@ -526,6 +535,8 @@ pub(crate) fn remote_object_of(mut reply: Value) -> Result<Value, ActionError> {
 pub struct TabEvents {
     tab: TabId,
     rx: broadcast::Receiver<BrowserEvent>,
+    /// Whether its frames' events are its too.
+    frames: bool,
 }
 
 impl TabEvents {
@@ -561,6 +572,9 @@ impl TabEvents {
             };
             match event {
                 BrowserEvent::Cdp { tab, method, params } if tab == self.tab => return Ok(Some((method, params))),
+                BrowserEvent::FrameCdp { tab, method, params } if self.frames && tab == self.tab => {
+                    return Ok(Some((method, params)))
+                }
                 BrowserEvent::TabRemoved { tab } if tab == self.tab => {
                     return Err(ActionError::new(ErrorCode::TabNotFound, format!("tab {tab} was closed during the action")))
                 }

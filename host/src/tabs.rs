@@ -350,25 +350,42 @@ fn keep_logged(state: &TabState, method: &str, params: &Value) {
     }
 }
 
-/// A cross-origin frame was attached: its console lines and requests are the tab's too, so
-/// the frame's session reports them (sent beside the watcher, which must not wait on the
-/// browser). What the frame logged before is replayed by `Runtime.enable`; requests it made
-/// before are not seen.
-fn log_frame(storing: &Storing, tab: TabId, state: &TabState, attached: &Value) {
+/// A cross-origin frame was attached, held before its document runs (`frames::AUTO_ATTACH`):
+/// the hooks go in before the frame's own scripts, as in the tab (`js/hooks.js`: what the
+/// frame's elements listen for, what an action sets going there), and, unless the host keeps
+/// no page log, its console lines and requests become the tab's too (what it logged before is
+/// replayed by `Runtime.enable`). Then the frame runs, whatever of that failed: a frame left
+/// held would never load. Sent beside the watcher, which must not wait on the browser.
+fn prepare_frame(storing: &Storing, tab: TabId, state: &TabState, attached: &Value) {
     let frame = attached.pointer("/targetInfo/type").and_then(Value::as_str) == Some("iframe");
-    let Some(session) = attached["sessionId"]
-        .as_str()
-        .filter(|_| frame && !state.no_page_log)
-    else {
+    let Some(session) = attached["sessionId"].as_str().filter(|_| frame) else {
         return;
     };
+    let mut commands = vec![
+        ("Page.enable", json!({})),
+        (
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": &*HOOKS_JS, "runImmediately": true }),
+        ),
+    ];
+    if !state.no_page_log {
+        commands.extend(["Runtime.enable", "Log.enable", "Network.enable"].map(|m| (m, json!({}))));
+    }
     let (transport, session) = (storing.transport.clone(), session.to_owned());
     tokio::spawn(async move {
-        for method in std::iter::once("Runtime.enable").chain(PAGE_LOG) {
-            if let Err(e) = transport.send_in(tab, &session, method, json!({})).await {
+        // Sent together (a session takes its commands in order): the frame waits one round trip.
+        let methods: Vec<&str> = commands.iter().map(|(method, _)| *method).collect();
+        let sent = commands
+            .into_iter()
+            .map(|(method, params)| transport.send_in(tab, &session, method, params));
+        for (answer, method) in futures::future::join_all(sent).await.into_iter().zip(methods) {
+            if let Err(e) = answer {
                 tracing::debug!(tab, "a frame's {method} failed (it may have gone): {e}");
-                return;
             }
+        }
+        let run = transport.send_in(tab, &session, "Runtime.runIfWaitingForDebugger", json!({}));
+        if let Err(e) = run.await {
+            tracing::debug!(tab, "a frame could not be let run (it may have gone): {e}");
         }
     });
 }
@@ -401,7 +418,7 @@ async fn take(
             logged if is_logged(logged) => keep_logged(state, &method, &params),
             "Target.attachedToTarget" => {
                 state.frames.observe(&method, &params);
-                log_frame(storing, tab, state, &params);
+                prepare_frame(storing, tab, state, &params);
             }
             "Target.detachedFromTarget" => state.frames.observe(&method, &params),
             "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
