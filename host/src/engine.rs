@@ -30,6 +30,7 @@ pub struct Engine {
     tabs: Tabs,
     handoffs: Arc<crate::handoffs::Handoffs>,
     live_views: crate::live_view::LiveViews,
+    contexts: crate::contexts::Contexts,
 }
 
 impl Engine {
@@ -52,6 +53,7 @@ impl Engine {
             client_id: client_id.into(),
             handoffs: Default::default(),
             live_views: Default::default(),
+            contexts: Default::default(),
         }
     }
 
@@ -182,6 +184,7 @@ impl Engine {
             policy: &self.policy,
             session,
             handoffs: &self.handoffs,
+            contexts: &self.contexts,
         };
         let Some(tab) = call.tab_id() else {
             return actions::dispatch(&cx, call).await;

@@ -10,6 +10,7 @@ pub mod cdp;
 pub mod chromium;
 pub mod config;
 pub mod console;
+pub mod contexts;
 pub mod deliveries;
 pub mod dialogs;
 pub mod downloads;

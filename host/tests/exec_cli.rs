@@ -127,13 +127,15 @@ fn evaluate_runs_only_with_allow_evaluate() {
 
 #[test]
 fn a_profile_kept_with_user_data_dir_has_the_last_runs_cookies() {
-    // The page shows the cookie it finds, then sets one for the next visit.
+    // The page shows the cookie it finds, then sets one for the next visit. The browser's own
+    // context is the one --user-data-dir keeps: the session names it (a session's own context
+    // keeps nothing past its end).
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let pages = runtime.block_on(tether_tests::fixtures::Server::start());
     let profile = tempfile::tempdir().unwrap();
     let dir = profile.path().join("profile");
     let steps = serde_json::json!([
-        { "actionName": "session_start", "params": { "url": pages.url("/fixtures/jar.html") } },
+        { "actionName": "session_start", "params": { "url": pages.url("/fixtures/jar.html"), "profile": "default" } },
         { "actionName": "browser_snapshot" },
     ])
     .to_string();

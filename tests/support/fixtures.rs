@@ -40,6 +40,7 @@ impl Server {
             )
             .route("/never-loads", get(never_loads_page))
             .route("/counter/{key}", get(count).post(count))
+            .route("/kept/{key}", get(kept))
             .route("/stall", get(stall))
             .route("/icon/{ms}/{name}", get(icon))
             .route("/slow/{ms}", get(slow).post(slow))
@@ -156,6 +157,20 @@ async fn count(Path(key): Path<String>) -> &'static str {
         hold.notified().await;
     }
     "counted"
+}
+
+/// Counted as `/counter/kept-{key}` is, and answered with a server cookie (`server={key}`) and
+/// leave to keep the answer in the HTTP cache for an hour.
+async fn kept(Path(key): Path<String>) -> Response {
+    count(Path(format!("kept-{key}"))).await;
+    (
+        [
+            (header::CACHE_CONTROL, "max-age=3600".to_owned()),
+            (header::SET_COOKIE, format!("server={key}; Path=/; Max-Age=3600")),
+        ],
+        "kept",
+    )
+        .into_response()
 }
 
 /// How many times the page hit `/counter/{key}`.

@@ -210,10 +210,7 @@ async fn session_origins(cx: &Context<'_>) -> Vec<String> {
 /// whose navigation to the origin the host answers with an empty document, closed after.
 async fn in_origin(cx: &Context<'_>, origin: &str, expression: String) -> Result<Value, ActionError> {
     refuse_if_forbidden(cx, origin)?;
-    let tab = cx
-        .transport
-        .open_tab("about:blank", cx.session.group_title().as_deref())
-        .await?;
+    let tab = cx.open_tab("about:blank").await?;
     let ran = run_in_origin(cx, tab.tab_id, origin, expression).await;
     if let Err(e) = cx.transport.close_tab(tab.tab_id).await {
         tracing::debug!(tab = tab.tab_id, "the storage tab did not close: {e}");

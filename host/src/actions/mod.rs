@@ -61,6 +61,8 @@ pub struct Context<'a> {
     pub session: Session<'a>,
     /// The handoffs waiting for a person (`browser_handoff`).
     pub handoffs: &'a crate::handoffs::Handoffs,
+    /// Which browser context each session's tabs open in.
+    pub contexts: &'a crate::contexts::Contexts,
 }
 
 impl<'a> Context<'a> {
@@ -73,6 +75,17 @@ impl<'a> Context<'a> {
             tether_protocol::ErrorCode::Forbidden,
             "this host keeps no console messages or requests of its pages (its operator started it with --no-page-log)",
         ))
+    }
+
+    /// Opens a background tab of the session (not yet joined to it), in its tab group and its
+    /// browser context.
+    pub async fn open_tab(&self, url: &str) -> Result<crate::cdp::TabInfo, ActionError> {
+        let title = self.session.group_title();
+        let context = self.contexts.of_session(self.session.id);
+        Ok(self
+            .transport
+            .open_tab(url, title.as_deref(), context.as_deref())
+            .await?)
     }
 
     /// A tab of the session, as actions act on it.

@@ -8,12 +8,20 @@ use tether_protocol::twin::WINDOW_ID_NONE;
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::{browser_navigate, Context};
+use crate::contexts::Wanted;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     if let Some(why) = p.url.as_deref().and_then(|url| cx.policy.refusal(url)) {
         return Err(ActionError::new(ErrorCode::ForbiddenTarget, why));
     }
     cx.session.set_group_title(p.group_title.clone());
+    let wanted = Wanted {
+        profile: p.profile.as_deref(),
+        proxy: p.proxy.as_ref(),
+    };
+    cx.contexts
+        .for_session(cx.transport.as_ref(), cx.session.id, wanted)
+        .await?;
 
     let reusable = if p.reuse_existing_tab {
         existing_tab(cx).await
@@ -45,6 +53,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         group_id: info.group_id,
         url: here.url,
         title: here.title,
+        profile: cx.contexts.profile_of(cx.session.id),
     })
 }
 
@@ -52,8 +61,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 /// it; returns once the navigation committed. A tab that fails to get there is closed again:
 /// a failed open leaves nothing behind.
 pub(super) async fn open(cx: &Context<'_>, url: Option<&str>) -> Result<TabId, ActionError> {
-    let title = cx.session.group_title();
-    let info = cx.transport.open_tab("about:blank", title.as_deref()).await?;
+    let info = cx.open_tab("about:blank").await?;
     let tab = info.tab_id;
     cx.session.join(tab);
     let committed = async {

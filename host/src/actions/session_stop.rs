@@ -31,6 +31,8 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     }
     if p.close_tab {
         cx.session.end();
+        // Its tabs closed: its browser context goes (a profile's once its last session left).
+        cx.contexts.release(cx.transport.as_ref(), cx.session.id).await;
     }
     cx.artifacts.session_ended(cx.session.id);
     Ok(Output { stopped: true })

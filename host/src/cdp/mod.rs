@@ -8,6 +8,7 @@ pub mod worker;
 
 use async_trait::async_trait;
 use serde_json::Value;
+use tether_protocol::actions::session_start::Proxy;
 use tether_protocol::actions::TabId;
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::sync::broadcast;
@@ -92,8 +93,28 @@ impl From<CdpError> for ActionError {
 #[async_trait]
 pub trait Transport: Send + Sync + 'static {
     /// Opens a tab in the background (never focusing it or its window), in a tab group titled
-    /// `group_title` where the browser has groups.
-    async fn open_tab(&self, url: &str, group_title: Option<&str>) -> Result<TabInfo, CdpError>;
+    /// `group_title` where the browser has groups, in browser context `context` (`None`: the
+    /// browser's default).
+    async fn open_tab(
+        &self,
+        url: &str,
+        group_title: Option<&str>,
+        context: Option<&str>,
+    ) -> Result<TabInfo, CdpError>;
+    /// Whether sessions can have browser contexts of their own here: a browser of the host's
+    /// own, not a person's lent through the extension (docs/protocol.md §21).
+    fn has_contexts(&self) -> bool {
+        false
+    }
+    /// Creates a browser context (cookies, storage, cache, service workers of its own, its
+    /// downloads saved as the default context's are), going through `proxy`'s server.
+    async fn create_context(&self, _proxy: Option<&Proxy>) -> Result<String, CdpError> {
+        Err(CdpError::Other("this browser has no contexts to give".into()))
+    }
+    /// Disposes of a context, closing every tab in it.
+    async fn dispose_context(&self, _context: &str) -> Result<(), CdpError> {
+        Ok(())
+    }
     async fn close_tab(&self, tab: TabId) -> Result<(), CdpError>;
     /// What the transport knows of one tab, kept current by the browser's own events (so it
     /// costs no round trip); `Ok(None)` if it does not exist.

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
+use tether_protocol::actions::session_start::Proxy;
 use tether_protocol::actions::TabId;
 use tokio::sync::broadcast;
 
@@ -177,18 +178,20 @@ impl WorkerTransport {
 
 #[async_trait]
 impl Transport for WorkerTransport {
-    async fn open_tab(&self, url: &str, _group_title: Option<&str>) -> Result<TabInfo, CdpError> {
+    async fn open_tab(
+        &self,
+        url: &str,
+        _group_title: Option<&str>,
+        context: Option<&str>,
+    ) -> Result<TabInfo, CdpError> {
         // `background` keeps the user's focused tab and window where they are. CDP has no tab
         // groups, and a tab hidden behind another renders no frames (screenshots stall for
         // seconds, full-page ones for good), so each session tab gets a window of its own.
-        let created = self
-            .cdp
-            .call(
-                None,
-                "Target.createTarget",
-                json!({ "url": url, "background": true, "newWindow": true }),
-            )
-            .await?;
+        let mut params = json!({ "url": url, "background": true, "newWindow": true });
+        if let Some(context) = context {
+            params["browserContextId"] = json!(context);
+        }
+        let created = self.cdp.call(None, "Target.createTarget", params).await?;
         let target_id = created
             .get("targetId")
             .and_then(Value::as_str)
@@ -203,6 +206,42 @@ impl Transport for WorkerTransport {
             t.window_id = window_id;
         }
         targets.info(tab).ok_or(CdpError::TabGone(tab))
+    }
+
+    fn has_contexts(&self) -> bool {
+        true
+    }
+
+    async fn create_context(&self, proxy: Option<&Proxy>) -> Result<String, CdpError> {
+        // Gone with the host's connection, whatever happens to the host.
+        let mut params = json!({ "disposeOnDetach": true });
+        if let Some(proxy) = proxy {
+            params["proxyServer"] = json!(proxy.server);
+            if let Some(bypass) = &proxy.bypass {
+                params["proxyBypassList"] = json!(bypass);
+            }
+        }
+        let created = self.cdp.call(None, "Target.createBrowserContext", params).await?;
+        let context = created
+            .get("browserContextId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| CdpError::Other("Target.createBrowserContext returned no id".into()))?
+            .to_owned();
+        if let Some(folder) = &self.downloads {
+            save_downloads_in(&self.cdp, folder.path(), Some(&context)).await?;
+        }
+        Ok(context)
+    }
+
+    async fn dispose_context(&self, context: &str) -> Result<(), CdpError> {
+        self.cdp
+            .call(
+                None,
+                "Target.disposeBrowserContext",
+                json!({ "browserContextId": context }),
+            )
+            .await
+            .map(|_| ())
     }
 
     async fn close_tab(&self, tab: TabId) -> Result<(), CdpError> {
@@ -374,18 +413,33 @@ async fn save_downloads(cdp: &CdpConnection) -> Option<tempfile::TempDir> {
         .tempdir()
         .map_err(|e| tracing::warn!("no folder for downloads: {e}"))
         .ok()?;
-    let behavior = json!({
-        "behavior": "allowAndName",
-        "downloadPath": folder.path(),
-        "eventsEnabled": false,
-    });
-    match cdp.call(None, "Browser.setDownloadBehavior", behavior).await {
-        Ok(_) => Some(folder),
+    match save_downloads_in(cdp, folder.path(), None).await {
+        Ok(()) => Some(folder),
         Err(e) => {
             tracing::warn!("the browser will not save downloads for the host: {e}");
             None
         }
     }
+}
+
+/// Has the browser save the downloads of `context` (`None`: its default context) in `folder`,
+/// each named by its guid.
+async fn save_downloads_in(
+    cdp: &CdpConnection,
+    folder: &std::path::Path,
+    context: Option<&str>,
+) -> Result<(), CdpError> {
+    let mut behavior = json!({
+        "behavior": "allowAndName",
+        "downloadPath": folder,
+        "eventsEnabled": false,
+    });
+    if let Some(context) = context {
+        behavior["browserContextId"] = json!(context);
+    }
+    cdp.call(None, "Browser.setDownloadBehavior", behavior)
+        .await
+        .map(|_| ())
 }
 
 /// Turns raw CDP events into tab-addressed [`BrowserEvent`]s and keeps the target table fresh.

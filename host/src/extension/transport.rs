@@ -182,7 +182,13 @@ fn error_of(method: &str, message: String) -> CdpError {
 
 #[async_trait]
 impl Transport for ExtensionTransport {
-    async fn open_tab(&self, url: &str, group_title: Option<&str>) -> Result<TabInfo, CdpError> {
+    /// The person's one profile: `context` is always `None` here (no contexts to give).
+    async fn open_tab(
+        &self,
+        url: &str,
+        group_title: Option<&str>,
+        _context: Option<&str>,
+    ) -> Result<TabInfo, CdpError> {
         let tab = self
             .call(ExtensionCall::TabsCreate {
                 url: url.to_owned(),

@@ -1,0 +1,217 @@
+//! Each session its own browser (docs/protocol.md §21), in worker mode: what one session's
+//! pages keep (server and script cookies, localStorage, sessionStorage, IndexedDB, Cache
+//! Storage, the HTTP cache) no other session sees, running at the same time or after it; a
+//! named profile is one context its sessions share, and `"default"` the browser's own; bad
+//! names and proxies are refused, and extension mode, which lends a person's one profile, says
+//! a profile or proxy is not for it.
+
+use serde_json::{json, Value};
+use tether_protocol::ErrorCode;
+use tether_tests::{fixtures, run, run_worker, Harness};
+
+const PAGE: &str = "/fixtures/state.html";
+
+/// Starts session `s` on the state page with `extra` in its session_start; its tab and result.
+async fn start(h: &Harness, s: &str, extra: Value) -> (i64, Value) {
+    let mut params = json!({ "url": h.url(PAGE) });
+    params
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    let started = h.ok(s, "session_start", params).await;
+    let tab = started["tabId"].as_i64().unwrap();
+    h.ok(s, "browser_wait_for_loaded", json!({ "tabId": tab })).await;
+    (tab, started)
+}
+
+async fn write(h: &Harness, tab: i64, tag: &str) {
+    assert_eq!(h.eval(tab, &format!("write({tag:?})")).await, "written");
+}
+
+async fn read(h: &Harness, tab: i64) -> Value {
+    h.eval(tab, "read()").await
+}
+
+fn nothing() -> Value {
+    json!({ "cookies": "", "local": null, "session": null, "idb": null, "cache": null })
+}
+
+fn all_of(tag: &str) -> Value {
+    json!({
+        "cookies": format!("server={tag}; script={tag}"),
+        "local": tag, "session": tag, "idb": tag, "cache": tag,
+    })
+}
+
+/// Cookies in the order the browser lists them vary: compared as a set.
+fn same_state(seen: &Value, wanted: &Value) -> bool {
+    let cookies = |v: &Value| {
+        let mut c: Vec<String> = v["cookies"]
+            .as_str()
+            .unwrap_or_default()
+            .split("; ")
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect();
+        c.sort();
+        c
+    };
+    let rest = |v: &Value| {
+        let mut v = v.clone();
+        v.as_object_mut().unwrap().remove("cookies");
+        v
+    };
+    cookies(seen) == cookies(wanted) && rest(seen) == rest(wanted)
+}
+
+#[test]
+fn sessions_see_nothing_of_each_other_at_once_or_after() {
+    run_worker(|h| async move {
+        let (a, started) = start(h, "ctx-a", json!({})).await;
+        assert!(started.get("profile").is_none(), "{started}");
+        write(h, a, "ctx-a").await;
+        assert!(same_state(&read(h, a).await, &all_of("ctx-a")));
+        assert_eq!(fixtures::hits("kept-ctx-a"), 1);
+
+        let (b, _) = start(h, "ctx-b", json!({})).await;
+        let seen = read(h, b).await;
+        assert!(same_state(&seen, &nothing()), "session B saw A's: {seen}");
+        // A's answer is in A's HTTP cache only: B asks the server.
+        h.eval(b, "fetch('/kept/ctx-a').then((r) => r.text())").await;
+        assert_eq!(fixtures::hits("kept-ctx-a"), 2, "B was served from A's cache");
+        // A again, once B wrote too: still A's alone.
+        write(h, b, "ctx-b").await;
+        assert!(same_state(&read(h, a).await, &all_of("ctx-a")));
+
+        h.ok("ctx-a", "session_stop", json!({})).await;
+        let (c, _) = start(h, "ctx-c", json!({})).await;
+        let seen = read(h, c).await;
+        assert!(
+            same_state(&seen, &nothing()),
+            "a later session saw an ended one's: {seen}"
+        );
+        for s in ["ctx-b", "ctx-c"] {
+            h.ok(s, "session_stop", json!({})).await;
+        }
+    });
+}
+
+#[test]
+fn a_named_profile_is_shared_and_default_is_the_browsers_own() {
+    run_worker(|h| async move {
+        let (p1, started) = start(h, "prof-1", json!({ "profile": "team-x" })).await;
+        assert_eq!(started["profile"], "team-x", "{started}");
+        write(h, p1, "prof-x").await;
+        let (p2, _) = start(h, "prof-2", json!({ "profile": "team-x" })).await;
+        let seen = read(h, p2).await;
+        assert_eq!(seen["local"], "prof-x", "{seen}");
+        assert_eq!(seen["idb"], "prof-x", "{seen}");
+        assert!(
+            seen["cookies"].as_str().unwrap().contains("server=prof-x"),
+            "{seen}"
+        );
+        let (own, _) = start(h, "prof-own", json!({})).await;
+        assert!(same_state(&read(h, own).await, &nothing()));
+
+        let (d1, started) = start(h, "default-1", json!({ "profile": "default" })).await;
+        assert_eq!(started["profile"], "default", "{started}");
+        write(h, d1, "by-default").await;
+        let (d2, _) = start(h, "default-2", json!({ "profile": "default" })).await;
+        assert_eq!(read(h, d2).await["local"], "by-default");
+        assert_eq!(
+            read(h, p2).await["local"],
+            "prof-x",
+            "a profile is not the default"
+        );
+
+        // A session keeps the context it started in.
+        h.fails_with(
+            ErrorCode::InvalidParams,
+            "prof-own",
+            "session_start",
+            json!({ "url": h.url(PAGE), "profile": "team-x" }),
+        )
+        .await;
+        for s in ["prof-1", "prof-2", "prof-own", "default-1", "default-2"] {
+            h.ok(s, "session_stop", json!({})).await;
+        }
+    });
+}
+
+#[test]
+fn a_saved_storage_state_loads_into_another_sessions_context_only() {
+    run_worker(|h| async move {
+        h.allow_storage_state(true).await;
+        let (a, _) = start(h, "state-a", json!({})).await;
+        write(h, a, "state-a").await;
+        let saved = h
+            .ok("state-a", "browser_storage_state", json!({ "action": "save" }))
+            .await;
+        assert_eq!(
+            saved["cookies"], 2,
+            "A's own cookies, no other session's: {saved}"
+        );
+
+        let (b, _) = start(h, "state-b", json!({})).await;
+        let load = json!({ "action": "load", "artifactId": saved["artifactId"] });
+        h.ok("state-b", "browser_storage_state", load).await;
+        h.ok("state-b", "browser_reload", json!({ "tabId": b })).await;
+        let seen = read(h, b).await;
+        assert_eq!(seen["local"], "state-a", "{seen}");
+        assert!(
+            seen["cookies"].as_str().unwrap().contains("script=state-a"),
+            "{seen}"
+        );
+
+        let (c, _) = start(h, "state-c", json!({})).await;
+        assert!(same_state(&read(h, c).await, &nothing()), "the load reached C");
+        for s in ["state-a", "state-b", "state-c"] {
+            h.ok(s, "session_stop", json!({})).await;
+        }
+    });
+}
+
+#[test]
+fn bad_profiles_and_proxies_are_refused_and_extension_mode_says_why() {
+    run(|h| async move {
+        let long = "p".repeat(65);
+        for bad in [
+            json!({ "profile": "" }),
+            json!({ "profile": "../etc" }),
+            json!({ "profile": "a b" }),
+            json!({ "profile": ".hidden" }),
+            json!({ "profile": long }),
+            json!({ "proxy": { "server": "ftp://127.0.0.1:21" } }),
+            json!({ "proxy": { "server": "http://user:pw@127.0.0.1:3128" } }),
+            json!({ "proxy": { "server": "socks5://127.0.0.1" } }),
+            json!({ "proxy": { "server": "http://127.0.0.1:3128", "password": "pw" } }),
+        ] {
+            let mut params = bad.clone();
+            params["url"] = json!(h.url(PAGE));
+            let refused = h
+                .fails_with(ErrorCode::InvalidParams, "bad-ctx", "session_start", params)
+                .await;
+            assert!(
+                !refused.message.contains("pw"),
+                "a credential in the message: {}",
+                refused.message
+            );
+        }
+        if h.mode == tether_tests::Mode::Extension {
+            for unsupported in [
+                json!({ "profile": "work" }),
+                json!({ "proxy": { "server": "http://127.0.0.1:3128" } }),
+            ] {
+                let mut params = unsupported;
+                params["url"] = json!(h.url(PAGE));
+                let said = h
+                    .fails_with(ErrorCode::Unsupported, "ext-ctx", "session_start", params)
+                    .await;
+                assert!(said.message.contains("profile"), "{}", said.message);
+            }
+            let (_, started) = start(h, "ext-default", json!({ "profile": "default" })).await;
+            assert_eq!(started["profile"], "default", "{started}");
+            h.ok("ext-default", "session_stop", json!({})).await;
+        }
+    });
+}
