@@ -201,6 +201,7 @@ fn a_worker_with_a_wrong_token_stops_and_says_why() {
                 allow_file_urls: false,
                 no_page_log: false,
                 secrets: Default::default(),
+                data_dir: None,
             };
             let outcome = tokio::time::timeout(JOIN_WITHIN, worker.serve())
                 .await

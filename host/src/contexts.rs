@@ -3,16 +3,30 @@
 //! starts and disposed as it ends with its tabs closed: nothing of its cookies, storage, cache
 //! or service workers is seen by another session. A session that names a profile joins that
 //! profile's one context, shared by every running session that names it; `"default"` is the
-//! browser's own context. Where the transport lends one person's profile (extension mode),
-//! sessions share it by design, and a named profile or a proxy is `UNSUPPORTED`.
+//! browser's own context. A named profile's state is kept on disk where the host keeps profiles
+//! (`profiles.rs`): put back as its context is made, saved shortly after each action of its
+//! sessions, every minute while one runs, and as its last one ends. Where the transport lends
+//! one person's profile (extension mode), sessions share it by design, and a named profile or a
+//! proxy is `UNSUPPORTED`.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
+use tether_protocol::actions::browser_storage_state::StorageState;
 use tether_protocol::actions::session_start::{Proxy, DEFAULT_PROFILE};
 use tether_protocol::{ActionError, ErrorCode};
+use tokio::sync::Notify;
 
+use crate::actions::browser_storage_state::cookie_param;
 use crate::cdp::Transport;
+use crate::profiles::{self, ProfileStore};
+
+/// How often a running profile is saved however little its sessions do (docs/protocol.md §21).
+const SAVE_EVERY: Duration = Duration::from_secs(60);
+/// How long after an action of its sessions a profile is saved: what the page's handlers
+/// wrote reaches the browser's cookie store a moment after (and more actions fold into one save).
+const SAVE_AFTER_ACTION: Duration = Duration::from_millis(250);
 
 /// Where a session's tabs open.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,11 +48,14 @@ struct Running {
     /// the same (every field) or none.
     proxy: Option<Proxy>,
     sessions: usize,
+    /// Keeps it on disk, where the host keeps profiles.
+    saver: Option<Saver>,
 }
 
 #[derive(Default)]
 pub struct Contexts {
     inner: Mutex<Inner>,
+    store: Option<ProfileStore>,
 }
 
 #[derive(Default)]
@@ -54,23 +71,31 @@ pub struct Wanted<'p> {
 }
 
 impl Contexts {
+    /// Contexts whose named profiles are kept in `store`.
+    pub fn keeping_profiles_in(store: ProfileStore) -> Self {
+        Self {
+            store: Some(store),
+            ..Self::default()
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The context the session's tabs open in (`None`: the browser's default), made or joined
-    /// as the session first asks. A session keeps the context it started in: a later
-    /// `session_start` naming another profile or proxy is refused.
+    /// Places the session's tabs (in a context made or joined as it first asks, or the
+    /// browser's default); what a named profile kept that only a page of its origins can put
+    /// back (its localStorage), when the profile's context was just made from its file. A
+    /// session keeps the context it started in: a later `session_start` naming another profile
+    /// or proxy is refused.
     pub async fn for_session(
         &self,
-        transport: &dyn Transport,
+        transport: &Arc<dyn Transport>,
         session_id: &str,
         wanted: Wanted<'_>,
-    ) -> Result<Option<String>, ActionError> {
+    ) -> Result<Option<StorageState>, ActionError> {
         if let Some(placed) = self.lock().sessions.get(session_id).cloned() {
-            return self
-                .same_as_before(&placed, &wanted)
-                .map(|()| self.context_of(&placed));
+            return self.same_as_before(&placed, &wanted).map(|()| None);
         }
         if !transport.has_contexts() {
             return match (wanted.profile, wanted.proxy) {
@@ -88,6 +113,7 @@ impl Contexts {
                 )),
             };
         }
+        let mut restore = None;
         let placed = match wanted.profile {
             Some(DEFAULT_PROFILE) if wanted.proxy.is_some() => {
                 return Err(ActionError::invalid_params(
@@ -96,14 +122,51 @@ impl Contexts {
             }
             Some(DEFAULT_PROFILE) => Placement::Default,
             Some(name) => {
-                self.join_profile(transport, name, wanted.proxy).await?;
+                restore = self.join_profile(transport, name, wanted.proxy).await?;
                 Placement::Profile(name.to_owned())
             }
-            None => Placement::Own(create(transport, wanted.proxy).await?),
+            None => Placement::Own(create(transport.as_ref(), wanted.proxy).await?),
         };
-        let context = self.context_of(&placed);
         self.lock().sessions.insert(session_id.to_owned(), placed);
-        Ok(context)
+        Ok(restore)
+    }
+
+    /// An action of the session ended: a profile it runs in is saved shortly.
+    pub fn touched(&self, session_id: &str) {
+        let inner = self.lock();
+        if let Some(Placement::Profile(name)) = inner.sessions.get(session_id) {
+            if let Some(saver) = inner.profiles.get(name).and_then(|r| r.saver.as_ref()) {
+                saver.dirty.notify_one();
+            }
+        }
+    }
+
+    /// The session is about to end with its tabs closed: a profile it is the last session of
+    /// is saved now, while its pages are still there to read.
+    pub async fn leaving(&self, transport: &dyn Transport, session_id: &str) {
+        let Some(store) = &self.store else {
+            return;
+        };
+        let last = {
+            let inner = self.lock();
+            match inner.sessions.get(session_id) {
+                Some(Placement::Profile(name)) => inner
+                    .profiles
+                    .get(name)
+                    .filter(|r| r.sessions == 1)
+                    .map(|r| (name.clone(), r.context.clone())),
+                _ => None,
+            }
+        };
+        if let Some((name, context)) = last {
+            let before = store.read(&name).await;
+            if let Err(e) = profiles::save(transport, store, &name, &context, before).await {
+                tracing::warn!(
+                    profile = name,
+                    "the profile was not saved as its last session ended: {e}"
+                );
+            }
+        }
     }
 
     /// The context of a session that already has one (`None`: the default, or none yet).
@@ -171,12 +234,14 @@ impl Contexts {
         }
     }
 
+    /// Joins the session to profile `name`'s context, made (and filled from its file) if no
+    /// session runs in it; the file's state when it was, for its localStorage.
     async fn join_profile(
         &self,
-        transport: &dyn Transport,
+        transport: &Arc<dyn Transport>,
         name: &str,
         proxy: Option<&Proxy>,
-    ) -> Result<(), ActionError> {
+    ) -> Result<Option<StorageState>, ActionError> {
         {
             let mut inner = self.lock();
             if let Some(running) = inner.profiles.get_mut(name) {
@@ -186,10 +251,29 @@ impl Contexts {
                     )));
                 }
                 running.sessions += 1;
-                return Ok(());
+                return Ok(None);
             }
         }
-        let context = create(transport, proxy).await?;
+        let context = create(transport.as_ref(), proxy).await?;
+        let saved = match &self.store {
+            Some(store) => store.read(name).await,
+            None => None,
+        };
+        if let Some(state) = &saved {
+            let cookies = state.cookies.iter().map(cookie_param).collect();
+            if let Err(e) = transport.set_context_cookies(&context, cookies).await {
+                tracing::warn!(profile = name, "the profile's cookies were not put back: {e}");
+            }
+        }
+        let saver = self.store.clone().map(|store| {
+            let keep = Keep {
+                transport: transport.clone(),
+                store,
+                name: name.to_owned(),
+                context: context.clone(),
+            };
+            Saver::start(keep, saved.clone())
+        });
         let opened_meanwhile = {
             let mut inner = self.lock();
             match inner.profiles.get_mut(name) {
@@ -202,6 +286,7 @@ impl Contexts {
                         context: context.clone(),
                         proxy: proxy.cloned(),
                         sessions: 1,
+                        saver,
                     };
                     inner.profiles.insert(name.to_owned(), running);
                     false
@@ -211,8 +296,57 @@ impl Contexts {
         // Another session opened it meanwhile: this one joined that, and the new one goes.
         if opened_meanwhile {
             let _ = transport.dispose_context(&context).await;
+            return Ok(None);
         }
-        Ok(())
+        Ok(saved)
+    }
+}
+
+/// What a running profile's saver saves, and where.
+struct Keep {
+    transport: Arc<dyn Transport>,
+    store: ProfileStore,
+    name: String,
+    context: String,
+}
+
+/// Saves a running profile shortly after each action of its sessions and every
+/// [`SAVE_EVERY`]; stops when dropped (its profile's last session ended).
+struct Saver {
+    dirty: Arc<Notify>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Saver {
+    fn start(keep: Keep, saved: Option<StorageState>) -> Self {
+        let dirty = Arc::new(Notify::new());
+        let asked = dirty.clone();
+        let task = tokio::spawn(async move {
+            let mut kept = saved;
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(SAVE_EVERY) => {}
+                    _ = asked.notified() => tokio::time::sleep(SAVE_AFTER_ACTION).await,
+                }
+                let Keep {
+                    transport,
+                    store,
+                    name,
+                    context,
+                } = &keep;
+                match profiles::save(transport.as_ref(), store, name, context, kept.clone()).await {
+                    Ok(state) => kept = Some(state),
+                    Err(e) => tracing::warn!(profile = name, "the profile was not saved: {e}"),
+                }
+            }
+        });
+        Self { dirty, task }
+    }
+}
+
+impl Drop for Saver {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }
 

@@ -34,6 +34,14 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// The same engine, keeping named profiles in `data_dir/profiles` (docs/protocol.md §21).
+    pub fn keeping_profiles_in(mut self, data_dir: &std::path::Path) -> Self {
+        self.contexts = crate::contexts::Contexts::keeping_profiles_in(
+            crate::profiles::ProfileStore::in_data_dir(data_dir),
+        );
+        self
+    }
+
     pub fn new(
         transport: Arc<dyn Transport>,
         artifacts: Arc<dyn ArtifactStore>,
@@ -187,7 +195,9 @@ impl Engine {
             contexts: &self.contexts,
         };
         let Some(tab) = call.tab_id() else {
-            return actions::dispatch(&cx, call).await;
+            let outcome = actions::dispatch(&cx, call).await;
+            self.contexts.touched(session_id);
+            return outcome;
         };
         self.session_tab(session_id, tab, leaves_its_page(&call)).await?;
         let state = self.tabs.prepare(tab).await?;
@@ -200,6 +210,7 @@ impl Engine {
             None => None,
         };
         let outcome = actions::dispatch(&cx, call).await;
+        self.contexts.touched(session_id);
         drop(answering);
         let outcome = match outcome {
             Err(e) if e.code != ErrorCode::TabNotFound && !self.tab_exists(tab).await => {

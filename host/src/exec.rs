@@ -74,7 +74,7 @@ async fn run(args: ExecArgs) -> Result<bool> {
     };
     let all_ok = match transport {
         Ok(transport) => {
-            let engine = Engine::new(Arc::new(transport), Arc::new(store), policy, CLIENT_ID);
+            let engine = args.local.engine(Arc::new(transport), store, policy, CLIENT_ID);
             run_steps(&engine, steps).await
         }
         Err((at, e)) => Err(anyhow::anyhow!("cannot drive the browser at {at}: {e}")),

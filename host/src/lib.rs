@@ -32,6 +32,7 @@ pub mod numbered;
 pub mod observed;
 pub mod page;
 pub mod policy;
+pub mod profiles;
 pub mod relay_link;
 pub mod secrets;
 pub mod sessions;

@@ -2,11 +2,13 @@
 //! share, and the policy, artifact folder and Chromium launch those flags make.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
 use crate::artifacts::LocalDir;
 use crate::chromium::LaunchOptions;
+use crate::engine::Engine;
 use crate::policy::Policy;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -33,10 +35,14 @@ pub struct LocalBrowserArgs {
     /// browser_network are then refused; results still report navigations and downloads).
     #[arg(long)]
     pub no_page_log: bool,
-    /// Keep the launched Chromium's profile (cookies, storage, logins) in DIR, from one run to
-    /// the next; default: a fresh profile, removed at exit.
+    /// Keep the launched Chromium's profile (cookies, storage, logins of the sessions that name
+    /// the profile "default") in DIR, from one run to the next; default: a fresh profile,
+    /// removed at exit.
     #[arg(long, value_name = "DIR")]
     pub user_data_dir: Option<PathBuf>,
+    /// Where named profiles are kept (DIR/profiles/NAME.json); default: the host's config dir.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
     /// Secrets actions may type but never show: a JSON file
     /// {"name": {"value": "...", "origins": ["https://site.example"]}}, readable by its owner
     /// alone (chmod 600).
@@ -57,6 +63,18 @@ impl LocalBrowserArgs {
             policy.secrets().set_from(&crate::secrets::Secrets::load(path)?);
         }
         Ok(policy)
+    }
+
+    /// An engine on `transport` keeping named profiles in the data dir.
+    pub fn engine(
+        &self,
+        transport: Arc<dyn crate::cdp::Transport>,
+        store: LocalDir,
+        policy: Policy,
+        client_id: &str,
+    ) -> Engine {
+        let data_dir = self.data_dir.clone().unwrap_or_else(crate::config::config_dir);
+        Engine::new(transport, Arc::new(store), policy, client_id).keeping_profiles_in(&data_dir)
     }
 
     pub fn store(&self) -> Result<LocalDir> {

@@ -76,7 +76,7 @@ async fn run(args: McpArgs) -> Result<()> {
     let chromium = Chromium::launch(&args.local.launch_options(!args.headed)).await?;
     let outcome = match chromium.transport().await {
         Ok(transport) => {
-            let engine = Engine::new(Arc::new(transport), Arc::new(store), policy, CLIENT_ID);
+            let engine = args.local.engine(Arc::new(transport), store, policy, CLIENT_ID);
             tokio::select! {
                 outcome = serve(
                     McpSessions::new(Arc::new(InProcess { engine, next: AtomicU64::new(1) }))

@@ -41,10 +41,14 @@ pub struct WorkerArgs {
     /// A browser endpoint ws://host:port/devtools/browser/<id> to use instead of launching one.
     #[arg(long)]
     pub browser_ws: Option<String>,
-    /// Keep the launched Chromium's profile (cookies, storage, logins) in DIR, from one run to
-    /// the next; default: a fresh profile, removed at exit.
+    /// Keep the launched Chromium's profile (cookies, storage, logins of the sessions that name
+    /// the profile "default") in DIR, from one run to the next; default: a fresh profile,
+    /// removed at exit.
     #[arg(long, value_name = "DIR")]
     pub user_data_dir: Option<PathBuf>,
+    /// Where named profiles are kept (DIR/profiles/NAME.json); default: the host's config dir.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
     /// The launched browser's window size, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x800", value_parser = parse_size)]
     pub window_size: (u32, u32),
@@ -135,6 +139,7 @@ async fn run(args: WorkerArgs) -> Result<()> {
         allow_file_urls: args.allow_file_urls,
         no_page_log: args.no_page_log,
         secrets,
+        data_dir: Some(args.data_dir.unwrap_or_else(crate::config::config_dir)),
     };
     // A worker without its browser can serve nothing: it stops, so whatever supervises it can
     // start it again (the relay has already failed its running actions).
@@ -199,6 +204,8 @@ pub struct Worker {
     pub no_page_log: bool,
     /// The operator's secrets (`--secrets`).
     pub secrets: crate::secrets::Secrets,
+    /// Where named profiles are kept (`--data-dir`); `None`: not past their sessions.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Worker {
@@ -237,12 +244,11 @@ impl Worker {
         let tls = crate::tls::client_config(self.ca_file.as_deref())?;
         let store = RelayStore::new(&http_base, &self.token, &tls)
             .context("cannot make a folder for files to upload")?;
-        let engine = Arc::new(Engine::new(
-            transport,
-            Arc::new(store),
-            policy.clone(),
-            self.client_id.clone(),
-        ));
+        let mut engine = Engine::new(transport, Arc::new(store), policy.clone(), self.client_id.clone());
+        if let Some(dir) = &self.data_dir {
+            engine = engine.keeping_profiles_in(dir);
+        }
+        let engine = Arc::new(engine);
         let ws_urls: Vec<String> = relays.into_iter().map(|(ws, _)| ws).collect();
         tracing::info!("serving {} as {}", ws_urls.join(", "), self.client_id);
         let options = LinkOptions {

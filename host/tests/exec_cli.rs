@@ -261,3 +261,82 @@ fn a_click_in_exec_returns_once_the_page_settled() {
         "{clicked}"
     );
 }
+
+/// A named profile (docs/protocol.md §21) outlives its sessions and the host: what its pages
+/// kept (a server cookie, a script cookie, localStorage) is saved in the data dir as its last
+/// session ends, readable by its owner alone, and put back when a later run names it; no
+/// value is written to the host's log.
+#[test]
+fn a_named_profile_is_kept_in_the_data_dir_across_runs() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let pages = runtime.block_on(tether_tests::fixtures::Server::start());
+    let data = tempfile::tempdir().unwrap();
+    let data_dir = data.path().to_str().unwrap();
+    let start = serde_json::json!({
+        "actionName": "session_start",
+        "params": { "url": pages.url("/fixtures/state.html"), "profile": "kept-run" },
+    });
+    let run = |then: serde_json::Value| {
+        let mut steps = vec![
+            start.clone(),
+            serde_json::json!({ "actionName": "browser_wait_for_loaded" }),
+        ];
+        steps.extend(then.as_array().unwrap().iter().cloned());
+        let steps = serde_json::Value::Array(steps).to_string();
+        let output = exec(&["--allow-evaluate", "--data-dir", data_dir, "-"], Some(&steps));
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "stderr: {stderr}");
+        assert!(!stderr.contains("v4lue"), "a value in the log: {stderr}");
+        output
+    };
+    let wrote = run(serde_json::json!([
+        { "actionName": "browser_evaluate", "params": { "expression": "write('v4lue')" } },
+        { "actionName": "session_stop" },
+    ]));
+    assert_eq!(results(&wrote)[2]["result"]["value"], "written");
+    let file = data.path().join("profiles").join("kept-run.json");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "a profile holds logins: its owner's alone");
+
+    let read = serde_json::json!([
+        { "actionName": "browser_evaluate", "params": { "expression": "read()" } },
+    ]);
+    let seen = &results(&run(read.clone()))[2]["result"]["value"];
+    assert_eq!(seen["local"], "v4lue", "{seen}");
+    let cookies = seen["cookies"].as_str().unwrap();
+    assert!(
+        cookies.contains("server=v4lue") && cookies.contains("script=v4lue"),
+        "{seen}"
+    );
+
+    // Saved while the session runs: a host killed (-9) mid-session, its session never ended,
+    // loses nothing the file already had once an action was done.
+    let steps = serde_json::json!([
+        start,
+        { "actionName": "browser_wait_for_loaded" },
+        { "actionName": "browser_evaluate", "params": { "expression": "write('n3wer')" } },
+        { "actionName": "browser_wait_for", "params": { "text": "never on the page", "timeoutMs": 60000 } },
+    ])
+    .to_string();
+    let mut host = Command::new(env!("CARGO_BIN_EXE_tether-host"))
+        .args(["exec", "--allow-evaluate", "--data-dir", data_dir, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run tether-host");
+    host.stdin.take().unwrap().write_all(steps.as_bytes()).unwrap();
+    let saved = (0..300).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::fs::read_to_string(&file).is_ok_and(|f| f.contains("n3wer"))
+    });
+    host.kill().unwrap();
+    host.wait().unwrap();
+    assert!(
+        saved,
+        "the running profile was not saved within 15 s of the action"
+    );
+    let seen = &results(&run(read))[2]["result"]["value"];
+    assert_eq!(seen["local"], "n3wer", "{seen}");
+}

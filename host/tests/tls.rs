@@ -80,6 +80,7 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
         allow_file_urls: false,
         no_page_log: false,
         secrets: Default::default(),
+        data_dir: None,
     };
     let untrusting = tokio::spawn(untrusting.serve());
 
@@ -94,6 +95,7 @@ async fn a_worker_serves_a_relay_over_wss_and_uploads_over_https() {
         allow_file_urls: false,
         no_page_log: false,
         secrets: Default::default(),
+        data_dir: None,
     };
     let serving = tokio::spawn(worker.serve());
     relay.wait_online("over-tls", JOIN_WITHIN).await;

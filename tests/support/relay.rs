@@ -143,6 +143,7 @@ impl RelayApi {
             allow_file_urls: false,
             no_page_log: false,
             secrets: Default::default(),
+            data_dir: None,
         };
         configure(&mut worker);
         tokio::spawn(async move {

@@ -96,7 +96,22 @@ async fn load(cx: &Context<'_>, tab: TabId, artifact_id: &str) -> Result<Output,
     cx.page(tab)
         .cdp("Network.setCookies", json!({ "cookies": cookies }))
         .await?;
-    for saved in &state.origins {
+    put_local_storage(cx, &state.origins).await?;
+    Ok(Output {
+        artifact_id: None,
+        url: None,
+        cookies: state.cookies.len() as u64,
+        origins: OriginsDone::Loaded(state.origins.len() as u64),
+    })
+}
+
+/// Puts each origin's saved localStorage back, through a page of the origin in the session's
+/// context that no request to the site made.
+pub(crate) async fn put_local_storage(
+    cx: &Context<'_>,
+    origins: &[OriginStorage],
+) -> Result<(), ActionError> {
+    for saved in origins {
         let items: Vec<(&str, &str)> = saved
             .local_storage
             .iter()
@@ -108,12 +123,7 @@ async fn load(cx: &Context<'_>, tab: TabId, artifact_id: &str) -> Result<Output,
         );
         in_origin(cx, &saved.origin, write).await?;
     }
-    Ok(Output {
-        artifact_id: None,
-        url: None,
-        cookies: state.cookies.len() as u64,
-        origins: OriginsDone::Loaded(state.origins.len() as u64),
-    })
+    Ok(())
 }
 
 /// How long a save waits for the cookies a page just set to reach the browser's cookie store.
@@ -169,7 +179,7 @@ fn refuse_if_forbidden(cx: &Context<'_>, origin: &str) -> Result<(), ActionError
 }
 
 /// A saved cookie as `Network.setCookies` takes it (a session cookie without `expires`).
-fn cookie_param(cookie: &Cookie) -> Value {
+pub(crate) fn cookie_param(cookie: &Cookie) -> Value {
     let mut param = json!({
         "name": cookie.name,
         "value": cookie.value,

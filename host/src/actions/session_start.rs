@@ -7,7 +7,7 @@ use tether_protocol::actions::TabId;
 use tether_protocol::twin::WINDOW_ID_NONE;
 use tether_protocol::{ActionError, ErrorCode};
 
-use super::{browser_navigate, Context};
+use super::{browser_navigate, browser_storage_state, Context};
 use crate::contexts::Wanted;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
@@ -19,9 +19,24 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         profile: p.profile.as_deref(),
         proxy: p.proxy.as_ref(),
     };
-    cx.contexts
-        .for_session(cx.transport.as_ref(), cx.session.id, wanted)
+    let restore = cx
+        .contexts
+        .for_session(cx.transport, cx.session.id, wanted)
         .await?;
+    if let Some(kept) = restore {
+        // What only a page of each origin can put back, before the session's first page.
+        let origins: Vec<_> = kept
+            .origins
+            .into_iter()
+            .filter(|o| cx.policy.refusal(&o.origin).is_none())
+            .collect();
+        if let Err(e) = browser_storage_state::put_local_storage(cx, &origins).await {
+            tracing::warn!(
+                session_id = cx.session.id,
+                "a profile's localStorage was not put back: {e}"
+            );
+        }
+    }
 
     let reusable = if p.reuse_existing_tab {
         existing_tab(cx).await

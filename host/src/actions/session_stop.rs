@@ -9,6 +9,10 @@ use super::Context;
 use crate::cdp::CdpError;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
+    if p.close_tab {
+        // A profile this was the last session of is saved while its pages are there to read.
+        cx.contexts.leaving(cx.transport.as_ref(), cx.session.id).await;
+    }
     for tab in cx.session.tabs() {
         // What the session started and did not take ends with it (its staging goes too).
         for guid in cx.session.tab_state(tab).downloads.in_progress() {

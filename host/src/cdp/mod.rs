@@ -22,6 +22,9 @@ pub struct TabInfo {
     pub opener_tab_id: Option<TabId>,
     pub url: String,
     pub title: String,
+    /// The browser context it is in, where the browser has contexts to give (`None`: the
+    /// default one).
+    pub context: Option<String>,
 }
 
 /// Something that happened in the browser, in the order the transport saw it.
@@ -114,6 +117,14 @@ pub trait Transport: Send + Sync + 'static {
     /// Disposes of a context, closing every tab in it.
     async fn dispose_context(&self, _context: &str) -> Result<(), CdpError> {
         Ok(())
+    }
+    /// The cookies of a context (CDP `Network.Cookie` objects).
+    async fn context_cookies(&self, _context: &str) -> Result<Vec<Value>, CdpError> {
+        Err(CdpError::Other("this browser has no contexts to give".into()))
+    }
+    /// Sets cookies (CDP `Network.CookieParam` objects) in a context.
+    async fn set_context_cookies(&self, _context: &str, _cookies: Vec<Value>) -> Result<(), CdpError> {
+        Err(CdpError::Other("this browser has no contexts to give".into()))
     }
     async fn close_tab(&self, tab: TabId) -> Result<(), CdpError>;
     /// What the transport knows of one tab, kept current by the browser's own events (so it

@@ -35,6 +35,7 @@ struct Target {
     window_id: Option<i64>,
     url: String,
     title: String,
+    context: Option<String>,
 }
 
 impl Targets {
@@ -55,6 +56,7 @@ impl Targets {
                         window_id: None,
                         url: String::new(),
                         title: String::new(),
+                        context: None,
                     },
                 );
                 self.next_tab
@@ -66,6 +68,9 @@ impl Targets {
         entry.title = text("title").unwrap_or_default();
         if let Some(opener) = text("openerId") {
             entry.opener_target = Some(opener);
+        }
+        if let Some(context) = text("browserContextId") {
+            entry.context = Some(context);
         }
         Some(tab)
     }
@@ -95,6 +100,7 @@ impl Targets {
                 .and_then(|o| self.by_target.get(o).copied()),
             url: t.url.clone(),
             title: t.title.clone(),
+            context: t.context.clone(),
         })
     }
 
@@ -200,7 +206,7 @@ impl Transport for WorkerTransport {
         let window_id = self.window_of(&target_id).await;
         let mut targets = self.lock();
         let tab = targets
-            .upsert(&json!({ "targetId": target_id, "url": url }))
+            .upsert(&json!({ "targetId": target_id, "url": url, "browserContextId": context }))
             .ok_or_else(|| CdpError::Other("cannot record the new tab".into()))?;
         if let Some(t) = targets.tabs.get_mut(&tab) {
             t.window_id = window_id;
@@ -240,6 +246,26 @@ impl Transport for WorkerTransport {
                 "Target.disposeBrowserContext",
                 json!({ "browserContextId": context }),
             )
+            .await
+            .map(|_| ())
+    }
+
+    async fn context_cookies(&self, context: &str) -> Result<Vec<Value>, CdpError> {
+        let got = self
+            .cdp
+            .call(None, "Storage.getCookies", json!({ "browserContextId": context }))
+            .await?;
+        Ok(got
+            .get("cookies")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    async fn set_context_cookies(&self, context: &str, cookies: Vec<Value>) -> Result<(), CdpError> {
+        let params = json!({ "cookies": cookies, "browserContextId": context });
+        self.cdp
+            .call(None, "Storage.setCookies", params)
             .await
             .map(|_| ())
     }

@@ -48,6 +48,7 @@ pub fn tab_info(tab: &Tab) -> TabInfo {
         opener_tab_id: tab.opener_tab_id,
         url: tab.url.clone(),
         title: tab.title.clone(),
+        context: None,
     }
 }
 
