@@ -215,3 +215,62 @@ fn bad_profiles_and_proxies_are_refused_and_extension_mode_says_why() {
         }
     });
 }
+
+/// A session's proxy is its context's alone: its pages come through it, another session's
+/// do not; a proxy that is not there fails the navigation at once; a profile keeps the proxy
+/// of the session that opened it; a proxy asking for credentials is not supported yet.
+#[test]
+fn a_sessions_proxy_carries_its_pages_only() {
+    run_worker(|h| async move {
+        let proxy = tether_tests::proxy::TestProxy::start().await;
+        // Chromium sends loopback around any proxy unless told not to.
+        let through = json!({ "server": proxy.server(), "bypass": "<-loopback>" });
+        let (p, _) = start(h, "proxied", json!({ "proxy": through })).await;
+        assert_eq!(h.eval(p, "document.title").await, "Through the proxy");
+        let (q, _) = start(h, "direct", json!({})).await;
+        assert_eq!(h.eval(q, "document.title").await, "State");
+        let page = h.url(PAGE);
+        // The page once (the proxied session's; the other session's went straight), and the
+        // browser's look for the site's icon from the proxied session.
+        let seen = proxy.seen();
+        assert_eq!(seen.iter().filter(|u| **u == page).count(), 1, "{seen:?}");
+
+        let dead = json!({ "server": "http://127.0.0.1:1", "bypass": "<-loopback>" });
+        let failed = h
+            .err(
+                "dead-proxy",
+                "session_start",
+                json!({ "url": page, "proxy": dead }),
+            )
+            .await;
+        assert_eq!(failed.code, ErrorCode::NavigationFailed, "{}", failed.message);
+        assert!(failed.message.contains("PROXY"), "{}", failed.message);
+
+        let team = json!({ "url": page, "profile": "proxied-team", "proxy": through });
+        h.ok("team-1", "session_start", team).await;
+        let other = json!({ "server": "http://127.0.0.1:2", "bypass": "<-loopback>" });
+        let refused = h
+            .fails_with(
+                ErrorCode::InvalidParams,
+                "team-2",
+                "session_start",
+                json!({ "url": page, "profile": "proxied-team", "proxy": other }),
+            )
+            .await;
+        assert!(refused.message.contains("another proxy"), "{}", refused.message);
+
+        let with_login = json!({ "server": proxy.server(), "username": "ada", "password": "s3cret" });
+        let said = h
+            .fails_with(
+                ErrorCode::Unsupported,
+                "login-proxy",
+                "session_start",
+                json!({ "url": page, "proxy": with_login }),
+            )
+            .await;
+        assert!(!said.message.contains("s3cret"), "{}", said.message);
+        for s in ["proxied", "direct", "dead-proxy", "team-1"] {
+            h.ok(s, "session_stop", json!({})).await;
+        }
+    });
+}

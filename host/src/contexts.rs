@@ -113,6 +113,12 @@ impl Contexts {
                 )),
             };
         }
+        if wanted.proxy.is_some_and(|p| p.username.is_some()) {
+            return Err(ActionError::new(
+                ErrorCode::Unsupported,
+                "a proxy that asks for credentials is not supported yet: name a proxy that lets this host in without them (one on a private network, or one that allows the host's address)",
+            ));
+        }
         let mut restore = None;
         let placed = match wanted.profile {
             Some(DEFAULT_PROFILE) if wanted.proxy.is_some() => {

@@ -200,12 +200,14 @@ impl Request {
     }
 
     /// The request as the session log and the session's subscribers see it: what a person's
-    /// keyboard would type is `"<typed: N chars>"` unless `typed_text` (docs/protocol.md §15).
+    /// keyboard would type is `"<typed: N chars>"` unless `typed_text` (docs/protocol.md §15),
+    /// and a proxy's credentials are never in it (§21).
     pub fn logged(&self, typed_text: bool) -> ActionRequest {
         let mut request = self.as_received();
         if !typed_text {
             hide_typed_text(&mut request.params);
         }
+        hide_credentials(&mut request.params);
         request
     }
 
@@ -240,6 +242,18 @@ fn own_timeout(call: &ActionCall) -> Option<Duration> {
     match call {
         ActionCall::BrowserHandoff(p) => Some(Duration::from_millis(p.waits_ms()) + HANDOFF_GRACE),
         _ => None,
+    }
+}
+
+/// Replaces a session's proxy credentials (`session_start`'s `proxy.username` and
+/// `proxy.password`) with a mark that they were given.
+fn hide_credentials(params: &mut Value) {
+    if let Some(Value::Object(proxy)) = params.get_mut("proxy") {
+        for key in ["username", "password"] {
+            if let Some(value) = proxy.get_mut(key) {
+                *value = Value::String("<kept back>".into());
+            }
+        }
     }
 }
 

@@ -215,8 +215,24 @@ async fn the_relays_files_are_its_own_and_typed_text_stays_out_of_logs() {
             break;
         }
     }
+    // A proxy's credentials reach the host, never the log (§21).
+    let proxied = json!({ "sessionId": "typing", "actionName": "session_start",
+        "params": { "proxy": { "server": "http://127.0.0.1:3128", "username": "pr0xy-user", "password": "pr0xy-s3cret" } } });
+    send(&mut orch, envelope("browser_action", "t2", proxied)).await;
+    let action = host.next_action().await;
+    assert_eq!(action["payload"]["params"]["proxy"]["password"], "pr0xy-s3cret");
+    host.ack(&action).await;
+    let started = json!({ "tabId": 1, "windowId": 1, "url": "about:blank" });
+    host.succeed(&action, started).await;
+    loop {
+        if recv(&mut orch).await["type"] == "browser_action.result" {
+            break;
+        }
+    }
     let log = data_path.join("logs/typing.jsonl");
     let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("pr0xy-"), "{text}");
+    assert!(text.contains("<kept back>"), "{text}");
     assert!(!text.contains("correct horse"), "{text}");
     assert!(text.contains("<typed: 21 chars>"), "{text}");
     assert_eq!(mode(&log), 0o600);

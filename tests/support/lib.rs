@@ -18,6 +18,7 @@ pub mod mcp;
 pub mod nats;
 pub mod person;
 pub mod process;
+pub mod proxy;
 pub mod relay;
 pub mod timing;
 pub mod tokens;
