@@ -18,9 +18,8 @@ use tether_protocol::actions::session_start::{Proxy, DEFAULT_PROFILE};
 use tether_protocol::{ActionError, ErrorCode};
 use tokio::sync::Notify;
 
-use crate::actions::browser_storage_state::cookie_param;
 use crate::cdp::Transport;
-use crate::profiles::{self, ProfileStore};
+use crate::profiles::{self, cookie_param, ProfileStore};
 
 /// How often a running profile is saved however little its sessions do (docs/protocol.md §21).
 const SAVE_EVERY: Duration = Duration::from_secs(60);

@@ -160,3 +160,22 @@ async fn local_storage_of(transport: &dyn Transport, tab: i64) -> Option<Vec<Ite
             .collect(),
     )
 }
+
+/// A saved cookie as `Network.setCookies` takes it (a session cookie without `expires`).
+pub fn cookie_param(cookie: &Cookie) -> Value {
+    let mut param = json!({
+        "name": cookie.name,
+        "value": cookie.value,
+        "domain": cookie.domain,
+        "path": cookie.path,
+        "httpOnly": cookie.http_only,
+        "secure": cookie.secure,
+    });
+    if cookie.expires > 0.0 {
+        param["expires"] = json!(cookie.expires);
+    }
+    if let Some(same_site) = &cookie.same_site {
+        param["sameSite"] = json!(same_site);
+    }
+    param
+}

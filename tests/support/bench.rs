@@ -232,8 +232,13 @@ pub fn header() {
 /// a session's tab), attached, `Page.navigate` to `url` and its load event; how long that took.
 /// The tab is closed again after the timing.
 pub async fn open_loaded_tab(cdp: &CdpConnection, url: &str) -> Duration {
+    open_loaded_tab_in(cdp, url, None).await
+}
+
+/// The same in browser context `context` (`None`: the default one).
+pub async fn open_loaded_tab_in(cdp: &CdpConnection, url: &str, context: Option<&str>) -> Duration {
     let start = Instant::now();
-    let (raw, target) = new_window(cdp).await;
+    let (raw, target) = new_window_in(cdp, context).await;
     let mut events = cdp.subscribe();
     raw.call("Page.enable", json!({})).await;
     raw.call("Page.navigate", json!({ "url": url })).await;
@@ -269,14 +274,16 @@ where
 /// A blank tab of raw CDP's own in a window of its own, as the worker opens a session's tab (a
 /// background tab of a shared window would not paint, so could not be captured); attached.
 pub async fn new_window(cdp: &CdpConnection) -> (RawSession<'_>, Value) {
-    let created = cdp
-        .call(
-            None,
-            "Target.createTarget",
-            json!({ "url": "about:blank", "background": true, "newWindow": true }),
-        )
-        .await
-        .unwrap();
+    new_window_in(cdp, None).await
+}
+
+/// The same in browser context `context` (`None`: the default one).
+pub async fn new_window_in<'c>(cdp: &'c CdpConnection, context: Option<&str>) -> (RawSession<'c>, Value) {
+    let mut params = json!({ "url": "about:blank", "background": true, "newWindow": true });
+    if let Some(context) = context {
+        params["browserContextId"] = json!(context);
+    }
+    let created = cdp.call(None, "Target.createTarget", params).await.unwrap();
     let target = created["targetId"].clone();
     (RawSession::attach(cdp, &target).await, target)
 }

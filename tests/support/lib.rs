@@ -17,6 +17,7 @@ pub mod fixtures;
 pub mod mcp;
 pub mod nats;
 pub mod person;
+pub mod playwright;
 pub mod process;
 pub mod proxy;
 pub mod relay;
@@ -238,6 +239,11 @@ impl Harness {
             Driver::Extension(browser) => browser,
             Driver::Worker(_) => panic!("this test needs extension mode: run it with run_extension"),
         }
+    }
+
+    /// The shared browser's process (worker mode), for what a bench reads of it.
+    pub fn browser_pid(&self) -> u32 {
+        self.worker().chromium.pid() as u32
     }
 
     /// The shared browser's endpoint, for a second client (a worker) of the same Chromium.

@@ -227,6 +227,39 @@ pub fn rss_kib(pid: u32) -> u64 {
         .expect("VmRSS")
 }
 
+/// The resident memory of process `root` and every process under it (a browser's renderers,
+/// GPU and utility processes), in KiB.
+pub fn tree_rss_kib(root: u32) -> u64 {
+    let parent_of = |pid: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // After the command's closing parenthesis: state, then the parent's pid.
+        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+    };
+    let pids: Vec<u32> = std::fs::read_dir("/proc")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut tree = vec![root];
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for &pid in &pids {
+            if !tree.contains(&pid) && parent_of(pid).is_some_and(|p| tree.contains(&p)) {
+                tree.push(pid);
+                grew = true;
+            }
+        }
+    }
+    let rss = |pid: u32| -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+        line.trim().trim_end_matches("kB").trim().parse().ok()
+    };
+    tree.into_iter().filter_map(rss).sum()
+}
+
 /// The CPU time process `pid` has used so far, user and system (from `/proc/<pid>/stat`).
 pub fn cpu_time(pid: u32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("its /proc stat");

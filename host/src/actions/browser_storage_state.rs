@@ -17,6 +17,7 @@ use tether_protocol::{ActionError, ErrorCode};
 
 use super::Context;
 use crate::cdp::BrowserEvent;
+use crate::profiles::cookie_param;
 
 const REFUSED: &str = "browser_storage_state is off on this browser: save and load reach the person's own logins (every site's cookies), so the browser's owner allows them in the Tether extension's popup (\"Let agents save and load logins\"). A worker's own browser needs no such permission.";
 
@@ -176,25 +177,6 @@ fn refuse_if_forbidden(cx: &Context<'_>, origin: &str) -> Result<(), ActionError
         Some(why) => Err(ActionError::new(ErrorCode::ForbiddenTarget, why)),
         None => Ok(()),
     }
-}
-
-/// A saved cookie as `Network.setCookies` takes it (a session cookie without `expires`).
-pub(crate) fn cookie_param(cookie: &Cookie) -> Value {
-    let mut param = json!({
-        "name": cookie.name,
-        "value": cookie.value,
-        "domain": cookie.domain,
-        "path": cookie.path,
-        "httpOnly": cookie.http_only,
-        "secure": cookie.secure,
-    });
-    if cookie.expires > 0.0 {
-        param["expires"] = json!(cookie.expires);
-    }
-    if let Some(same_site) = &cookie.same_site {
-        param["sameSite"] = json!(same_site);
-    }
-    param
 }
 
 /// The http(s) origins the session's tabs show, each once.

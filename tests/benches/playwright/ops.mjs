@@ -14,6 +14,8 @@
 //   fill SELECTOR TEXT  -> page.fill(SELECTOR, TEXT) (Playwright MCP's browser_type)
 //   scan                -> what can be acted on, with its text and box, read in the page
 //   open URL            -> a new page, gone to URL to its load event, closed
+//   context URL         -> a new context and a page in it, gone to URL to its load event
+//                          (the context closed after the timing)
 import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
 
@@ -42,7 +44,15 @@ const ops = {
     await opened.goto(url, { waitUntil: "load" });
     await opened.close();
   },
+  context: async (url) => {
+    const own = await browser.newContext();
+    const opened = await own.newPage();
+    await opened.goto(url, { waitUntil: "load" });
+    closing.push(own);
+  },
 };
+// Contexts the `context` op made, closed after its timing, before the next command.
+const closing = [];
 
 for await (const line of createInterface({ input: process.stdin })) {
   const [op, ...args] = line.split(" ");
@@ -53,6 +63,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     const start = performance.now();
     const answer = await ops[op](...args);
     const ms = performance.now() - start;
+    for (const own of closing.splice(0)) await own.close();
     console.log(`${ms} ${answer?.length ?? 0}`);
   }
 }

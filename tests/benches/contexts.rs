@@ -1,0 +1,174 @@
+//! What a session's own browser context costs (docs/protocol.md §21). First, opening a session
+//! on a loaded page in a fresh context: Tether's `session_start` + `browser_wait_for_loaded`
+//! (its context made, and disposed at `session_stop` after the timing) against raw CDP doing
+//! the same (`Target.createBrowserContext`, `Target.createTarget` in it in a window of its own,
+//! attach, `Page.enable`, `Page.navigate` and its load event) and Playwright's `newContext()`,
+//! `newPage()` and `goto`, on the same Chromium, in turns. Then 50 sessions at once through the
+//! relay, each in its own context, each clicking: a click's p50 and p99 against a lone
+//! session's, the browser's memory (every process of it) per extra session, and once all 50
+//! ended.
+//!
+//!     npm ci --prefix tests/benches/playwright
+//!     cargo bench -p tether-tests --bench contexts
+//!
+//! Figures go to docs/performance.md.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tether_tests::bench::{ms, open_loaded_tab_in, relayed_worker, stats, tether_open, RUNS};
+use tether_tests::playwright::Playwright;
+use tether_tests::process::tree_rss_kib;
+use tether_tests::Harness;
+
+const WARMUP: usize = 3;
+/// Sessions at once.
+const SESSIONS: usize = 50;
+/// Clicks each session makes, alone and at once.
+const CLICKS: usize = 10;
+
+fn main() {
+    tether_tests::block_on(async {
+        let h = Harness::launch_worker().await;
+        let cdp = h.worker().transport.connection();
+        let url = h.url("/fixtures/article.html");
+        let mut playwright = Playwright::start(h.browser_ws());
+        let (mut raw, mut tether, mut pw) = (Vec::new(), Vec::new(), Vec::new());
+        for run in 0..WARMUP + RUNS {
+            let r = open_loaded_tab_in_context(cdp, &url).await;
+            let t = tether_open(|action, params| h.ok("bench-context", action, params), &url).await;
+            let (p, _) = playwright.time(&format!("context {url}")).await;
+            if run >= WARMUP {
+                raw.push(r);
+                tether.push(t);
+                pw.push(p);
+            }
+        }
+        let (raw, tether, pw) = (stats(raw), stats(tether), stats(pw));
+        println!(
+            "{:<58} {:>9} {:>9} {:>8}",
+            "a session on a loaded page, in a fresh context (ms)", "p50", "p90", "/ raw"
+        );
+        for (name, s) in [
+            ("raw CDP: createBrowserContext + createTarget + load", raw),
+            ("Tether: session_start + wait_for_loaded, on the host", tether),
+            ("Playwright: newContext + newPage + goto", pw),
+        ] {
+            println!(
+                "{name:<58} {:>9.2} {:>9.2} {:>7.2}x",
+                ms(s.median),
+                ms(s.p90),
+                ms(s.median) / ms(raw.median)
+            );
+        }
+        drop(playwright);
+
+        let relay = relayed_worker(&h).await;
+        let page = h.url("/fixtures/settle.html");
+        let click = json!({ "xpath": "//*[@id='static']" });
+        let browser = h.browser_pid();
+        let before = tree_rss_kib(browser);
+        let lone = {
+            relay.ok("lone", "session_start", json!({ "url": page })).await;
+            let mut times = Vec::new();
+            for _ in 0..WARMUP + CLICKS * 3 {
+                let start = Instant::now();
+                relay.ok("lone", "browser_click", click.clone()).await;
+                times.push(start.elapsed());
+            }
+            relay.ok("lone", "session_stop", json!({})).await;
+            times.split_off(WARMUP)
+        };
+        let names: Vec<String> = (0..SESSIONS).map(|i| format!("many-{i}")).collect();
+        for name in &names {
+            relay.ok(name, "session_start", json!({ "url": page })).await;
+        }
+        let started = tree_rss_kib(browser);
+        let clicking = names.iter().map(|name| {
+            let (relay, click) = (&relay, click.clone());
+            async move {
+                let mut times = Vec::new();
+                for _ in 0..CLICKS {
+                    let start = Instant::now();
+                    relay.ok(name, "browser_click", click.clone()).await;
+                    times.push(start.elapsed());
+                }
+                times
+            }
+        });
+        let at_once: Vec<Duration> = futures::future::join_all(clicking).await.concat();
+        for name in &names {
+            relay.ok(name, "session_stop", json!({})).await;
+        }
+        let ended = settled_rss(browser, before).await;
+        let (lone_p50, lone_p99) = (percentile(&lone, 50), percentile(&lone, 99));
+        let (many_p50, many_p99) = (percentile(&at_once, 50), percentile(&at_once, 99));
+        println!();
+        println!(
+            "{:<58} {:>9} {:>9}",
+            "a click through the relay (ms)", "p50", "p99"
+        );
+        println!(
+            "{:<58} {:>9.2} {:>9.2}",
+            "one session alone",
+            ms(lone_p50),
+            ms(lone_p99)
+        );
+        println!(
+            "{:<58} {:>9.2} {:>9.2}  p99 {:.2}x the lone session's",
+            format!("{SESSIONS} sessions at once, each in its own context"),
+            ms(many_p50),
+            ms(many_p99),
+            ms(many_p99) / ms(lone_p99)
+        );
+        println!();
+        println!("the browser's memory (every process of it): {} MiB before, {} MiB with {SESSIONS} sessions ({:.1} MiB each), {} MiB once they ended ({:+.1} % of before)",
+            before / 1024, started / 1024, (started.saturating_sub(before)) as f64 / 1024.0 / SESSIONS as f64,
+            ended / 1024, (ended as f64 / before as f64 - 1.0) * 100.0);
+    });
+}
+
+/// Raw CDP opening a tab in a context of its own on a loaded page; the context disposed
+/// after the timing.
+async fn open_loaded_tab_in_context(
+    cdp: &tether_host::cdp::connection::CdpConnection,
+    url: &str,
+) -> Duration {
+    let start = Instant::now();
+    let made = cdp
+        .call(None, "Target.createBrowserContext", json!({}))
+        .await
+        .unwrap();
+    let context = made["browserContextId"].as_str().unwrap().to_owned();
+    let made_in = start.elapsed();
+    let took = made_in + open_loaded_tab_in(cdp, url, Some(&context)).await;
+    cdp.call(
+        None,
+        "Target.disposeBrowserContext",
+        json!({ "browserContextId": context }),
+    )
+    .await
+    .unwrap();
+    took
+}
+
+fn percentile(times: &[Duration], p: usize) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    sorted[((sorted.len() * p).div_ceil(100)).clamp(1, sorted.len()) - 1]
+}
+
+/// The browser's memory once its processes for the ended sessions went: read until it stops
+/// falling (at most 10 s), as a person would watch it.
+async fn settled_rss(browser: u32, before: u64) -> u64 {
+    let mut last = tree_rss_kib(browser);
+    for _ in 0..20 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = tree_rss_kib(browser);
+        if now >= last || now <= before {
+            return now;
+        }
+        last = now;
+    }
+    last
+}
