@@ -4,9 +4,11 @@
 //! the same (`Target.createBrowserContext`, `Target.createTarget` in it in a window of its own,
 //! attach, `Page.enable`, `Page.navigate` and its load event) and Playwright's `newContext()`,
 //! `newPage()` and `goto`, on the same Chromium, in turns. Then 50 sessions at once through the
-//! relay, each in its own context, each clicking: a click's p50 and p99 against a lone
-//! session's, the browser's memory (every process of it) per extra session, and once all 50
-//! ended.
+//! relay, each in its own context, each clicking: back to back (every session's next click
+//! sent as its last returns: what the two cores can serve) and as agents click (a second of
+//! thought between steps, the sessions' steps spread over it); a click's p50 and p99 against a
+//! lone session's; the browser's memory (PSS of every process of it) per extra session, and
+//! once all 50 ended.
 //!
 //!     npm ci --prefix tests/benches/playwright
 //!     cargo bench -p tether-tests --bench contexts
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tether_tests::bench::{ms, open_loaded_tab_in, relayed_worker, stats, tether_open, RUNS};
 use tether_tests::playwright::Playwright;
-use tether_tests::process::tree_rss_kib;
+use tether_tests::process::tree_pss_kib;
 use tether_tests::Harness;
 
 const WARMUP: usize = 3;
@@ -26,6 +28,8 @@ const WARMUP: usize = 3;
 const SESSIONS: usize = 50;
 /// Clicks each session makes, alone and at once.
 const CLICKS: usize = 10;
+/// An agent's thought between two steps, in the paced run.
+const THINKING: Duration = Duration::from_secs(1);
 
 fn main() {
     tether_tests::block_on(async {
@@ -64,10 +68,10 @@ fn main() {
         drop(playwright);
 
         let relay = relayed_worker(&h).await;
-        let page = h.url("/fixtures/settle.html");
-        let click = json!({ "xpath": "//*[@id='static']" });
+        let page = h.url("/fixtures/clicks.html");
+        let click = json!({ "xpath": "//*[@id='target']" });
         let browser = h.browser_pid();
-        let before = tree_rss_kib(browser);
+        let before = tree_pss_kib(browser);
         let lone = {
             relay.ok("lone", "session_start", json!({ "url": page })).await;
             let mut times = Vec::new();
@@ -83,46 +87,43 @@ fn main() {
         for name in &names {
             relay.ok(name, "session_start", json!({ "url": page })).await;
         }
-        let started = tree_rss_kib(browser);
-        let clicking = names.iter().map(|name| {
-            let (relay, click) = (&relay, click.clone());
-            async move {
-                let mut times = Vec::new();
-                for _ in 0..CLICKS {
-                    let start = Instant::now();
-                    relay.ok(name, "browser_click", click.clone()).await;
-                    times.push(start.elapsed());
-                }
-                times
-            }
-        });
-        let at_once: Vec<Duration> = futures::future::join_all(clicking).await.concat();
+        let started = tree_pss_kib(browser);
+        let back_to_back = clicks_at_once(&relay, &names, &click, Duration::ZERO).await;
+        let paced = clicks_at_once(&relay, &names, &click, THINKING).await;
         for name in &names {
             relay.ok(name, "session_stop", json!({})).await;
         }
         let ended = settled_rss(browser, before).await;
-        let (lone_p50, lone_p99) = (percentile(&lone, 50), percentile(&lone, 99));
-        let (many_p50, many_p99) = (percentile(&at_once, 50), percentile(&at_once, 99));
+        let lone_p99 = percentile(&lone, 99);
         println!();
         println!(
             "{:<58} {:>9} {:>9}",
             "a click through the relay (ms)", "p50", "p99"
         );
-        println!(
-            "{:<58} {:>9.2} {:>9.2}",
-            "one session alone",
-            ms(lone_p50),
-            ms(lone_p99)
-        );
-        println!(
-            "{:<58} {:>9.2} {:>9.2}  p99 {:.2}x the lone session's",
-            format!("{SESSIONS} sessions at once, each in its own context"),
-            ms(many_p50),
-            ms(many_p99),
-            ms(many_p99) / ms(lone_p99)
-        );
+        for (name, times) in [
+            ("one session alone".to_owned(), &lone),
+            (
+                format!("{SESSIONS} sessions at once, back to back"),
+                &back_to_back,
+            ),
+            (
+                format!(
+                    "{SESSIONS} sessions at once, {} s between steps",
+                    THINKING.as_secs()
+                ),
+                &paced,
+            ),
+        ] {
+            let (p50, p99) = (percentile(times, 50), percentile(times, 99));
+            println!(
+                "{name:<58} {:>9.2} {:>9.2}  p99 {:.2}x alone",
+                ms(p50),
+                ms(p99),
+                ms(p99) / ms(lone_p99)
+            );
+        }
         println!();
-        println!("the browser's memory (every process of it): {} MiB before, {} MiB with {SESSIONS} sessions ({:.1} MiB each), {} MiB once they ended ({:+.1} % of before)",
+        println!("the browser's memory (PSS of every process of it): {} MiB before, {} MiB with {SESSIONS} sessions ({:.1} MiB each), {} MiB once they ended ({:+.1} % of before)",
             before / 1024, started / 1024, (started.saturating_sub(before)) as f64 / 1024.0 / SESSIONS as f64,
             ended / 1024, (ended as f64 / before as f64 - 1.0) * 100.0);
     });
@@ -152,6 +153,29 @@ async fn open_loaded_tab_in_context(
     took
 }
 
+/// Every session clicking `CLICKS` times at once, `thinking` between its clicks (its first
+/// click put off by its share of `thinking`, so the sessions' steps spread over it); each
+/// click's time.
+async fn clicks_at_once(
+    relay: &tether_tests::bench::RelayedWorker,
+    names: &[String],
+    click: &serde_json::Value,
+    thinking: Duration,
+) -> Vec<Duration> {
+    let clicking = names.iter().enumerate().map(|(i, name)| async move {
+        tokio::time::sleep(thinking * i as u32 / names.len() as u32).await;
+        let mut times = Vec::new();
+        for _ in 0..CLICKS {
+            let start = Instant::now();
+            relay.ok(name, "browser_click", click.clone()).await;
+            times.push(start.elapsed());
+            tokio::time::sleep(thinking).await;
+        }
+        times
+    });
+    futures::future::join_all(clicking).await.concat()
+}
+
 fn percentile(times: &[Duration], p: usize) -> Duration {
     let mut sorted = times.to_vec();
     sorted.sort();
@@ -161,10 +185,10 @@ fn percentile(times: &[Duration], p: usize) -> Duration {
 /// The browser's memory once its processes for the ended sessions went: read until it stops
 /// falling (at most 10 s), as a person would watch it.
 async fn settled_rss(browser: u32, before: u64) -> u64 {
-    let mut last = tree_rss_kib(browser);
+    let mut last = tree_pss_kib(browser);
     for _ in 0..20 {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let now = tree_rss_kib(browser);
+        let now = tree_pss_kib(browser);
         if now >= last || now <= before {
             return now;
         }

@@ -227,9 +227,11 @@ pub fn rss_kib(pid: u32) -> u64 {
         .expect("VmRSS")
 }
 
-/// The resident memory of process `root` and every process under it (a browser's renderers,
-/// GPU and utility processes), in KiB.
-pub fn tree_rss_kib(root: u32) -> u64 {
+/// The memory of process `root` and every process under it (a browser's renderers, GPU and
+/// utility processes), in KiB: each process's proportional set size (its pages shared with
+/// others counted as its share), so what the processes share is counted once, where a sum of
+/// their RSS would count the browser's own code in every one.
+pub fn tree_pss_kib(root: u32) -> u64 {
     let parent_of = |pid: u32| -> Option<u32> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // After the command's closing parenthesis: state, then the parent's pid.
@@ -252,12 +254,12 @@ pub fn tree_rss_kib(root: u32) -> u64 {
             }
         }
     }
-    let rss = |pid: u32| -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let line = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+    let pss = |pid: u32| -> Option<u64> {
+        let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+        let line = rollup.lines().find_map(|l| l.strip_prefix("Pss:"))?;
         line.trim().trim_end_matches("kB").trim().parse().ok()
     };
-    tree.into_iter().filter_map(rss).sum()
+    tree.into_iter().filter_map(pss).sum()
 }
 
 /// The CPU time process `pid` has used so far, user and system (from `/proc/<pid>/stat`).
