@@ -158,6 +158,7 @@ fn a_saved_storage_state_loads_into_another_sessions_context_only() {
         h.ok("state-b", "browser_reload", json!({ "tabId": b })).await;
         let seen = read(h, b).await;
         assert_eq!(seen["local"], "state-a", "{seen}");
+        assert_eq!(seen["idb"], "state-a", "IndexedDB travels with the state: {seen}");
         assert!(
             seen["cookies"].as_str().unwrap().contains("script=state-a"),
             "{seen}"

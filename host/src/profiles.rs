@@ -1,5 +1,6 @@
 //! Named profiles kept on disk (docs/protocol.md §21): a profile's cookies and the
-//! localStorage of the origins its tabs showed, in `profiles/NAME.json` under the host's data
+//! localStorage and IndexedDB of the origins its tabs showed (and how to read and write an
+//! origin's, `js/origin_state.js`), in `profiles/NAME.json` under the host's data
 //! dir (0600, in a 0700 folder; Playwright's `storageState` shape, as `browser_storage_state`
 //! writes), saved while sessions run in it and when its last one ends, and read when a session
 //! names it again, after a restart or a kill -9 too. A file is replaced whole (written beside,
@@ -11,6 +12,48 @@ use serde_json::{json, Value};
 use tether_protocol::actions::browser_storage_state::{origin_of, Cookie, Item, OriginStorage, StorageState};
 
 use crate::cdp::{CdpError, Transport};
+
+/// Reads and writes an origin's localStorage and IndexedDB in a page of it.
+const ORIGIN_STATE: &str = include_str!("js/origin_state.js");
+
+/// The expression that reads the state of the origin of the page it runs in, as JSON text
+/// (awaited).
+pub fn read_origin() -> String {
+    format!("({}).read()", ORIGIN_STATE.trim_end())
+}
+
+/// The expression that puts `saved` back in a page of its origin (awaited).
+pub fn write_origin(saved: &OriginStorage) -> String {
+    let local: Vec<(&str, &str)> = saved
+        .local_storage
+        .iter()
+        .map(|i| (i.name.as_str(), i.value.as_str()))
+        .collect();
+    let state = json!({ "local": local, "indexedDB": saved.indexed_db });
+    format!("({}).write({state})", ORIGIN_STATE.trim_end())
+}
+
+/// What [`read_origin`] answered in a page of `origin`, as its saved state.
+pub fn origin_read(origin: String, answer: &Value) -> Result<OriginStorage, String> {
+    #[derive(serde::Deserialize)]
+    struct Read {
+        local: Vec<(String, String)>,
+        #[serde(rename = "indexedDB", default)]
+        indexed_db: Vec<Value>,
+    }
+    let read: Read = serde_json::from_str(answer.as_str().unwrap_or_default())
+        .map_err(|e| format!("{origin}'s storage did not read as expected: {e}"))?;
+    let local_storage = read
+        .local
+        .into_iter()
+        .map(|(name, value)| Item { name, value })
+        .collect();
+    Ok(OriginStorage {
+        origin,
+        local_storage,
+        indexed_db: read.indexed_db,
+    })
+}
 
 /// The largest profile file read back: a bigger one is a damaged or foreign file.
 const MAX_PROFILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -110,11 +153,8 @@ pub async fn capture(
         if origins.iter().any(|o| o.origin == origin) || !transport.is_attached(tab.tab_id) {
             continue;
         }
-        if let Some(local_storage) = local_storage_of(transport, tab.tab_id).await {
-            origins.push(OriginStorage {
-                origin,
-                local_storage,
-            });
+        if let Some(saved) = origin_state_of(transport, tab.tab_id, origin).await {
+            origins.push(saved);
         }
     }
     for kept in before.map(|b| b.origins).unwrap_or_default() {
@@ -143,22 +183,15 @@ pub async fn save(
     Ok(state)
 }
 
-/// The localStorage of the page a tab shows, read in the page (the page's own values: a page
-/// that lies about them lies about its own).
-async fn local_storage_of(transport: &dyn Transport, tab: i64) -> Option<Vec<Item>> {
-    let read = json!({
-        "expression": "JSON.stringify(Object.entries(localStorage))",
-        "returnByValue": true,
-    });
+/// The state of the origin of the page a tab shows, read in the page (the page's own values:
+/// a page that lies about them lies about its own).
+async fn origin_state_of(transport: &dyn Transport, tab: i64, origin: String) -> Option<OriginStorage> {
+    let read = json!({ "expression": read_origin(), "returnByValue": true, "awaitPromise": true });
     let reply = transport.send(tab, "Runtime.evaluate", read).await.ok()?;
-    let text = reply.pointer("/result/value").and_then(Value::as_str)?;
-    let entries: Vec<(String, String)> = serde_json::from_str(text).ok()?;
-    Some(
-        entries
-            .into_iter()
-            .map(|(name, value)| Item { name, value })
-            .collect(),
-    )
+    let answer = reply.pointer("/result/value")?;
+    origin_read(origin, answer)
+        .map_err(|e| tracing::debug!(tab, "{e}"))
+        .ok()
 }
 
 /// A saved cookie as `Network.setCookies` takes it (a session cookie without `expires`).

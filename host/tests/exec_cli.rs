@@ -263,7 +263,7 @@ fn a_click_in_exec_returns_once_the_page_settled() {
 }
 
 /// A named profile (docs/protocol.md §21) outlives its sessions and the host: what its pages
-/// kept (a server cookie, a script cookie, localStorage) is saved in the data dir as its last
+/// kept (a server cookie, a script cookie, localStorage, IndexedDB) is saved in the data dir as its last
 /// session ends, readable by its owner alone, and put back when a later run names it; no
 /// value is written to the host's log.
 #[test]
@@ -304,6 +304,7 @@ fn a_named_profile_is_kept_in_the_data_dir_across_runs() {
     ]);
     let seen = &results(&run(read.clone()))[2]["result"]["value"];
     assert_eq!(seen["local"], "v4lue", "{seen}");
+    assert_eq!(seen["idb"], "v4lue", "IndexedDB is kept: {seen}");
     let cookies = seen["cookies"].as_str().unwrap();
     assert!(
         cookies.contains("server=v4lue") && cookies.contains("script=v4lue"),

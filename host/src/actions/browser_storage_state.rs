@@ -1,7 +1,7 @@
 //! `browser_storage_state`: the browser's cookies (`Network.getAllCookies` / `setCookies`, sent
-//! through a tab of the session) and some origins' localStorage, saved to a JSON artifact in
-//! Playwright's `storageState` shape, or put back from one. An origin's localStorage is read or
-//! written in a throwaway background tab whose one request to the origin the host answers
+//! through a tab of the session: its context's) and some origins' localStorage and IndexedDB
+//! (`js/origin_state.js`), saved to a JSON artifact in Playwright's `storageState` shape, or put
+//! back from one. An origin's storage is read or written in a throwaway background tab whose one request to the origin the host answers
 //! itself with an empty page (`Fetch`): no request reaches the site, and no page of the site
 //! runs. No value is ever logged or put in a result.
 
@@ -10,14 +10,14 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_storage_state::{
-    origin_of, Cookie, Direction, Item, OriginStorage, OriginsDone, Output, Params, StorageState,
+    origin_of, Cookie, Direction, OriginStorage, OriginsDone, Output, Params, StorageState,
 };
 use tether_protocol::actions::TabId;
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::Context;
 use crate::cdp::BrowserEvent;
-use crate::profiles::cookie_param;
+use crate::profiles::{self, cookie_param};
 
 const REFUSED: &str = "browser_storage_state is off on this browser: save and load reach the person's own logins (every site's cookies), so the browser's owner allows them in the Tether extension's popup (\"Let agents save and load logins\"). A worker's own browser needs no such permission.";
 
@@ -51,20 +51,9 @@ async fn save(cx: &Context<'_>, tab: TabId, origins: Option<Vec<String>>) -> Res
         origins: Vec::new(),
     };
     for origin in &origins {
-        let read = "JSON.stringify(Object.entries(localStorage))";
-        let entries = in_origin(cx, origin, read.into()).await?;
-        let entries: Vec<(String, String)> =
-            serde_json::from_str(entries.as_str().unwrap_or("[]")).map_err(|e| {
-                ActionError::internal(format!("{origin}'s localStorage did not read as entries: {e}"))
-            })?;
-        let local_storage = entries
-            .into_iter()
-            .map(|(name, value)| Item { name, value })
-            .collect();
-        state.origins.push(OriginStorage {
-            origin: origin.clone(),
-            local_storage,
-        });
+        let answer = in_origin(cx, origin, profiles::read_origin()).await?;
+        let saved = profiles::origin_read(origin.clone(), &answer).map_err(ActionError::internal)?;
+        state.origins.push(saved);
     }
     let bytes = serde_json::to_vec(&state).map_err(|e| ActionError::internal(e.to_string()))?;
     let stored = cx.artifacts.put(bytes, "application/json").await?;
@@ -97,7 +86,7 @@ async fn load(cx: &Context<'_>, tab: TabId, artifact_id: &str) -> Result<Output,
     cx.page(tab)
         .cdp("Network.setCookies", json!({ "cookies": cookies }))
         .await?;
-    put_local_storage(cx, &state.origins).await?;
+    put_origins(cx, &state.origins).await?;
     Ok(Output {
         artifact_id: None,
         url: None,
@@ -106,23 +95,11 @@ async fn load(cx: &Context<'_>, tab: TabId, artifact_id: &str) -> Result<Output,
     })
 }
 
-/// Puts each origin's saved localStorage back, through a page of the origin in the session's
-/// context that no request to the site made.
-pub(crate) async fn put_local_storage(
-    cx: &Context<'_>,
-    origins: &[OriginStorage],
-) -> Result<(), ActionError> {
+/// Puts each origin's saved localStorage and IndexedDB back, through a page of the origin in
+/// the session's context that no request to the site made.
+pub(crate) async fn put_origins(cx: &Context<'_>, origins: &[OriginStorage]) -> Result<(), ActionError> {
     for saved in origins {
-        let items: Vec<(&str, &str)> = saved
-            .local_storage
-            .iter()
-            .map(|i| (i.name.as_str(), i.value.as_str()))
-            .collect();
-        let write = format!(
-            "(items => {{ for (const [name, value] of items) localStorage.setItem(name, value); return items.length; }})({})",
-            serde_json::to_string(&items).unwrap_or_else(|_| "[]".into())
-        );
-        in_origin(cx, &saved.origin, write).await?;
+        in_origin(cx, &saved.origin, profiles::write_origin(saved)).await?;
     }
     Ok(())
 }
@@ -236,7 +213,7 @@ async fn run_in_origin(
         .send(
             tab,
             "Runtime.evaluate",
-            json!({ "expression": expression, "returnByValue": true }),
+            json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
         )
         .await?;
     if let Some(thrown) = evaluated.get("exceptionDetails") {

@@ -30,10 +30,10 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
             .into_iter()
             .filter(|o| cx.policy.refusal(&o.origin).is_none())
             .collect();
-        if let Err(e) = browser_storage_state::put_local_storage(cx, &origins).await {
+        if let Err(e) = browser_storage_state::put_origins(cx, &origins).await {
             tracing::warn!(
                 session_id = cx.session.id,
-                "a profile's localStorage was not put back: {e}"
+                "a profile's storage was not put back: {e}"
             );
         }
     }

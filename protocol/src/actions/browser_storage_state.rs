@@ -10,7 +10,7 @@ use super::{About, ActionParams, Category, ReadsAs};
 pub const ABOUT: About = About {
     label: "Storage state",
     category: Category::Session,
-    description: "save: stores the browser's cookies (every site's) and the localStorage of the given origins (default: those the session's tabs show) in an artifact, in Playwright's storageState shape; the result counts them and never shows a value. load: puts an artifact saved so back (cookies, then each origin's localStorage). In extension mode FORBIDDEN unless the browser's owner allowed it in the extension's popup.",
+    description: "save: stores the browser's cookies (every site's) and the localStorage and IndexedDB of the given origins (default: those the session's tabs show) in an artifact, in Playwright's storageState shape; the result counts them and never shows a value. load: puts an artifact saved so back (cookies, then each origin's localStorage and IndexedDB). In extension mode FORBIDDEN unless the browser's owner allowed it in the extension's popup.",
     waits_for: None,
     reads_as: ReadsAs::Json,
     example: Some(r#"{"action": "save"}"#),
@@ -139,6 +139,11 @@ fn session_cookie() -> f64 {
 pub struct OriginStorage {
     pub origin: String,
     pub local_storage: Vec<Item>,
+    /// Its IndexedDB databases, as the host's page script writes them (Playwright's shape:
+    /// `{ name, version, stores: [{ name, keyPath, autoIncrement, indexes, records: [{ key,
+    /// value }] }] }`), kept as JSON.
+    #[serde(default, rename = "indexedDB", skip_serializing_if = "Vec::is_empty")]
+    pub indexed_db: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
