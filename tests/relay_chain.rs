@@ -110,6 +110,18 @@ fn an_orchestrator_drives_a_worker_through_the_relay() {
             )
             .await;
         assert_eq!(refused["error"]["code"], "FORBIDDEN_TARGET", "{refused}");
+        // Typed as a person types an address (no scheme), by its port on loopback's other names
+        // too: still the relay's own page.
+        let port = relay.addr.port();
+        for typed in [
+            format!("127.0.0.1:{port}/healthz"),
+            format!("localhost:{port}/healthz"),
+        ] {
+            let refused = relay
+                .act(session, "browser_navigate", json!({ "tabId": tab, "url": typed }))
+                .await;
+            assert_eq!(refused["error"]["code"], "FORBIDDEN_TARGET", "{typed}: {refused}");
+        }
 
         relay.ok(session, "session_stop", json!({})).await;
         let state = relay.get(&format!("/api/sessions/{session}")).await;

@@ -511,3 +511,33 @@ fn the_relay_is_no_target_under_any_loopback_spelling() {
         relay.ok(s, "session_stop", json!({})).await;
     });
 }
+
+/// In the person's browser too (the relay names the current tab): a tab the session opens
+/// becomes its current one, `browser_tabs` `select` goes back, and an action without a tabId
+/// acts where the session now is.
+#[test]
+fn in_the_users_browser_select_moves_the_sessions_current_tab() {
+    run_extension(|h| async move {
+        let s = "select-ext";
+        let first = h.start(s, "/fixtures/form.html").await;
+        let opened = h
+            .ok(
+                s,
+                "browser_tabs",
+                json!({ "action": "open", "url": h.url("/fixtures/article.html") }),
+            )
+            .await;
+        h.ok(s, "browser_wait_for_loaded", json!({})).await;
+        let title = |r: serde_json::Value| r["markdown"].as_str().unwrap_or_default().to_owned();
+        let read = title(h.ok(s, "browser_snapshot", json!({})).await);
+        assert!(
+            read.contains("article.html"),
+            "the opened tab is current: {read}; {opened}"
+        );
+        h.ok(s, "browser_tabs", json!({ "action": "select", "tabId": first }))
+            .await;
+        let read = title(h.ok(s, "browser_snapshot", json!({})).await);
+        assert!(read.contains("form.html"), "select went back: {read}");
+        h.ok(s, "session_stop", json!({})).await;
+    });
+}
