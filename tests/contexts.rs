@@ -32,6 +32,36 @@ async fn read(h: &Harness, tab: i64) -> Value {
     h.eval(tab, "read()").await
 }
 
+/// The browser context tab `tab` is in.
+async fn context_of(h: &Harness, tab: i64) -> String {
+    let cdp = h.worker().transport.connection();
+    let targets = cdp.call(None, "Target.getTargets", json!({})).await.unwrap();
+    let target = h.worker().transport.target_id(tab).unwrap();
+    let info = targets["targetInfos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["targetId"] == target.as_str())
+        .cloned()
+        .unwrap();
+    info["browserContextId"].as_str().unwrap().to_owned()
+}
+
+/// The browser's contexts now (its default one aside).
+async fn contexts(h: &Harness) -> Vec<String> {
+    let cdp = h.worker().transport.connection();
+    let listed = cdp
+        .call(None, "Target.getBrowserContexts", json!({}))
+        .await
+        .unwrap();
+    listed["browserContextIds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_str().map(str::to_owned))
+        .collect()
+}
+
 fn nothing() -> Value {
     json!({ "cookies": "", "local": null, "session": null, "idb": null, "cache": null })
 }
@@ -83,7 +113,9 @@ fn sessions_see_nothing_of_each_other_at_once_or_after() {
         write(h, b, "ctx-b").await;
         assert!(same_state(&read(h, a).await, &all_of("ctx-a")));
 
+        let context = context_of(h, a).await;
         h.ok("ctx-a", "session_stop", json!({})).await;
+        assert!(!contexts(h).await.contains(&context), "A's context outlived it");
         let (c, _) = start(h, "ctx-c", json!({})).await;
         let seen = read(h, c).await;
         assert!(
@@ -132,9 +164,17 @@ fn a_named_profile_is_shared_and_default_is_the_browsers_own() {
             json!({ "url": h.url(PAGE), "profile": "team-x" }),
         )
         .await;
-        for s in ["prof-1", "prof-2", "prof-own", "default-1", "default-2"] {
+        let shared = context_of(h, p1).await;
+        assert_eq!(context_of(h, p2).await, shared, "one context for the profile");
+        h.ok("prof-1", "session_stop", json!({})).await;
+        assert!(
+            contexts(h).await.contains(&shared),
+            "its other session still runs in it"
+        );
+        for s in ["prof-2", "prof-own", "default-1", "default-2"] {
             h.ok(s, "session_stop", json!({})).await;
         }
+        assert!(!contexts(h).await.contains(&shared), "gone with its last session");
     });
 }
 
@@ -246,6 +286,14 @@ fn a_sessions_proxy_carries_its_pages_only() {
             .await;
         assert_eq!(failed.code, ErrorCode::NavigationFailed, "{}", failed.message);
         assert!(failed.message.contains("PROXY"), "{}", failed.message);
+        // The failed start left the session no context: started again with a proxy that is
+        // there, it goes through that one (a context kept would refuse another proxy).
+        let again = json!({ "url": page, "proxy": through });
+        let started = h.ok("dead-proxy", "session_start", again).await;
+        let tab = started["tabId"].as_i64().unwrap();
+        h.ok("dead-proxy", "browser_wait_for_loaded", json!({ "tabId": tab }))
+            .await;
+        assert_eq!(h.eval(tab, "document.title").await, "Through the proxy");
 
         let team = json!({ "url": page, "profile": "proxied-team", "proxy": through });
         h.ok("team-1", "session_start", team).await;

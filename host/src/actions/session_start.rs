@@ -51,7 +51,16 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
             }
             tab
         }
-        None => open(cx, p.url.as_deref()).await?,
+        None => match open(cx, p.url.as_deref()).await {
+            Ok(tab) => tab,
+            Err(e) => {
+                // A session left with no tab keeps no context either (its next start makes one).
+                if cx.session.tabs().is_empty() {
+                    cx.contexts.release(cx.transport.as_ref(), cx.session.id).await;
+                }
+                return Err(e);
+            }
+        },
     };
 
     let info = cx.transport.tab(tab).await?.ok_or_else(|| {
