@@ -84,7 +84,7 @@ impl Contexts {
 
     /// Places the session's tabs (in a context made or joined as it first asks, or the
     /// browser's default); what a named profile kept that only a page of its origins can put
-    /// back (its localStorage), when the profile's context was just made from its file. A
+    /// back (its localStorage and IndexedDB), when the profile's context was just made from its file. A
     /// session keeps the context it started in: a later `session_start` naming another profile
     /// or proxy is refused.
     pub async fn for_session(
@@ -97,20 +97,7 @@ impl Contexts {
             return self.same_as_before(&placed, &wanted).map(|()| None);
         }
         if !transport.has_contexts() {
-            return match (wanted.profile, wanted.proxy) {
-                (None | Some(DEFAULT_PROFILE), None) => {
-                    let placed = match wanted.profile {
-                        Some(_) => Placement::Default,
-                        None => Placement::Lent,
-                    };
-                    self.lock().sessions.insert(session_id.to_owned(), placed);
-                    Ok(None)
-                }
-                _ => Err(ActionError::new(
-                    ErrorCode::Unsupported,
-                    "this browser is a person's own, lent through the extension: its sessions share its one profile, so neither another profile nor a proxy can be chosen here (run a worker for those)",
-                )),
-            };
+            return self.lent(session_id, &wanted).map(|()| None);
         }
         if wanted.proxy.is_some_and(|p| p.username.is_some()) {
             return Err(ActionError::new(
@@ -134,6 +121,21 @@ impl Contexts {
         };
         self.lock().sessions.insert(session_id.to_owned(), placed);
         Ok(restore)
+    }
+
+    /// Places a session in the person's own profile, lent through the extension: the only
+    /// one there is, so another profile or a proxy cannot be chosen.
+    fn lent(&self, session_id: &str, wanted: &Wanted<'_>) -> Result<(), ActionError> {
+        let placed = match (wanted.profile, wanted.proxy) {
+            (None, None) => Placement::Lent,
+            (Some(DEFAULT_PROFILE), None) => Placement::Default,
+            _ => return Err(ActionError::new(
+                ErrorCode::Unsupported,
+                "this browser is a person's own, lent through the extension: its sessions share its one profile, so neither another profile nor a proxy can be chosen here (run a worker for those)",
+            )),
+        };
+        self.lock().sessions.insert(session_id.to_owned(), placed);
+        Ok(())
     }
 
     /// An action of the session ended: a profile it runs in is saved shortly.

@@ -109,24 +109,11 @@ pub async fn wait(cx: &Context<'_>, tab: TabId, armed: Armed, budget: Duration) 
     let (mut pending, mut invalid) = loop {
         let left = || deadline.saturating_duration_since(Instant::now());
         waited.navigation |= observed::loads_ended(cx, tab, left).await;
-        let mut counted = InPageWaited::default();
-        let (mut pending, mut invalid) = (Vec::new(), Vec::new());
-        for document in documents(cx, &page).await {
-            let settle = Settle {
-                budget_ms: left().as_millis() as u64,
-            };
-            match document.call(&settle).await {
-                Ok(in_page) => {
-                    counted.requests += in_page.waited.requests;
-                    counted.timers += in_page.waited.timers;
-                    counted.animations += in_page.waited.animations;
-                    pending.extend(in_page.pending);
-                    invalid.extend(in_page.invalid);
-                }
-                // The document went as the page asked (its action began a navigation).
-                Err(e) => tracing::debug!(tab, "settling in the page: {e}"),
-            }
-        }
+        let InPage {
+            waited: counted,
+            mut pending,
+            invalid,
+        } = in_documents(cx, &page, deadline).await;
         // Counted since each document was armed: a second look sees the first one's again.
         waited.requests = waited.requests.max(counted.requests);
         waited.timers = waited.timers.max(counted.timers);
@@ -158,6 +145,35 @@ pub async fn wait(cx: &Context<'_>, tab: TabId, armed: Armed, budget: Duration) 
         pending,
         invalid,
     })
+}
+
+/// Waits, until `deadline`, in the page and each of its cross-origin frames the session may
+/// touch, for what the action set going there: their counts summed, what still ran, the
+/// fields a form refused.
+async fn in_documents(cx: &Context<'_>, page: &Page<'_>, deadline: Instant) -> InPage {
+    let mut sum = InPage {
+        waited: InPageWaited::default(),
+        pending: Vec::new(),
+        invalid: Vec::new(),
+    };
+    for document in documents(cx, page).await {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let settle = Settle {
+            budget_ms: left.as_millis() as u64,
+        };
+        match document.call(&settle).await {
+            Ok(in_page) => {
+                sum.waited.requests += in_page.waited.requests;
+                sum.waited.timers += in_page.waited.timers;
+                sum.waited.animations += in_page.waited.animations;
+                sum.pending.extend(in_page.pending);
+                sum.invalid.extend(in_page.invalid);
+            }
+            // The document went as the page asked (its action began a navigation).
+            Err(e) => tracing::debug!(tab = page.tab, "settling in the page: {e}"),
+        }
+    }
+    sum
 }
 
 /// Waits, until `deadline`, for the frame documents, scripts and stylesheets requested after
