@@ -1,9 +1,9 @@
 //! Each session its own browser (docs/protocol.md §21), in worker mode: what one session's
 //! pages keep (server and script cookies, localStorage, sessionStorage, IndexedDB, Cache
-//! Storage, the HTTP cache) no other session sees, running at the same time or after it; a
-//! named profile is one context its sessions share, and `"default"` the browser's own; bad
-//! names and proxies are refused, and extension mode, which lends a person's one profile, says
-//! a profile or proxy is not for it.
+//! Storage, service workers, the HTTP cache) no other session sees, running at the same time
+//! or after it; a named profile is one context its sessions share, and `"default"` the
+//! browser's own; bad names and proxies are refused, and extension mode, which lends a
+//! person's one profile, says a profile or proxy is not for it.
 
 use serde_json::{json, Value};
 use tether_protocol::ErrorCode;
@@ -63,13 +63,13 @@ async fn contexts(h: &Harness) -> Vec<String> {
 }
 
 fn nothing() -> Value {
-    json!({ "cookies": "", "local": null, "session": null, "idb": null, "cache": null })
+    json!({ "cookies": "", "local": null, "session": null, "idb": null, "cache": null, "workers": 0 })
 }
 
 fn all_of(tag: &str) -> Value {
     json!({
         "cookies": format!("server={tag}; script={tag}"),
-        "local": tag, "session": tag, "idb": tag, "cache": tag,
+        "local": tag, "session": tag, "idb": tag, "cache": tag, "workers": 1,
     })
 }
 

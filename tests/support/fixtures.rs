@@ -41,6 +41,7 @@ impl Server {
             .route("/never-loads", get(never_loads_page))
             .route("/counter/{key}", get(count).post(count))
             .route("/kept/{key}", get(kept))
+            .route("/script/{name}", get(script))
             .route("/stall", get(stall))
             .route("/icon/{ms}/{name}", get(icon))
             .route("/slow/{ms}", get(slow).post(slow))
@@ -157,6 +158,17 @@ async fn count(Path(key): Path<String>) -> &'static str {
         hold.notified().await;
     }
     "counted"
+}
+
+/// A fixture served as JavaScript (a service worker must come with a script's type).
+async fn script(Path(name): Path<String>) -> Response {
+    if name.contains("..") || name.contains('/') || !name.ends_with(".js") {
+        return StatusCode::BAD_REQUEST.into_response();
+    }
+    match tokio::fs::read_to_string(fixtures_dir().join(&name)).await {
+        Ok(body) => ([(header::CONTENT_TYPE, "text/javascript")], body).into_response(),
+        Err(_) => (StatusCode::NOT_FOUND, format!("no script {name}")).into_response(),
+    }
 }
 
 /// Counted as `/counter/kept-{key}` is, and answered with a server cookie (`server={key}`) and

@@ -86,6 +86,9 @@ where
     run_in(Mode::Extension, &test);
 }
 
+/// How long a test's own look into a page may take.
+const EVAL_LIMIT: Duration = Duration::from_secs(60);
+
 /// Runs one test body in worker mode only: for what only a worker has (its transport, its
 /// engine's session table, a browser the test shares with other clients).
 pub fn run_worker<F, Fut>(test: F)
@@ -348,10 +351,11 @@ impl Harness {
         match &self.driver {
             Driver::Worker(worker) => {
                 let params = json!({ "expression": expression, "returnByValue": true, "awaitPromise": true });
-                let reply = worker
-                    .transport
-                    .send(tab, "Runtime.evaluate", params)
+                // Bounded: a page promise that never settles fails the test, not the run.
+                let evaluated = worker.transport.send(tab, "Runtime.evaluate", params);
+                let reply = tokio::time::timeout(EVAL_LIMIT, evaluated)
                     .await
+                    .unwrap_or_else(|_| panic!("{expression} did not settle within {EVAL_LIMIT:?}"))
                     .expect("Runtime.evaluate");
                 assert!(
                     reply.get("exceptionDetails").is_none(),
