@@ -242,6 +242,13 @@ impl ExtensionBrowser {
     /// Evaluates an expression in a tab (by its `chrome.tabs` id), through a CDP session of
     /// the test's own: the extension's service worker names the tab's debugger target.
     pub async fn eval(&self, tab: TabId, expression: &str) -> Value {
+        // Bounded: a page promise that never settles fails the test, not the run.
+        tokio::time::timeout(crate::EVAL_LIMIT, self.eval_unbounded(tab, expression))
+            .await
+            .unwrap_or_else(|_| panic!("{expression} did not settle within {:?}", crate::EVAL_LIMIT))
+    }
+
+    async fn eval_unbounded(&self, tab: TabId, expression: &str) -> Value {
         let mut guard = self.observer.lock().await;
         if guard.is_none() {
             let (cdp, service_worker) = self.service_worker().await;

@@ -87,7 +87,7 @@ where
 }
 
 /// How long a test's own look into a page may take.
-const EVAL_LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const EVAL_LIMIT: Duration = Duration::from_secs(60);
 
 /// Runs one test body in worker mode only: for what only a worker has (its transport, its
 /// engine's session table, a browser the test shares with other clients).
