@@ -48,6 +48,15 @@ pub fn preparation(page_log: bool) -> Vec<(&'static str, Value)> {
 /// The commands of the preparation that only keep the page's log.
 const PAGE_LOG: [&str; 2] = ["Log.enable", "Network.enable"];
 
+/// Installs the hooks in every document of a target before its own scripts (and in those it
+/// has now).
+fn install_hooks() -> (&'static str, Value) {
+    (
+        "Page.addScriptToEvaluateOnNewDocument",
+        json!({ "source": &*HOOKS_JS, "runImmediately": true }),
+    )
+}
+
 fn every_preparation() -> Vec<(&'static str, Value)> {
     vec![
         ("Page.enable", json!({})),
@@ -55,10 +64,7 @@ fn every_preparation() -> Vec<(&'static str, Value)> {
         ("Log.enable", json!({})),
         ("Network.enable", json!({})),
         ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
-        (
-            "Page.addScriptToEvaluateOnNewDocument",
-            json!({ "source": &*HOOKS_JS, "runImmediately": true }),
-        ),
+        install_hooks(),
         ("Emulation.setFocusEmulationEnabled", json!({ "enabled": true })),
         ("Target.setAutoAttach", crate::frames::AUTO_ATTACH.clone()),
     ]
@@ -361,15 +367,10 @@ fn prepare_frame(storing: &Storing, tab: TabId, state: &TabState, attached: &Val
     let Some(session) = attached["sessionId"].as_str().filter(|_| frame) else {
         return;
     };
-    let mut commands = vec![
-        ("Page.enable", json!({})),
-        (
-            "Page.addScriptToEvaluateOnNewDocument",
-            json!({ "source": &*HOOKS_JS, "runImmediately": true }),
-        ),
-    ];
+    let mut commands = vec![("Page.enable", json!({})), install_hooks()];
     if !state.no_page_log {
-        commands.extend(["Runtime.enable", "Log.enable", "Network.enable"].map(|m| (m, json!({}))));
+        let log = std::iter::once("Runtime.enable").chain(PAGE_LOG);
+        commands.extend(log.map(|method| (method, json!({}))));
     }
     let (transport, session) = (storing.transport.clone(), session.to_owned());
     tokio::spawn(async move {

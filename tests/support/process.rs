@@ -220,11 +220,13 @@ pub async fn ready_when(child: &mut Child, marker: &str, what: &str) -> Vec<Stri
 /// The resident memory of process `pid`, in KiB.
 pub fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its /proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
+    kib_field(&status, "VmRSS:").expect("VmRSS")
+}
+
+/// The value of a `/proc` line such as `VmRSS:   1234 kB`, in KiB.
+fn kib_field(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find_map(|l| l.strip_prefix(key))?;
+    line.trim().trim_end_matches("kB").trim().parse().ok()
 }
 
 /// The memory of process `root` and every process under it (a browser's renderers, GPU and
@@ -256,8 +258,7 @@ pub fn tree_pss_kib(root: u32) -> u64 {
     }
     let pss = |pid: u32| -> Option<u64> {
         let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
-        let line = rollup.lines().find_map(|l| l.strip_prefix("Pss:"))?;
-        line.trim().trim_end_matches("kB").trim().parse().ok()
+        kib_field(&rollup, "Pss:")
     };
     tree.into_iter().filter_map(pss).sum()
 }
