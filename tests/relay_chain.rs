@@ -122,6 +122,17 @@ fn an_orchestrator_drives_a_worker_through_the_relay() {
                 .await;
             assert_eq!(refused["error"]["code"], "FORBIDDEN_TARGET", "{typed}: {refused}");
         }
+        // Nor may a session go through the relay as its proxy (its pages under any site's name),
+        // whatever the proxy's scheme.
+        for scheme in ["http", "socks5"] {
+            let proxy = json!({ "server": format!("{scheme}://localhost:{port}"), "bypass": "<-loopback>" });
+            let through_relay = json!({ "url": h.url("/fixtures/form.html"), "proxy": proxy });
+            let refused = relay.act("proxied-relay", "session_start", through_relay).await;
+            assert_eq!(
+                refused["error"]["code"], "FORBIDDEN_TARGET",
+                "{scheme}: {refused}"
+            );
+        }
 
         relay.ok(session, "session_stop", json!({})).await;
         let state = relay.get(&format!("/api/sessions/{session}")).await;

@@ -14,6 +14,15 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     if let Some(why) = p.url.as_deref().and_then(|url| cx.policy.refusal(url)) {
         return Err(ActionError::new(ErrorCode::ForbiddenTarget, why));
     }
+    // A proxy at a place the session may not open would serve it that place's pages under
+    // any site's name: judged as its address would be, whatever scheme it speaks.
+    if let Some(why) = p
+        .proxy
+        .as_ref()
+        .and_then(|proxy| proxy_refusal(cx, &proxy.server))
+    {
+        return Err(ActionError::new(ErrorCode::ForbiddenTarget, why));
+    }
     cx.session.set_group_title(p.group_title.clone());
     let wanted = Wanted {
         profile: p.profile.as_deref(),
@@ -113,4 +122,17 @@ async fn existing_tab(cx: &Context<'_>) -> Option<TabId> {
         cx.session.forget(tab);
     }
     None
+}
+
+/// Why the session may not go through the proxy at `server`: the refusal its address would
+/// get as an http page.
+fn proxy_refusal(cx: &Context<'_>, server: &str) -> Option<String> {
+    let parsed = url::Url::parse(server).ok()?;
+    let port = parsed
+        .port_or_known_default()
+        .map_or(String::new(), |p| format!(":{p}"));
+    let address = format!("http://{}{port}/", parsed.host_str()?);
+    cx.policy
+        .refusal(&address)
+        .map(|why| format!("proxy.server {server}: {why}"))
 }
