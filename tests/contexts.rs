@@ -220,7 +220,7 @@ fn bad_profiles_and_proxies_are_refused_and_extension_mode_says_why() {
             json!({ "profile": "" }),
             json!({ "profile": "../etc" }),
             json!({ "profile": "a b" }),
-            json!({ "profile": ".hidden" }),
+            json!({ "profile": "a/b" }),
             json!({ "profile": long }),
             json!({ "proxy": { "server": "ftp://127.0.0.1:21" } }),
             json!({ "proxy": { "server": "http://user:pw@127.0.0.1:3128" } }),

@@ -120,15 +120,15 @@ impl Proxy {
 
 /// Checks a profile's name: 1-64 of A-Za-z0-9_.- (it names a file in the host's data dir).
 pub fn check_profile(name: &str) -> Result<(), String> {
+    // The file is NAME.json in the profiles folder: no name of these characters leaves it.
     let fits = (1..=PROFILE_MAX).contains(&name.len())
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
-        && !name.starts_with('.');
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
     match fits {
         true => Ok(()),
         false => Err(format!(
-            "profile must be 1-{PROFILE_MAX} of A-Za-z0-9_.- not starting with a dot, got {name:?}"
+            "profile must be 1-{PROFILE_MAX} of A-Za-z0-9_.-, got {name:?}"
         )),
     }
 }
