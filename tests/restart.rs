@@ -118,14 +118,12 @@ fn a_press_the_browser_finished_while_the_relay_was_dead_is_kept_and_never_repea
         let stopped = relay.kill9().await;
         hold.release();
         fixtures::hit_times("kept-buy-done", 1).await;
-        // A crash mid-write leaves a torn last line in the session log and in the journal.
-        for file in ["logs/shop.jsonl", "sessions.jsonl"] {
-            let mut torn = std::fs::OpenOptions::new()
-                .append(true)
-                .open(stopped.data.path().join(file))
-                .unwrap();
-            torn.write_all(br#"{"sessionId":"shop","eventIn"#).unwrap();
-        }
+        // A crash mid-write leaves a torn last line in the session log.
+        let mut torn = std::fs::OpenOptions::new()
+            .append(true)
+            .open(stopped.data.path().join("logs/shop.jsonl"))
+            .unwrap();
+        torn.write_all(br#"{"sessionId":"shop","eventIn"#).unwrap();
 
         let relay = restarted(stopped).await;
         logged_result(&relay.api(), relay.data.path(), "buy-1").await;
@@ -145,7 +143,7 @@ fn a_press_the_browser_finished_while_the_relay_was_dead_is_kept_and_never_repea
         );
         let again = act(&mut orch, "r2-thrice", press("again-1", tab, "again")).await;
         assert_eq!(again["replayed"], true, "{again}");
-        // What finished before the crash is answered from the journal: no second tab.
+        // What finished before the crash is answered from the store: no second tab.
         let start = json!({ "sessionId": "shop", "actionId": "open-shop", "actionName": "session_start", "params": {} });
         let reopened = act(&mut orch, "s-again", start).await;
         assert_eq!(

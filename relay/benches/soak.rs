@@ -3,7 +3,7 @@
 //! headless Chromium. Sessions start and end all the time (each: `session_start` on a page, a
 //! snapshot, a click, `session_stop`), as an orchestrator's users make them, over HTTP with
 //! keep-alive. Every minute it samples the relay's and the workers' memory and open files,
-//! the journal's and the session logs' size, and the latency of the actions in that minute
+//! the store's and the session logs' size, and the latency of the actions in that minute
 //! (the relay's open files counted every second, the minute's median its figure); at the end
 //! it checks every action got exactly one result and prints a Markdown table.
 //!
@@ -57,7 +57,7 @@ struct Sample {
     relay_files_range: (usize, usize),
     worker_rss_mib: f64,
     worker_files: usize,
-    journal_kib: u64,
+    store_kib: u64,
     logs_mib: f64,
     sessions_per_s: f64,
     actions: usize,
@@ -298,9 +298,15 @@ fn sample(
             .sum::<u64>() as f64
             / 1024.0,
         worker_files: pids.iter().map(|&p| files_open(p)).sum(),
-        journal_kib: datas
+        store_kib: datas
             .iter()
-            .map(|d| std::fs::metadata(d.join("sessions.jsonl")).map_or(0, |m| m.len() / 1024))
+            .map(|d| {
+                ["relay.db", "relay.db-wal"]
+                    .iter()
+                    .map(|f| std::fs::metadata(d.join(f)).map_or(0, |m| m.len()))
+                    .sum::<u64>()
+                    / 1024
+            })
             .sum(),
         logs_mib: datas.iter().map(|d| dir_bytes(&d.join("logs"))).sum::<u64>() as f64 / (1 << 20) as f64,
         sessions_per_s: sessions as f64 / SAMPLE_EVERY.as_secs_f64(),
@@ -324,7 +330,7 @@ fn dir_bytes(dir: &std::path::Path) -> u64 {
     })
 }
 
-const HEADER: &str = "| minute | relay RSS MiB | relay files (min-max) | workers RSS MiB | workers files | journal KiB | logs MiB | sessions/s | actions | p50 ms | p99 ms |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+const HEADER: &str = "| minute | relay RSS MiB | relay files (min-max) | workers RSS MiB | workers files | store KiB | logs MiB | sessions/s | actions | p50 ms | p99 ms |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
 
 fn row(s: &Sample) -> String {
     format!(
@@ -336,7 +342,7 @@ fn row(s: &Sample) -> String {
         s.relay_files_range.1,
         s.worker_rss_mib,
         s.worker_files,
-        s.journal_kib,
+        s.store_kib,
         s.logs_mib,
         s.sessions_per_s,
         s.actions,
@@ -382,12 +388,12 @@ fn report(samples: &[Sample], counts: &Counts, nats: bool) {
         counts.wrong.load(Ordering::Relaxed)
     );
     println!(
-        "after minute {settled}: relay RSS within {:.2}x, relay files {:.2}x, workers RSS {:.2}x, workers files {:.2}x, journal {:.2}x; p99 {:.2}x its early value",
+        "after minute {settled}: relay RSS within {:.2}x, relay files {:.2}x, workers RSS {:.2}x, workers files {:.2}x, store {:.2}x; p99 {:.2}x its early value",
         spread(&|s| s.relay_rss_mib),
         spread(&|s| s.relay_files as f64),
         spread(&|s| s.worker_rss_mib),
         spread(&|s| s.worker_files as f64),
-        spread(&|s| s.journal_kib as f64),
+        spread(&|s| s.store_kib as f64),
         if p99_early > 0.0 { p99_late / p99_early } else { 0.0 },
     );
 }

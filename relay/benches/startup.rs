@@ -1,107 +1,127 @@
-//! How long the relay takes to start with 10,000 sessions behind it (docs/protocol.md §13: it
-//! rebuilds sessions, bindings and kept results before it accepts connections).
+//! How long the relay binary takes to answer `/healthz`, and what it holds, with 1,000,000 kept
+//! actions behind it against an empty data dir (docs/protocol.md §22: start-up does not grow
+//! with what is kept, RSS within 10 % of an empty relay's).
 //!
 //!     cargo bench -p tether-relay --bench startup
 //!
-//! The data dir is written through the relay's own journal as a busy relay leaves it: each
-//! session bound, then 20 actions started and finished with a result of about 400 bytes (a
-//! click's or a scan's summary). Measured: `Relay::open` on it the first time (replaying every
-//! record, then rewriting the journal as one record per session) and again (the steady state:
-//! every later start), against the floor of reading the same file's bytes, and an empty dir.
+//! The data dir is written through the relay's own store as a busy relay leaves it: 100,000
+//! sessions, each bound, with 10 actions started and finished with a result of about 400 bytes
+//! (a click's summary). Then the real `tether-relay` is started on it and on an empty dir, three
+//! times each, alternating: the time from spawning it to its first `/healthz` answer (over
+//! HTTP, from outside), its RSS then, and the data dir's size.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use serde_json::json;
 use tether_protocol::result::{ActionHeader, Output};
 use tether_protocol::ActionResult;
-use tether_relay::artifacts::Limits;
-use tether_relay::config::{Settings, Tokens};
-use tether_relay::journal::{Journal, Record};
-use tether_relay::state::Relay;
+use tether_relay::store::{Action, Head, Standing, Store};
+use tether_tests::process::RelayProcess;
 
-const SESSIONS: usize = 10_000;
-const ACTIONS: usize = 20;
+const SESSIONS: usize = 100_000;
+const ACTIONS: usize = 10;
 
-fn tokens() -> Tokens {
-    Tokens {
-        orchestrator: "o".into(),
-        host: "h".into(),
-        observer: "w".into(),
-        bound: Default::default(),
-    }
+fn result(session_id: &str, action_id: &str) -> tether_relay::store::Stored {
+    let header = ActionHeader {
+        action_id: action_id.to_owned(),
+        action_name: "browser_click".into(),
+        session_id: session_id.to_owned(),
+        client_id: "browser-1".into(),
+    };
+    let output = json!({ "tabId": 1, "clicked": { "tag": "button", "name": "Add to cart", "xpath": "/html/body/main/section[2]/div[3]/button[1]" },
+                         "navigated": false, "url": "https://shop.example/items/42?ref=list", "title": "Item 42 - Shop" });
+    let result = ActionResult::new(header, Utc::now(), Utc::now(), Ok(Output::of(&output)));
+    Arc::from(serde_json::value::to_raw_value(&result).unwrap())
 }
 
-fn write_history(dir: &std::path::Path) {
-    let journal = Journal::rewrite(dir, []).unwrap();
+async fn write_history(dir: &std::path::Path) {
+    let store = Store::open(dir).unwrap();
+    let head = |standing| Head {
+        client_id: Some(format!("browser-{}", 1)),
+        current_tab: Some(1),
+        standing,
+        active_at: Utc::now().timestamp_millis(),
+        ..Head::default()
+    };
     for s in 0..SESSIONS {
         let session_id = format!("session-{s}");
-        journal.append(&Record::Bound {
-            session_id: session_id.as_str().into(),
-            client_id: format!("browser-{}", s % 50).into(),
-        });
+        let mut last = store.keep(&session_id, Some(head(Standing::Created)), None);
         for n in 0..ACTIONS {
             let action_id = format!("act-{s}-{n}");
-            journal.append(&Record::Started {
-                session_id: session_id.as_str().into(),
-                action_id: action_id.as_str().into(),
+            let started = Action::Started {
+                action_id: action_id.clone(),
                 action_name: "browser_click".into(),
                 tab_id: Some(1),
-            });
-            let header = ActionHeader {
-                action_id,
-                action_name: "browser_click".into(),
-                session_id: session_id.clone(),
-                client_id: format!("browser-{}", s % 50),
             };
-            let output = json!({ "tabId": 1, "clicked": { "tag": "button", "name": "Add to cart", "xpath": "/html/body/main/section[2]/div[3]/button[1]" },
-                                 "navigated": false, "url": "https://shop.example/items/42?ref=list", "title": "Item 42 - Shop" });
-            let result = ActionResult::new(header, Utc::now(), Utc::now(), Ok(Output::of(&output)));
-            let raw = serde_json::value::to_raw_value(&result).unwrap();
-            journal.append(&Record::Finished {
-                session_id: session_id.as_str().into(),
-                current_tab: Some(1),
-                result: &raw,
-            });
+            store.keep(&session_id, None, Some(started));
+            let finished = Action::Finished {
+                result: result(&session_id, &action_id),
+                action_id,
+                forgotten: None,
+            };
+            last = store.keep(&session_id, Some(head(Standing::Ongoing)), Some(finished));
+        }
+        // Paced by the writer, a thousand sessions at a time.
+        if s % 1000 == 999 {
+            last.wait().await;
         }
     }
-}
-
-fn open(dir: &std::path::Path) -> Duration {
-    let start = Instant::now();
-    let relay = Relay::open(Settings::default(), tokens(), dir, Limits::default()).unwrap();
-    let took = start.elapsed();
+    let (sessions, actions) = store.counts();
     assert_eq!(
-        relay.sessions.count(),
-        if dir.join("sessions.jsonl").metadata().unwrap().len() > 0 {
-            SESSIONS
-        } else {
-            0
-        }
+        (sessions, actions),
+        (SESSIONS as u64, (SESSIONS * ACTIONS) as u64)
     );
-    took
 }
 
-fn main() {
-    let empty = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write_history(dir.path());
-    let bytes = dir.path().join("sessions.jsonl").metadata().unwrap().len();
-    let read_start = Instant::now();
-    let read = std::fs::read(dir.path().join("sessions.jsonl")).unwrap().len();
-    let floor = read_start.elapsed();
-    let first = open(dir.path());
-    let compacted = dir.path().join("sessions.jsonl").metadata().unwrap().len();
-    let mut again: Vec<Duration> = (0..5).map(|_| open(dir.path())).collect();
-    again.sort();
-    let empty_open = open(empty.path());
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!("{SESSIONS} sessions x {ACTIONS} actions; journal {:.1} MB ({read} read in {:.0} ms), {:.1} MB after the first start", bytes as f64 / 1e6, ms(floor), compacted as f64 / 1e6);
-    println!("empty data dir           {:>8.1} ms", ms(empty_open));
-    println!("first start (replay all) {:>8.1} ms", ms(first));
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// Starts the relay on a copy-free reuse of `data`; time to `/healthz` and RSS (KiB) then.
+async fn start(data: tempfile::TempDir) -> (Duration, u64, tempfile::TempDir) {
+    let start = Instant::now();
+    let relay = RelayProcess::start_in(data, &[]).await;
+    let health = reqwest::get(format!("http://{}/healthz", relay.addr))
+        .await
+        .unwrap();
+    assert!(health.status().is_success());
+    let took = start.elapsed();
+    let rss = relay.rss_kib();
+    let stopped = relay.kill9().await;
+    (took, rss, stopped.data)
+}
+
+#[tokio::main]
+async fn main() {
+    let mut full = tempfile::tempdir().unwrap();
+    let mut empty = tempfile::tempdir().unwrap();
+    let wrote = Instant::now();
+    write_history(full.path()).await;
     println!(
-        "later starts, p50 of 5   {:>8.1} ms  ({:.1}x reading the file)",
-        ms(again[2]),
-        ms(again[2]) / ms(floor)
+        "{SESSIONS} sessions x {ACTIONS} actions written in {:.1} s; data dir {:.1} MB ({:.0} B per kept action)",
+        wrote.elapsed().as_secs_f64(),
+        dir_bytes(full.path()) as f64 / 1e6,
+        dir_bytes(full.path()) as f64 / (SESSIONS * ACTIONS) as f64
     );
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!("| data dir | to /healthz ms | RSS MiB |\n|---|---:|---:|");
+    for _ in 0..3 {
+        let (took, rss, back) = start(empty).await;
+        empty = back;
+        println!("| empty | {:.1} | {:.1} |", ms(took), rss as f64 / 1024.0);
+        let (took, rss, back) = start(full).await;
+        full = back;
+        println!(
+            "| 1,000,000 kept actions | {:.1} | {:.1} |",
+            ms(took),
+            rss as f64 / 1024.0
+        );
+    }
 }

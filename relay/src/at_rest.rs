@@ -1,4 +1,4 @@
-//! The relay's files at rest (docs/protocol.md §15): tokens, the journal, session logs (typed
+//! The relay's files at rest (docs/protocol.md §15): tokens, the database, session logs (typed
 //! passwords, presigned URLs) and artifacts are the relay's user's alone. The data dir and its
 //! folders are `0700`, files `0600`; a tokens file others could read is made private, with a
 //! warning, since whoever read it may already hold the tokens.

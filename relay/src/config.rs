@@ -113,7 +113,7 @@ pub struct RelayArgs {
     pub max_offline_browsers: usize,
     /// How long a session is kept once nothing happens in it (ended, stopped, or left by its
     /// orchestrator), so its actionIds can still be replayed: 24h, 30m, 90s. Then it is
-    /// forgotten, in memory and in the journal.
+    /// deleted from the relay's store (docs/protocol.md §22).
     #[arg(long, default_value = "24h", value_parser = parse_duration)]
     pub session_retention: Duration,
     /// Session logs not written for this many days are removed.

@@ -14,11 +14,12 @@ use tokio::time::Instant;
 use crate::config::ConfirmMode;
 use crate::events::Logged;
 use crate::host_link::{HostAnswer, Link};
-use crate::journal::Record;
 use crate::request::Request;
 use crate::session_log::Direction;
+use crate::sessions::Fact;
 use crate::shutdown::Phase;
 use crate::state::Relay;
+use crate::store::Action;
 
 /// Envelope ids of actions sent to hosts: a number, behind a prefix of this run of the relay.
 /// A host may answer an envelope of an earlier run after a restart (its kept results); the
@@ -41,14 +42,14 @@ pub fn sender_of(envelope_id: &str) -> Option<&str> {
 pub async fn run(relay: &Relay, request: &Request, on_ack: impl FnOnce()) -> ActionResult {
     let started = Utc::now();
     let deadline = Instant::now() + request.timeout.unwrap_or(relay.settings.action_timeout);
-    let (client_id, link) = match prepare(relay, request) {
+    let (client_id, link) = match prepare(relay, request).await {
         Ok(chosen) => chosen,
         Err((client, error)) => return request.failed(client.as_deref(), started, error),
     };
     if let Err(error) = confirm(relay, request, (&client_id, &link), deadline).await {
         return request.failed(Some(&client_id), started, error);
     }
-    begin(relay, request, &client_id, started);
+    begin(relay, request, &client_id, started).await;
     match exchange(relay, request, &client_id, &link, deadline, on_ack).await {
         Ok(answer) => from_host(request, &client_id, started, answer),
         Err(error) => request.failed(Some(&client_id), started, error),
@@ -56,25 +57,22 @@ pub async fn run(relay: &Relay, request: &Request, on_ack: impl FnOnce()) -> Act
 }
 
 /// Checks that the session may act and picks its browser (see `Session::choose_client`).
-fn prepare(relay: &Relay, request: &Request) -> Result<(String, Link), (Option<String>, ActionError)> {
-    let (chosen, changed, bound_now) = relay.sessions.update(&request.session_id, |session| {
+async fn prepare(relay: &Relay, request: &Request) -> Result<(String, Link), (Option<String>, ActionError)> {
+    let ((chosen, changed), bound) = relay.sessions.keep(&request.session_id, |session| {
         if let Err(error) = session.open_for(request.action.action()) {
-            return (Err((session.client_id().map(str::to_owned), error)), None, false);
+            let client = session.client_id().map(str::to_owned);
+            return ((Err((client, error)), None), Fact::none());
         }
         let unbound = session.client_id().is_none();
         let (chosen, changed) =
             session.choose_client(request.client_id.as_deref(), || relay.online_clients());
         let bound_now = unbound && session.client_id().is_some();
-        (chosen.map_err(|error| (None, error)), changed, bound_now)
+        let fact = if bound_now { Fact::head() } else { Fact::none() };
+        ((chosen.map_err(|error| (None, error)), changed), fact)
     });
     relay.publish_state(changed);
     let client_id = chosen?;
-    if bound_now {
-        relay.journal.append(&Record::Bound {
-            session_id: request.session_id.as_str().into(),
-            client_id: client_id.as_str().into(),
-        });
-    }
+    bound.wait().await;
     match relay.link_to(&client_id) {
         Some(link) => Ok((client_id, link)),
         None => {
@@ -135,24 +133,35 @@ async fn confirm(
             ),
         ));
     }
-    relay.sessions.update(&request.session_id, |s| s.confirmed());
+    let ((), kept) = relay
+        .sessions
+        .keep(&request.session_id, |s| (s.confirmed(), Fact::head()));
+    kept.wait().await;
     Ok(())
 }
 
-/// Marks the action as running and tells the subscribers. The journal has it before the
+/// Marks the action as running and tells the subscribers. The store has it before the
 /// browser does: after a crash the relay knows the browser may have run it.
-fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Utc>) {
+async fn begin(relay: &Relay, request: &Request, client_id: &str, started: DateTime<Utc>) {
     let handoff = request.action.is(ActionName::BrowserHandoff);
-    let changed = relay.sessions.update(&request.session_id, |s| match handoff {
-        true => s.hand_over(&request.action_id),
-        false => s.start(&request.action_id),
+    let (changed, kept) = relay.sessions.keep(&request.session_id, |s| {
+        let changed = match handoff {
+            true => s.hand_over(&request.action_id),
+            false => s.start(&request.action_id),
+        };
+        let action = Action::Started {
+            action_id: request.action_id.clone(),
+            action_name: request.action.as_str().to_owned(),
+            tab_id: request.params.get("tabId").and_then(serde_json::Value::as_i64),
+        };
+        // `session_start` may have opened a completed session again (`open_for`).
+        let fact = match request.action.is(ActionName::SessionStart) {
+            true => Fact::both(action),
+            false => Fact::action(action),
+        };
+        (changed, fact)
     });
-    relay.journal.append(&Record::Started {
-        session_id: request.session_id.as_str().into(),
-        action_id: request.action_id.as_str().into(),
-        action_name: request.action.as_str().into(),
-        tab_id: request.params.get("tabId").and_then(serde_json::Value::as_i64),
-    });
+    kept.wait().await;
     let event = ActionStarted {
         action_id: request.action_id.clone(),
         action_name: request.action.as_str().to_owned(),

@@ -4,7 +4,7 @@
 //!
 //! A request's path: `ws` or `routes::actions` read it (`request`) -> `scheduler` (queue,
 //! idempotency) -> `dispatch` (browser selection, confirmation, the host exchange over a
-//! `host_link`) -> back through `scheduler`, which records the result in `sessions`, the `journal`
+//! `host_link`) -> back through `scheduler`, which records the result in `sessions`, the `store`
 //! (what survives a restart), `events` and the `session_log`, and hands it to its `reply`. A session's state changes only through
 //! the transitions of `sessions::Session`.
 
@@ -26,7 +26,6 @@ pub mod host_link;
 pub mod host_tokens;
 pub mod housekeeping;
 pub mod ids;
-pub mod journal;
 pub mod listener;
 pub mod live_view;
 pub mod metrics;
@@ -43,6 +42,7 @@ pub mod session_log;
 pub mod sessions;
 pub mod shutdown;
 pub mod state;
+pub mod store;
 pub mod talk;
 pub mod twin;
 pub mod twin_md;

@@ -15,13 +15,14 @@ use tether_protocol::messages::{Message, SessionStatus, RESULT_KIND};
 use tether_protocol::{ActionError, ActionName, ActionResult, ErrorCode};
 
 use crate::events::Logged;
-use crate::journal::Record;
 use crate::reply::Reply;
 use crate::request::{Refused, Request};
 use crate::session_log::Direction;
+use crate::sessions::Fact;
 use crate::sessions::{Admitted, Changed, Job, Kept, Stored};
 use crate::shutdown::Phase;
 use crate::state::Relay;
+use crate::store::Action;
 
 /// Takes an orchestrator's action wherever its session runs: into this relay's queue, or
 /// through the deployment to the relay that runs it.
@@ -156,26 +157,22 @@ async fn drain(relay: Arc<Relay>, session_id: String) {
         } else {
             crate::dispatch::run(&relay, &request, || reply.ack(&request.action_id)).await
         };
-        finish(&relay, result, reply, &request.params);
+        finish(&relay, result, reply, &request.params).await;
     }
 }
 
-/// Records a finished action: its outcome for repeats and the journal, the session's new
+/// Records a finished action: its outcome for repeats and the store, the session's new
 /// status, the log and the subscribers; then the result goes to whoever asked, and to each
 /// repeat.
-fn finish(relay: &Relay, result: ActionResult, reply: Reply, params: &serde_json::Value) {
+async fn finish(relay: &Relay, result: ActionResult, reply: Reply, params: &serde_json::Value) {
     relay.metrics.finished(&result);
     let stored = payload(&result);
-    let (waiting, changed, current_tab) = relay.sessions.update(&result.session_id, |s| {
+    let ((waiting, changed), kept) = relay.sessions.keep(&result.session_id, |s| {
         s.follow_tab(params, &result);
-        let (waiting, changed) = s.finish(&result, stored.clone());
-        (waiting, changed, s.current_tab())
+        let ended = s.finish(&result, stored.clone());
+        (ended, s.finished_fact(&result.action_id, &stored))
     });
-    relay.journal.append(&Record::Finished {
-        session_id: result.session_id.as_str().into(),
-        current_tab,
-        result: &stored,
-    });
+    kept.wait().await;
     publish_end(relay, &result, &stored, waiting, changed);
     if result.action_name == ActionName::BrowserHandoff.as_str() {
         relay.handoffs.ended(&result.session_id, &result.action_id);
@@ -220,25 +217,24 @@ pub fn kept(relay: &Relay, client_id: &str, mut result: ActionResult) {
         );
     }
     let stored = payload(&result);
-    let (fate, current_tab) = relay.sessions.update(&session_id, |s| {
+    let (fate, kept) = relay.sessions.keep(&session_id, |s| {
         let fate = s.kept(&result, stored.clone());
-        (fate, s.current_tab())
+        let fact = match &fate {
+            Kept::Ignored => Fact::none(),
+            Kept::Replaced => Fact::action(Action::Kept {
+                action_id: result.action_id.clone(),
+                result: stored.clone(),
+            }),
+            Kept::Ended(..) => s.finished_fact(&result.action_id, &stored),
+        };
+        (fate, fact)
     });
-    let record = match &fate {
-        Kept::Ignored => {
-            return tracing::debug!(action_id = result.action_id, "a result the relay has already")
-        }
-        Kept::Replaced => Record::Kept {
-            session_id: session_id.as_str().into(),
-            result: &stored,
-        },
-        Kept::Ended(..) => Record::Finished {
-            session_id: session_id.as_str().into(),
-            current_tab,
-            result: &stored,
-        },
-    };
-    relay.journal.append(&record);
+    if let Kept::Ignored = fate {
+        return tracing::debug!(action_id = result.action_id, "a result the relay has already");
+    }
+    // In the store's queue in the session's order, committed with the next batch: this runs
+    // on a host link's reader, which does not wait for disks.
+    drop(kept);
     match fate {
         Kept::Ended(waiting, changed) => {
             relay.metrics.finished(&result);

@@ -5,10 +5,11 @@
 //! [`Session`] is a state machine: its fields are private, and each transition is a method
 //! that returns the `session.state` to publish when the status changed, or a binding did (the
 //! caller publishes it through `Relay::publish_state`, after whatever event it follows). A session exists from the
-//! first time anyone names it. Sessions live in memory and are rebuilt at start from the
-//! `journal`'s records through [`Session::replay`] (docs/protocol.md §13); an action that was with the
-//! browser when the relay stopped is *unsettled* until the browser's kept result arrives or the
-//! action is repeated.
+//! first time anyone names it. Memory holds the sessions that run and those active lately
+//! (docs/protocol.md §22); what each transition changes is kept in the `store` in the order the
+//! transitions made it ([`Sessions::keep`]), and a session named again after it left memory, or
+//! after a restart, is read back from there. An action that was with the browser when the relay
+//! stopped is *unsettled* until the browser's kept result arrives or the action is repeated.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -21,9 +22,10 @@ use tether_protocol::{ActionError, ActionName, ActionResult, ErrorCode};
 
 use crate::by_session::BySession;
 use crate::config::ConfirmMode;
-use crate::journal::{Record, Snapshot, Unsettled};
 use crate::reply::Reply;
 use crate::request::Request;
+pub use crate::store::Stored;
+use crate::store::{Action, Committed, Head, Loaded, Record, Snapshot, Standing, Store, Unsettled};
 
 /// How many finished results a session keeps for replay; the oldest go first. Retries come
 /// soon after a failure, so the last few dozen are what matter.
@@ -51,23 +53,6 @@ enum Activity {
     /// The action with this id handed the tab to a person (`browser_handoff`).
     WaitingForUser(String),
 }
-
-/// How an idle session stands after what ran in it (§2.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum Standing {
-    /// Nothing has finished in it yet.
-    #[default]
-    Created,
-    Ongoing,
-    /// The last failure of the browser or its link has not been followed by a success.
-    Error,
-    /// `session_stop` succeeded and nothing has started the session again.
-    Completed,
-}
-
-/// A finished result as the JSON text sent: a tenth of the memory of the parsed tree, shared
-/// with the journal that keeps it.
-pub type Stored = tether_protocol::envelope::Payload;
 
 /// An action id's fate: running (with the repeats waiting for it), finished, or sent to the
 /// browser before a relay restart with no result since (the tab its params named).
@@ -118,6 +103,8 @@ pub struct Session {
     /// When anything last happened to it (Unix ms): a session idle for `--session-retention`
     /// is forgotten (docs/protocol.md §19).
     active_at: i64,
+    /// The oldest kept result the last one finished pushed out, for the store to forget too.
+    pushed_out: Option<String>,
 }
 
 impl Session {
@@ -377,6 +364,7 @@ impl Session {
         while self.finished.len() > KEPT_RESULTS {
             if let Some(old) = self.finished.pop_front() {
                 self.outcomes.remove(&old);
+                self.pushed_out = Some(old);
             }
         }
         waiting
@@ -435,8 +423,8 @@ impl Session {
         }
     }
 
-    /// Whether a `started` or `finished` record is of an action the session has done: one a
-    /// compaction wrote after the snapshot that holds it already (see `journal.rs`).
+    /// Whether a `started` or `finished` record is of an action the session has done: one an
+    /// earlier relay's journal compaction wrote after the snapshot that held it already.
     fn holds_already(&self, record: &Record<'_>) -> bool {
         let action_id = match record {
             Record::Started { action_id, .. } => action_id.to_string(),
@@ -486,10 +474,47 @@ impl Session {
         }
     }
 
-    /// The session as one journal record.
-    fn snapshot(&self) -> Snapshot<'_> {
+    /// The session as the store keeps it, but for its actions.
+    pub fn head(&self) -> Head {
+        Head {
+            client_id: self.client_id.clone(),
+            current_tab: self.current_tab,
+            standing: self.standing,
+            last_error: self.last_error.clone(),
+            confirmed: self.confirmed,
+            active_at: self.active_at,
+        }
+    }
+
+    /// A session read back from the store: nothing runs in it.
+    fn from_loaded(id: &str, loaded: Loaded) -> Self {
+        let head = loaded.head;
+        let mut session = Self {
+            id: id.to_owned(),
+            client_id: head.client_id,
+            current_tab: head.current_tab,
+            standing: head.standing,
+            last_error: head.last_error,
+            confirmed: head.confirmed,
+            active_at: head.active_at,
+            ..Self::default()
+        };
+        for (action_id, result) in loaded.results {
+            session.keep(&action_id, result);
+        }
+        session.pushed_out = None;
+        for action in loaded.unsettled {
+            session
+                .outcomes
+                .insert(action.action_id, Outcome::Unsettled(action.tab_id));
+        }
+        session
+    }
+
+    /// The whole session as the store keeps it.
+    fn loaded(&self) -> Loaded {
         let results = self.finished.iter().filter_map(|id| match self.outcomes.get(id) {
-            Some(Outcome::Done(stored)) => Some(&**stored),
+            Some(Outcome::Done(stored)) => Some((id.clone(), stored.clone())),
             _ => None,
         });
         let unsettled = self.outcomes.iter().filter_map(|(id, outcome)| match outcome {
@@ -499,17 +524,54 @@ impl Session {
             }),
             _ => None,
         });
-        Snapshot {
-            session_id: self.id.as_str().into(),
-            client_id: self.client_id.as_deref().map(Into::into),
-            current_tab: self.current_tab,
-            ran: self.standing != Standing::Created,
-            failed: self.standing == Standing::Error,
-            completed: self.standing == Standing::Completed,
-            last_error: self.last_error.clone(),
+        Loaded {
+            head: self.head(),
             results: results.collect(),
             unsettled: unsettled.collect(),
-            active_at: Some(self.active_at),
+        }
+    }
+
+    /// What the store keeps of an action that ended with `result`.
+    pub fn finished_fact(&mut self, action_id: &str, result: &Stored) -> Fact {
+        Fact::both(Action::Finished {
+            action_id: action_id.to_owned(),
+            result: result.clone(),
+            forgotten: self.pushed_out.take(),
+        })
+    }
+}
+
+/// What a transition changed, for the store: the session's head, an action, or both.
+#[derive(Default)]
+pub struct Fact {
+    head: bool,
+    action: Option<Action>,
+}
+
+impl Fact {
+    /// Nothing the store keeps changed.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    pub fn head() -> Self {
+        Self {
+            head: true,
+            action: None,
+        }
+    }
+
+    pub fn action(action: Action) -> Self {
+        Self {
+            head: false,
+            action: Some(action),
+        }
+    }
+
+    pub fn both(action: Action) -> Self {
+        Self {
+            head: true,
+            action: Some(action),
         }
     }
 }
@@ -575,10 +637,13 @@ fn no_client(online: usize) -> ActionError {
     ActionError::new(ErrorCode::NoClientSelected, message)
 }
 
-/// Every session, by id.
-#[derive(Default)]
+/// How many sessions `GET /api/sessions` lists of those not in memory: the latest active.
+const LISTED_FROM_STORE: usize = 500;
+
+/// Every session in memory, by id, and the store that keeps them all.
 pub struct Sessions {
     table: BySession<Session>,
+    store: std::sync::Arc<Store>,
     /// Actions in every session's queue together: past `--waiting-limit`, a session that is
     /// running one takes no more (docs/protocol.md §19), so the relay's memory is bounded
     /// however many sessions a burst names.
@@ -586,152 +651,198 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    /// Runs a transition on a session (created on first use) under its lock. Lock order: a
-    /// session, then the registry (nothing takes them the other way round).
+    pub fn new(store: std::sync::Arc<Store>) -> Self {
+        Self {
+            table: BySession::default(),
+            store,
+            waiting: Default::default(),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Runs a transition on a session (read back from the store if it is not in memory, made
+    /// on first use) under its lock. Lock order: a session, then the registry (nothing takes
+    /// them the other way round).
     pub fn update<R>(&self, session_id: &str, transition: impl FnOnce(&mut Session) -> R) -> R {
         let mut table = self.table.part(session_id);
-        // Found by the borrowed id: the id is copied only for a new session, not on each of
-        // the half dozen updates an action makes.
+        // Found by the borrowed id: the id is copied only for a session new to memory, not on
+        // each of the half dozen updates an action makes.
         if let Some(session) = table.get_mut(session_id) {
             session.active_at = now_ms();
             return transition(session);
         }
-        let session = table
-            .entry(session_id.to_owned())
-            .or_insert_with(|| Session::new(session_id));
+        let session = match self.store.load(session_id) {
+            Some(loaded) => Session::from_loaded(session_id, loaded),
+            None => Session::new(session_id),
+        };
+        let session = table.entry(session_id.to_owned()).or_insert(session);
+        session.active_at = now_ms();
         transition(session)
     }
 
-    /// Forgets the sessions idle since before `cutoff` (Unix ms) with nothing running, waiting
-    /// or queued: the ended ones, and the ones their orchestrator left. Their ids.
-    pub fn forget_idle(&self, cutoff: i64) -> Vec<String> {
-        let mut forgotten = Vec::new();
+    /// Runs a transition as [`Sessions::update`] does, and hands what it changed to the store
+    /// under the same lock, so the store has a session's facts in the order they happened.
+    /// Await the commit before the reply that depends on it.
+    pub fn keep<R>(
+        &self,
+        session_id: &str,
+        transition: impl FnOnce(&mut Session) -> (R, Fact),
+    ) -> (R, Committed) {
+        self.update(session_id, |session| {
+            let (out, fact) = transition(session);
+            let head = fact.head.then(|| session.head());
+            let committed = match (head, fact.action) {
+                (None, None) => Committed::now(),
+                (head, action) => self.store.keep(session_id, head, action),
+            };
+            (out, committed)
+        })
+    }
+
+    /// Reads a session: from memory, else as the store has it, else as a new one.
+    fn read<R>(&self, session_id: &str, read: impl FnOnce(&Session) -> R) -> R {
+        if let Some(session) = self.table.part(session_id).get(session_id) {
+            return read(session);
+        }
+        let session = match self.store.load(session_id) {
+            Some(loaded) => Session::from_loaded(session_id, loaded),
+            None => Session::new(session_id),
+        };
+        read(&session)
+    }
+
+    /// Lets go of the sessions idle since before `cutoff` (Unix ms), and of the least recently
+    /// active idle ones past `cap`: the store has them. Their ids.
+    pub fn evict_idle(&self, cutoff: i64, cap: usize) -> Vec<String> {
+        let mut evicted = Vec::new();
+        let mut idle = Vec::new();
         self.table.each(|part| {
             part.retain(|id, session| {
-                let keep = !session.idle_since_before(cutoff);
-                if !keep {
-                    forgotten.push(id.clone());
+                let old = session.idle_since_before(cutoff);
+                if old {
+                    evicted.push(id.clone());
+                } else if session.idle_since_before(i64::MAX) {
+                    idle.push((session.active_at, id.clone()));
                 }
-                keep
+                !old
             })
         });
-        forgotten
-    }
-
-    /// Writes every session's `session` record, a part of the table at a time (each session
-    /// under its part's lock), for a journal compaction.
-    pub fn write_snapshots(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let mut written = Ok(());
-        let mut lines = Vec::new();
-        self.table.each(|part| {
-            lines.clear();
-            for session in part.values() {
-                if let Err(e) = crate::journal::session_line(session.snapshot(), &mut lines) {
-                    written = Err(e.into());
+        if idle.len() > cap {
+            idle.sort_unstable();
+            for (_, id) in idle.drain(..idle.len() - cap) {
+                let mut part = self.table.part(&id);
+                if part.get(&id).is_some_and(|s| s.idle_since_before(i64::MAX)) {
+                    part.remove(&id);
+                    evicted.push(id);
                 }
             }
-            if written.is_ok() {
-                written = out.write_all(&lines);
-            }
-        });
-        written
+        }
+        evicted
     }
 
-    /// Rebuilds a session from a journal record (at start, before anything else runs).
-    pub fn replay(&self, record: Record<'_>) {
-        let id = record.session_id().to_owned();
-        self.update(&id, |session| session.replay(record));
+    /// Whether a session in memory was active since `cutoff` (Unix ms) or has anything
+    /// running, waiting or queued: retention must not take it.
+    pub fn active_since(&self, session_id: &str, cutoff: i64) -> bool {
+        self.table
+            .part(session_id)
+            .get(session_id)
+            .is_some_and(|s| !s.idle_since_before(cutoff))
     }
 
     /// Takes over a session another relay of the deployment ran until it died, as its journal
     /// records tell it (docs/protocol.md §14): what this relay knew of it before is replaced, and
     /// nothing of it is running here.
-    pub fn adopt<'a>(&self, session_id: &str, records: impl IntoIterator<Item = Record<'a>>) {
+    pub async fn adopt<'a>(&self, session_id: &str, records: impl IntoIterator<Item = Record<'a>>) {
         let mut session = Session::new(session_id);
         for record in records {
             session.replay(record);
         }
         session.woken();
+        let kept = self
+            .store
+            .replace(vec![(session_id.to_owned(), session.loaded())]);
         self.table.part(session_id).insert(session_id.to_owned(), session);
-    }
-
-    /// Ends the replay: nothing is running in a relay that has just started.
-    pub fn woken(&self) {
-        self.table.each(|part| part.values_mut().for_each(Session::woken));
-    }
-
-    /// Hands every session's journal record to `write`, with the whole table locked.
-    pub fn snapshots<R>(&self, write: impl FnOnce(&mut dyn Iterator<Item = Snapshot<'_>>) -> R) -> R {
-        let parts = self.table.all();
-        write(&mut parts.iter().flat_map(|part| part.values()).map(Session::snapshot))
+        kept.wait().await;
     }
 
     /// The `session.state` payload of a session (a session no one has named yet is `created`).
     pub fn state(&self, session_id: &str) -> SessionState {
-        match self.table.part(session_id).get(session_id) {
-            Some(session) => session.state(),
-            None => Session::new(session_id).state(),
-        }
+        self.read(session_id, Session::state)
     }
 
     /// The kept results of a session's latest finished actions, newest first, at most
     /// `limit` (what a console that opens while it runs shows of it).
     pub fn latest_results(&self, session_id: &str, limit: usize) -> Vec<Stored> {
-        let part = self.table.part(session_id);
-        part.get(session_id).map_or_else(Vec::new, |s| s.latest(limit))
+        self.read(session_id, |s| s.latest(limit))
     }
 
-    /// Every session's `session.state`, by id (what a console shows when it opens).
+    /// The state of every session in memory and of the latest active others, by id (what a
+    /// console shows when it opens).
     pub fn all(&self) -> Vec<SessionState> {
-        let mut states = Vec::new();
-        self.table
-            .each(|part| states.extend(part.values().map(Session::state)));
-        states.sort_by(|a, b| a.session_id.cmp(&b.session_id));
-        states
+        let mut states = std::collections::BTreeMap::new();
+        for (id, head) in self.store.latest(LISTED_FROM_STORE) {
+            let state = Session::from_loaded(
+                &id,
+                Loaded {
+                    head,
+                    ..Loaded::default()
+                },
+            )
+            .state();
+            states.insert(id, state);
+        }
+        self.table.each(|part| {
+            for (id, session) in part.iter() {
+                states.insert(id.clone(), session.state());
+            }
+        });
+        states.into_values().collect()
     }
 
     /// The sessions bound to a browser, sorted.
     pub fn bound_to(&self, client_id: &str) -> Vec<String> {
-        self.ids_where(|s| s.client_id() == Some(client_id))
+        self.kept_where(client_id, false, |s| s.client_id() == Some(client_id))
     }
 
     /// The sessions bound to a browser that have not completed, sorted.
     pub fn going_bound_to(&self, client_id: &str) -> Vec<String> {
-        self.ids_where(|s| s.client_id() == Some(client_id) && s.standing != Standing::Completed)
+        self.kept_where(client_id, true, |s| {
+            s.client_id() == Some(client_id) && s.standing != Standing::Completed
+        })
     }
 
-    /// The ids of the sessions `keep` takes, sorted.
-    fn ids_where(&self, keep: impl Fn(&Session) -> bool) -> Vec<String> {
-        let mut ids = Vec::new();
+    /// The store's sessions bound to a browser (going ones only, if `going`), as memory has
+    /// them where it has them, sorted.
+    fn kept_where(&self, client_id: &str, going: bool, keep: impl Fn(&Session) -> bool) -> Vec<String> {
+        let mut ids = std::collections::BTreeSet::new();
+        for id in self.store.bound_to(client_id, going) {
+            if self.table.part(&id).get(&id).is_none_or(&keep) {
+                ids.insert(id);
+            }
+        }
         self.table
             .each(|part| ids.extend(part.iter().filter(|(_, s)| keep(s)).map(|(id, _)| id.clone())));
-        ids.sort();
-        ids
+        ids.into_iter().collect()
     }
 
     pub fn client_of(&self, session_id: &str) -> Option<String> {
-        self.table
-            .part(session_id)
-            .get(session_id)
-            .and_then(|s| s.client_id.clone())
+        self.read(session_id, |s| s.client_id.clone())
     }
 
     /// Whether the session is bound to the browser `client_id`.
     pub fn is_bound_to(&self, session_id: &str, client_id: &str) -> bool {
-        self.table
-            .part(session_id)
-            .get(session_id)
-            .is_some_and(|s| s.client_id.as_deref() == Some(client_id))
+        self.read(session_id, |s| s.client_id.as_deref() == Some(client_id))
     }
 
     /// A session's browser and current tab, if it has them.
     pub fn screen_of(&self, session_id: &str) -> (Option<String>, Option<TabId>) {
-        self.table
-            .part(session_id)
-            .get(session_id)
-            .map_or((None, None), |s| (s.client_id.clone(), s.current_tab))
+        self.read(session_id, |s| (s.client_id.clone(), s.current_tab))
     }
 
+    /// Sessions in memory.
     pub fn count(&self) -> usize {
         let mut count = 0;
         self.table.each(|part| count += part.len());
@@ -753,6 +864,34 @@ impl Sessions {
             .each(|part| queued += part.values().map(Session::queued).sum::<usize>());
         queued
     }
+}
+
+/// Imports the journal an earlier relay kept in `data_dir` (`sessions.jsonl`) into the store,
+/// then renames it `sessions.jsonl.imported` (docs/protocol.md §22). What it found.
+pub fn import_journal(data_dir: &std::path::Path, store: &Store) -> anyhow::Result<crate::store::Replayed> {
+    let mut sessions: HashMap<String, Session> = HashMap::new();
+    let replayed = crate::store::read_journal(data_dir, |record| {
+        let id = record.session_id().to_owned();
+        let session = sessions.entry(id).or_insert_with_key(|id| Session::new(id));
+        session.replay(record);
+    })?;
+    if replayed.records == 0 && replayed.skipped == 0 {
+        return Ok(replayed);
+    }
+    let all: Vec<(String, Loaded)> = sessions
+        .into_iter()
+        .map(|(id, mut session)| {
+            session.woken();
+            let loaded = session.loaded();
+            (id, loaded)
+        })
+        .collect();
+    store.replace_now(&all)?;
+    let journal = data_dir.join(crate::store::JOURNAL);
+    let mut imported = journal.clone().into_os_string();
+    imported.push(".imported");
+    std::fs::rename(&journal, imported)?;
+    Ok(replayed)
 }
 
 #[cfg(test)]

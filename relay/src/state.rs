@@ -17,13 +17,13 @@ use crate::config::{Settings, Tokens};
 use crate::confirmations::Confirmations;
 use crate::events::{Events, Logged};
 use crate::host_link::Link;
-use crate::journal::{self, Journal, Record};
 use crate::metrics::Metrics;
 use crate::origins::Origins;
 use crate::registry::Registry;
 use crate::session_log::{Direction, SessionLog};
-use crate::sessions::{Changed, Sessions};
+use crate::sessions::{Changed, Fact, Sessions};
 use crate::shutdown::{Phase, Shutdown};
+use crate::store::Store;
 use crate::twin::Twins;
 
 mod deployment;
@@ -37,8 +37,6 @@ pub struct Relay {
     pub sessions: Sessions,
     pub twins: Twins,
     pub events: Events,
-    /// What survives a restart (docs/protocol.md §13).
-    pub journal: Journal,
     pub confirmations: Confirmations,
     /// The handoffs waiting for a person.
     pub handoffs: crate::handoffs_waiting::Waiting,
@@ -59,7 +57,7 @@ impl Relay {
         tokens: Tokens,
         artifacts: ArtifactStore,
         log: SessionLog,
-        (sessions, journal): (Sessions, Journal),
+        sessions: Sessions,
     ) -> Self {
         let origins = Origins::new(settings.public_urls.clone(), settings.allowed_origins.clone());
         Self {
@@ -70,7 +68,6 @@ impl Relay {
             sessions,
             twins: Twins::default(),
             events: Events::new(log),
-            journal,
             confirmations: Confirmations::default(),
             handoffs: Default::default(),
             live_views: Default::default(),
@@ -82,8 +79,9 @@ impl Relay {
         }
     }
 
-    /// A relay keeping its artifacts, session logs and journal in `data_dir`, with the sessions
-    /// it had there before it stopped: what `main` runs, and what the test kit starts.
+    /// A relay keeping its artifacts, session logs and sessions in `data_dir`, with what it
+    /// kept there before it stopped: what `main` runs, and what the test kit starts. A journal
+    /// an earlier version kept there is imported first (docs/protocol.md §22).
     pub fn open(
         settings: Settings,
         mut tokens: Tokens,
@@ -94,19 +92,18 @@ impl Relay {
         tokens.bound = Arc::new(crate::host_tokens::HostTokens::open(data_dir));
         let artifacts = ArtifactStore::open(data_dir, limits)?;
         let log = SessionLog::new(data_dir)?;
-        let sessions = Sessions::default();
+        let store = Arc::new(Store::open(data_dir)?);
         let started = std::time::Instant::now();
-        let replayed = journal::replay(data_dir, |record| sessions.replay(record))?;
-        sessions.woken();
-        let journal = sessions.snapshots(|all| Journal::rewrite(data_dir, all))?;
-        tracing::info!(
-            sessions = sessions.count(),
-            records = replayed.records,
-            skipped = replayed.skipped,
-            "sessions rebuilt in {} ms",
-            started.elapsed().as_millis()
-        );
-        Ok(Self::new(settings, tokens, artifacts, log, (sessions, journal)))
+        let imported = crate::sessions::import_journal(data_dir, &store)?;
+        if imported.records > 0 {
+            tracing::info!(
+                records = imported.records,
+                skipped = imported.skipped,
+                "imported the journal of an earlier version in {} ms",
+                started.elapsed().as_millis()
+            );
+        }
+        Ok(Self::new(settings, tokens, artifacts, log, Sessions::new(store)))
     }
 
     /// The `extension.list` payload: every browser that has joined, with its sessions.
@@ -143,7 +140,7 @@ impl Relay {
 
     /// Binds a session to a browser that has joined (seed 002: select_my_browser). A session
     /// waiting for a browser goes back to idle.
-    pub fn bind(&self, session_id: &str, client_id: &str) -> Result<Binding, ActionError> {
+    pub async fn bind(&self, session_id: &str, client_id: &str) -> Result<Binding, ActionError> {
         if !self.knows_client(client_id) {
             return Err(ActionError::new(
                 ErrorCode::InvalidParams,
@@ -156,11 +153,10 @@ impl Relay {
         };
         self.events
             .record(session_id, Direction::In, Message::SessionBind(bound.clone()));
-        let changed = self.sessions.update(session_id, |s| s.bind(client_id));
-        self.journal.append(&Record::Bound {
-            session_id: session_id.into(),
-            client_id: client_id.into(),
-        });
+        let (changed, kept) = self
+            .sessions
+            .keep(session_id, |s| (s.bind(client_id), Fact::head()));
+        kept.wait().await;
         self.events
             .record(session_id, Direction::Out, Message::SessionBound(bound.clone()));
         self.publish_state(changed);

@@ -236,7 +236,8 @@ async fn the_relays_files_are_its_own_and_typed_text_stays_out_of_logs() {
     assert!(!text.contains("correct horse"), "{text}");
     assert!(text.contains("<typed: 21 chars>"), "{text}");
     assert_eq!(mode(&log), 0o600);
-    assert_eq!(mode(&data_path.join("sessions.jsonl")), 0o600);
+    assert_eq!(mode(&data_path.join("relay.db")), 0o600);
+    assert_eq!(mode(&data_path.join("relay.db-wal")), 0o600);
 }
 
 /// `tether-relay host-token`: a token is shown once, when minted; `--list` names browsers, never

@@ -1,7 +1,7 @@
 //! What a caller with a token can make the real `tether-relay` binary hold (docs/protocol.md §15,
 //! "bounded after it is known"): readers replaying a long session log hold a page of it each,
 //! a caller naming thousands of sessions cannot take the relay's file descriptors, and sessions
-//! left idle past `--session-retention` are forgotten, in memory, files and journal (§19).
+//! left idle past `--session-retention` are forgotten, in memory, files and the store (§19, §22).
 
 use std::io::Write as _;
 use std::time::Duration;
@@ -122,7 +122,7 @@ fn logs_open(relay: &RelayProcess) -> usize {
 }
 
 #[tokio::test]
-async fn sessions_left_idle_are_forgotten_with_their_files_and_journal() {
+async fn sessions_left_idle_are_forgotten_with_their_files_and_what_the_store_kept() {
     let relay = RelayProcess::start(&["--session-retention", "1s"]).await;
     let _host = TestHost::join(&relay.addr, "keeper").await;
     let http = reqwest::Client::new();
@@ -136,16 +136,16 @@ async fn sessions_left_idle_are_forgotten_with_their_files_and_journal() {
             .unwrap();
         assert_eq!(bound.status().as_u16(), 200);
     }
-    let journal = relay.data.path().join("sessions.jsonl");
-    assert!(std::fs::read_to_string(&journal).unwrap().contains("idle-299"));
+    let last = common::client::get_json(&relay.addr, "/api/sessions/idle-299").await;
+    assert_eq!(last["clientId"], "keeper", "{last}");
     assert!(logs_open(&relay) > 50, "their logs are open while they are busy");
 
     // Looked at until the relay has forgotten them, within a bound.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
         let listed = common::client::get_json(&relay.addr, "/api/sessions").await;
-        let kept = std::fs::read_to_string(&journal).unwrap();
-        if listed["sessions"].as_array().unwrap().is_empty() && !kept.contains("idle-") {
+        let last = common::client::get_json(&relay.addr, "/api/sessions/idle-299").await;
+        if listed["sessions"].as_array().unwrap().is_empty() && last["clientId"].is_null() {
             break;
         }
         assert!(

@@ -376,7 +376,7 @@ async fn ask_owner(
         .await
         .map_err(|e| ActionError::internal(format!("cannot find who runs session {session_id}: {e}")))?;
     let Owner::Other(owner) = owner else {
-        return answer_here(relay, question);
+        return answer_here(relay, question).await;
     };
     let body =
         serde_json::to_vec(&Envelope::of(question)).map_err(|e| ActionError::internal(e.to_string()))?;
@@ -401,7 +401,7 @@ async fn ask_owner(
 async fn session_request(relay: &Arc<Relay>, body: &[u8]) -> Envelope {
     let question = serde_json::from_slice::<Envelope>(body).map(|e| e.message());
     let answer = match question {
-        Ok(Ok(question)) => answer_here(relay, question),
+        Ok(Ok(question)) => answer_here(relay, question).await,
         _ => Err(ActionError::internal(
             "an unreadable session request from another relay",
         )),
@@ -412,10 +412,11 @@ async fn session_request(relay: &Arc<Relay>, body: &[u8]) -> Envelope {
     }
 }
 
-fn answer_here(relay: &Arc<Relay>, question: Message) -> Result<Message, ActionError> {
+async fn answer_here(relay: &Arc<Relay>, question: Message) -> Result<Message, ActionError> {
     match question {
         Message::SessionBind(binding) => relay
             .bind(&binding.session_id, &binding.client_id)
+            .await
             .map(Message::SessionBound),
         Message::SessionGet(SessionRef { session_id }) => Ok(Message::SessionState(
             relay.sessions.state(session_id.as_deref().unwrap_or_default()),

@@ -1,8 +1,9 @@
 //! The journal of the sessions a relay owns, shared with the deployment (docs/protocol.md §14):
-//! each record the relay appends to its own `sessions.jsonl` also goes to the JetStream stream
-//! `TETHER_JOURNAL`, on the session's subject. A relay that takes a session over from a dead
-//! owner reads that subject and replays it with the code a restarted relay replays its file
-//! with: the results kept for repeats, the binding, the status, the actions that may have run.
+//! each fact the relay keeps in its own store also goes, as a journal record, to the JetStream
+//! stream `TETHER_JOURNAL`, on the session's subject. A relay that takes a session over from a
+//! dead owner reads that subject and replays it with the code that imports an earlier version's
+//! journal: the results kept for repeats, the binding, the status, the actions that may have
+//! run; then keeps the session in its own store.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,8 +12,8 @@ use async_nats::jetstream::{self, consumer, stream};
 use futures::StreamExt;
 
 use super::{subject, Cluster};
-use crate::journal::Record;
 use crate::state::Relay;
+use crate::store::Record;
 
 const STREAM: &str = "TETHER_JOURNAL";
 /// How long the deployment keeps a session's records: a session idle for longer, whose owner
@@ -37,7 +38,7 @@ pub(super) async fn stream(js: &jetstream::Context) -> anyhow::Result<stream::St
 /// Shares every record this relay journals from now on.
 pub(super) fn share(cluster: &Cluster, relay: &Arc<Relay>) {
     let outgoing = cluster.outgoing.clone();
-    relay.journal.share(Box::new(move |session_id, line| {
+    relay.sessions.store().share(Box::new(move |session_id, line| {
         outgoing.send(subject::journal(session_id), line.to_vec().into());
     }));
 }
@@ -65,7 +66,7 @@ impl Cluster {
         let records = lines
             .iter()
             .filter_map(|line| serde_json::from_slice::<Record>(line).ok());
-        relay.sessions.adopt(session_id, records);
+        relay.sessions.adopt(session_id, records).await;
         tracing::info!(
             session_id,
             records = lines.len(),

@@ -7,7 +7,6 @@ use tether_protocol::{ActionError, ActionResult, ErrorCode};
 use tokio::sync::oneshot;
 
 use super::*;
-use crate::journal::Journal;
 
 fn request(action_id: &str, action_name: &str) -> Request {
     Request {
@@ -237,61 +236,68 @@ fn only_the_last_results_are_kept_for_replay() {
     assert!(matches!(session.admit(job("a1").0, 8), Admitted::Replay(..)));
 }
 
-/// A session rebuilt from the journal's records of `write`, as a relay that restarts does.
-fn rebuilt(write: impl FnOnce(&Journal)) -> Sessions {
-    let dir = tempfile::tempdir().unwrap();
-    write(&Journal::rewrite(dir.path(), []).unwrap());
-    let sessions = Sessions::default();
-    crate::journal::replay(dir.path(), |record| sessions.replay(record)).unwrap();
-    sessions.woken();
-    // And once more through the snapshot the restart writes.
-    let snapshot_dir = tempfile::tempdir().unwrap();
-    sessions
-        .snapshots(|all| Journal::rewrite(snapshot_dir.path(), all))
-        .unwrap();
-    let again = Sessions::default();
-    crate::journal::replay(snapshot_dir.path(), |record| again.replay(record)).unwrap();
-    again.woken();
-    again
+fn stored_of(result: &ActionResult) -> Stored {
+    Arc::from(serde_json::value::to_raw_value(result).unwrap())
 }
 
-fn started(journal: &Journal, action_id: &str) {
-    journal.append(&Record::Started {
-        session_id: "s".into(),
-        action_id: action_id.into(),
+/// Runs action `id` of session "s" on tab 7 as the relay does, each change kept; `end` none
+/// leaves it with the browser, as a relay that dies does.
+async fn act(sessions: &Sessions, id: &str, end: Option<Option<ErrorCode>>) {
+    let started = Action::Started {
+        action_id: id.into(),
         action_name: "browser_click".into(),
         tab_id: Some(7),
+    };
+    let ((), kept) = sessions.keep("s", |s| {
+        s.start(id);
+        ((), Fact::action(started))
     });
+    kept.wait().await;
+    let Some(error) = end else { return };
+    let done = result(id, "browser_click", error);
+    let stored = stored_of(&done);
+    let ((), kept) = sessions.keep("s", |s| {
+        s.follow_tab(&json!({ "tabId": 7 }), &done);
+        finish(s, done.clone());
+        ((), s.finished_fact(id, &stored))
+    });
+    kept.wait().await;
 }
 
-fn finished(journal: &Journal, result: &ActionResult) {
-    let raw = serde_json::value::to_raw_value(result).unwrap();
-    journal.append(&Record::Finished {
-        session_id: "s".into(),
-        current_tab: Some(7),
-        result: &raw,
-    });
+/// The sessions of a relay started again on the same store: nothing in memory.
+fn restarted(sessions: Sessions) -> Sessions {
+    Sessions::new(sessions.store.clone())
 }
 
-#[test]
-fn a_restart_keeps_binding_status_tab_and_results() {
-    let sessions = rebuilt(|journal| {
-        journal.append(&Record::Bound {
-            session_id: "s".into(),
-            client_id: "c".into(),
-        });
-        started(journal, "a");
-        finished(
-            journal,
-            &result("a", "browser_click", Some(ErrorCode::ClientOffline)),
-        );
+fn new_sessions() -> Sessions {
+    Sessions::new(Arc::new(Store::in_memory()))
+}
+
+/// The ids of the results session "s" keeps for replay in the store, in order.
+fn kept_ids(sessions: &Sessions) -> Vec<String> {
+    let loaded = sessions.store().load("s").unwrap();
+    loaded.results.into_iter().map(|(id, _)| id).collect()
+}
+
+#[tokio::test]
+async fn a_restart_keeps_binding_status_tab_and_results() {
+    let sessions = new_sessions();
+    let ((), kept) = sessions.keep("s", |s| {
+        s.bind("c");
+        ((), Fact::head())
     });
+    kept.wait().await;
+    act(&sessions, "on-7", Some(None)).await;
+    act(&sessions, "a", Some(Some(ErrorCode::ClientOffline))).await;
+    let sessions = restarted(sessions);
     let state = sessions.state("s");
     assert_eq!(
         (state.status, state.client_id.as_deref(), state.in_flight),
         (SessionStatus::Error, Some("c"), None)
     );
     assert_eq!(sessions.screen_of("s").1, Some(7));
+    assert_eq!(sessions.bound_to("c"), ["s"]);
+    assert_eq!(sessions.going_bound_to("c"), ["s"]);
     let replayed = sessions.update("s", |s| match s.admit(job("a").0, 8) {
         Admitted::Replay(_, stored) => stored.get().contains("CLIENT_OFFLINE"),
         _ => false,
@@ -299,9 +305,11 @@ fn a_restart_keeps_binding_status_tab_and_results() {
     assert!(replayed, "the result is kept for a repeat");
 }
 
-#[test]
-fn an_action_the_browser_had_at_a_crash_ends_with_the_browsers_kept_result() {
-    let sessions = rebuilt(|journal| started(journal, "a"));
+#[tokio::test]
+async fn an_action_the_browser_had_at_a_crash_ends_with_the_browsers_kept_result() {
+    let sessions = new_sessions();
+    act(&sessions, "a", None).await;
+    let sessions = restarted(sessions);
     let state = sessions.state("s");
     assert_eq!(
         (state.status, state.in_flight),
@@ -309,18 +317,20 @@ fn an_action_the_browser_had_at_a_crash_ends_with_the_browsers_kept_result() {
         "nothing runs after a restart"
     );
     let kept = result("a", "browser_click", None);
-    let stored = Arc::from(serde_json::value::to_raw_value(&kept).unwrap());
-    let ended = sessions.update("s", |s| matches!(s.kept(&kept, stored), Kept::Ended(..)));
+    let ended = sessions.update("s", |s| {
+        matches!(s.kept(&kept, stored_of(&kept)), Kept::Ended(..))
+    });
     assert!(ended, "the kept result is the action's one result");
     assert_eq!(sessions.state("s").status, SessionStatus::Ongoing);
     // Again (the host says it twice after a reconnect): the relay has it.
-    let stored = Arc::from(serde_json::value::to_raw_value(&kept).unwrap());
-    assert!(sessions.update("s", |s| matches!(s.kept(&kept, stored), Kept::Ignored)));
+    assert!(sessions.update("s", |s| matches!(s.kept(&kept, stored_of(&kept)), Kept::Ignored)));
 }
 
-#[test]
-fn an_unsettled_action_repeated_goes_to_the_browser_again() {
-    let sessions = rebuilt(|journal| started(journal, "a"));
+#[tokio::test]
+async fn an_unsettled_action_repeated_goes_to_the_browser_again() {
+    let sessions = new_sessions();
+    act(&sessions, "a", None).await;
+    let sessions = restarted(sessions);
     let queued = sessions.update("s", |s| matches!(s.admit(job("a").0, 8), Admitted::Queued { .. }));
     assert!(queued, "the browser answers it from what it kept");
 }
@@ -338,8 +348,7 @@ fn a_browsers_kept_result_replaces_the_relays_verdict_only() {
     );
     for (id, replaced) in [("offline", true), ("own", false), ("never", false)] {
         let kept = result(id, "browser_click", None);
-        let stored = Arc::from(serde_json::value::to_raw_value(&kept).unwrap());
-        let fate = session.kept(&kept, stored);
+        let fate = session.kept(&kept, stored_of(&kept));
         assert_eq!(matches!(fate, Kept::Replaced), replaced, "{id}");
     }
     let Admitted::Replay(_, stored) = session.admit(job("offline").0, 8) else {
@@ -348,102 +357,129 @@ fn a_browsers_kept_result_replaces_the_relays_verdict_only() {
     assert!(stored.get().contains("\"status\":\"success\""));
 }
 
-/// Runs action `id` of session "s" as the relay does: each change, then its journal record.
-fn act(sessions: &Sessions, journal: &Journal, id: &str) {
-    sessions.update("s", |s| s.start(id));
-    started(journal, id);
-    let done = result(id, "browser_click", None);
-    sessions.update("s", |s| finish(s, done.clone()));
-    finished(journal, &done);
-}
-
-/// The ids of the results session "s" keeps for replay, in order.
-fn kept_ids(sessions: &Sessions) -> Vec<String> {
-    sessions.snapshots(|all| {
-        all.flat_map(|s| s.results.into_iter())
-            .map(|raw| serde_json::from_str::<ActionId>(raw.get()).unwrap().action_id)
-            .collect()
-    })
-}
-
-fn replayed(dir: &std::path::Path) -> Sessions {
-    let sessions = Sessions::default();
-    crate::journal::replay(dir, |record| sessions.replay(record)).unwrap();
-    sessions.woken();
-    sessions
-}
-
-#[test]
-fn a_compaction_keeps_each_record_appended_while_it_ran_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let journal = Journal::rewrite(dir.path(), []).unwrap();
-    let sessions = Sessions::default();
-    for id in ["a1", "a2"] {
-        act(&sessions, &journal, id);
+#[tokio::test]
+async fn the_store_keeps_the_last_results_as_memory_does() {
+    let sessions = new_sessions();
+    for n in 0..=KEPT_RESULTS {
+        act(&sessions, &format!("a{n}"), Some(None)).await;
     }
-    journal
-        .compact(|out| {
-            // Changed before the snapshot, its records appended after it: in both.
-            sessions.update("s", |s| s.start("a3"));
-            let done = result("a3", "browser_click", None);
-            sessions.update("s", |s| finish(s, done.clone()));
-            sessions.write_snapshots(out)?;
-            started(&journal, "a3");
-            finished(&journal, &done);
-            // All after the snapshot: in the buffer only.
-            act(&sessions, &journal, "a4");
-            Ok(())
-        })
-        .unwrap();
-    act(&sessions, &journal, "a5");
-    let back = replayed(dir.path());
+    let ids = kept_ids(&sessions);
+    assert_eq!(ids.len(), KEPT_RESULTS);
     assert_eq!(
-        kept_ids(&back),
-        ["a1", "a2", "a3", "a4", "a5"],
-        "each once, in order"
-    );
-    assert_eq!(back.state("s").status, SessionStatus::Ongoing);
-    let lines = std::fs::read_to_string(dir.path().join("sessions.jsonl")).unwrap();
-    assert_eq!(
-        lines.matches("\"actionId\":\"a1\"").count(),
-        1,
-        "a1's records gave way to the snapshot: {lines}"
+        (ids[0].as_str(), ids[KEPT_RESULTS - 1].as_str()),
+        ("a1", "a64"),
+        "in order, a0 pushed out"
     );
 }
 
-#[test]
-fn a_compaction_cut_short_leaves_the_old_journal_whole() {
-    let dir = tempfile::tempdir().unwrap();
-    let journal = Journal::rewrite(dir.path(), []).unwrap();
-    let sessions = Sessions::default();
-    act(&sessions, &journal, "a1");
-    let cut = journal.compact(|out| {
-        out.write_all(b"{\"session\":{\"sessionId\":\"s\",\"res")?;
-        act(&sessions, &journal, "a2");
-        Err(std::io::Error::other("the disk is full"))
-    });
-    assert!(cut.is_err());
-    act(&sessions, &journal, "a3");
-    assert_eq!(kept_ids(&replayed(dir.path())), ["a1", "a2", "a3"]);
-    // The next one goes through, and the half-written file left behind is not read.
-    journal.compact(|out| sessions.write_snapshots(out)).unwrap();
-    assert_eq!(kept_ids(&replayed(dir.path())), ["a1", "a2", "a3"]);
-}
-
-#[test]
-fn sessions_idle_past_the_retention_are_forgotten_and_running_ones_kept() {
-    let sessions = Sessions::default();
-    sessions.update("ended", |s| {
-        run(s, "session_stop", None);
-    });
+#[tokio::test]
+async fn a_session_that_left_memory_comes_back_with_its_results() {
+    let sessions = new_sessions();
+    act(&sessions, "a", Some(None)).await;
     sessions.update("running", |s| {
+        s.start("b");
+    });
+    let evicted = sessions.evict_idle(now_ms() + 1, usize::MAX);
+    assert_eq!(evicted, ["s"], "the running one stays");
+    assert_eq!(sessions.count(), 1);
+    assert_eq!(
+        sessions.state("s").status,
+        SessionStatus::Ongoing,
+        "read from the store"
+    );
+    let replayed = sessions.update("s", |s| matches!(s.admit(job("a").0, 8), Admitted::Replay(..)));
+    assert!(replayed);
+    assert!(
+        sessions.evict_idle(now_ms() - 60_000, usize::MAX).is_empty(),
+        "recent ones stay"
+    );
+    assert_eq!(
+        sessions.evict_idle(now_ms() - 60_000, 0),
+        ["s"],
+        "past the count, idle ones go"
+    );
+}
+
+#[tokio::test]
+async fn sessions_past_the_retention_leave_the_store_in_batches_running_ones_stay() {
+    let sessions = new_sessions();
+    for n in 0..5 {
+        let id = format!("old{n}");
+        sessions.keep(&id, |_| ((), Fact::head())).1.wait().await;
+    }
+    sessions.update("old4", |s| {
         s.start("a");
     });
+    sessions.evict_idle(now_ms() + 1, usize::MAX);
     let later = now_ms() + 1;
-    assert_eq!(sessions.forget_idle(later), ["ended"]);
-    assert_eq!(sessions.count(), 1);
+    let store = sessions.store();
+    let first = store
+        .expire(later, crate::store::FIRST, 2, |id| {
+            sessions.active_since(id, later)
+        })
+        .await;
+    assert_eq!(first.ids, ["old0", "old1"]);
+    let second = store
+        .expire(later, first.next.unwrap(), 2, |id| {
+            sessions.active_since(id, later)
+        })
+        .await;
+    assert_eq!(second.ids, ["old2", "old3"]);
+    let last = store
+        .expire(later, second.next.unwrap(), 2, |id| {
+            sessions.active_since(id, later)
+        })
+        .await;
+    assert!(last.ids.is_empty(), "old4 is running: {:?}", last.ids);
+    assert!(last.next.is_none());
+    assert_eq!(store.counts().0, 1);
+}
+
+#[test]
+fn an_earlier_versions_journal_is_imported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let done = stored_of(&result("a", "browser_click", Some(ErrorCode::ClientOffline)));
+    let records = [
+        Record::Bound {
+            session_id: "s".into(),
+            client_id: "c".into(),
+        },
+        Record::Finished {
+            session_id: "s".into(),
+            current_tab: Some(7),
+            result: &done,
+        },
+        Record::Started {
+            session_id: "s".into(),
+            action_id: "b".into(),
+            action_name: "browser_click".into(),
+            tab_id: Some(7),
+        },
+    ];
+    let lines: Vec<u8> = records
+        .iter()
+        .flat_map(|r| crate::store::line(r).unwrap())
+        .collect();
+    std::fs::write(dir.path().join("sessions.jsonl"), lines).unwrap();
+    let store = Arc::new(Store::open(dir.path()).unwrap());
+    let imported = import_journal(dir.path(), &store).unwrap();
+    assert_eq!(imported.records, 3);
+    assert!(dir.path().join("sessions.jsonl.imported").exists());
+    assert!(!dir.path().join("sessions.jsonl").exists());
+    assert_eq!(import_journal(dir.path(), &store).unwrap().records, 0, "once");
+    let sessions = Sessions::new(store);
+    let state = sessions.state("s");
+    assert_eq!(
+        (state.status, state.client_id.as_deref()),
+        (SessionStatus::Error, Some("c"))
+    );
+    let (replayed, queued) = sessions.update("s", |s| {
+        let a = matches!(s.admit(job("a").0, 8), Admitted::Replay(..));
+        let b = matches!(s.admit(job("b").0, 8), Admitted::Queued { .. });
+        (a, b)
+    });
     assert!(
-        sessions.forget_idle(now_ms() - 60_000).is_empty(),
-        "recent ones stay"
+        replayed && queued,
+        "a's result replays; b, unsettled, goes to the browser again"
     );
 }

@@ -175,7 +175,7 @@ impl Deployment for Standalone {
         relay: &'a Arc<Relay>,
         binding: Binding,
     ) -> BoxFuture<'a, Result<Binding, ActionError>> {
-        Box::pin(async move { relay.bind(&binding.session_id, &binding.client_id) })
+        Box::pin(async move { relay.bind(&binding.session_id, &binding.client_id).await })
     }
 
     fn session_state<'a>(
