@@ -12,7 +12,6 @@
 //! stopped is *unsettled* until the browser's kept result arrives or the action is repeated.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
 
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -25,7 +24,7 @@ use crate::config::ConfirmMode;
 use crate::reply::Reply;
 use crate::request::Request;
 pub use crate::store::Stored;
-use crate::store::{Action, Committed, Head, Loaded, Record, Snapshot, Standing, Store, Unsettled};
+use crate::store::{Action, Committed, Head, Loaded, Record, Standing, Store, Unsettled};
 
 /// How many finished results a session keeps for replay; the oldest go first. Retries come
 /// soon after a failure, so the last few dozen are what matter.
@@ -383,97 +382,6 @@ impl Session {
         changed.or_else(|| rebound.then(|| self.state()))
     }
 
-    /// Applies one journal record, as the transition that wrote it did.
-    fn replay(&mut self, record: Record<'_>) {
-        if self.holds_already(&record) {
-            return;
-        }
-        match record {
-            Record::Session(snapshot) => self.restore(snapshot),
-            Record::Bound { client_id, .. } => {
-                self.bind(&client_id);
-            }
-            Record::Started {
-                action_id,
-                action_name,
-                tab_id,
-                ..
-            } => {
-                let _ = self.open_for(action_name.parse().ok());
-                self.start(&action_id);
-                self.outcomes
-                    .insert(action_id.into_owned(), Outcome::Unsettled(tab_id));
-            }
-            Record::Finished {
-                current_tab, result, ..
-            } => match serde_json::from_str::<ActionResult>(result.get()) {
-                Ok(parsed) => {
-                    self.settle(&parsed);
-                    self.current_tab = current_tab;
-                    self.keep(&parsed.action_id, stored(result));
-                }
-                Err(e) => tracing::warn!(session = self.id, "an unreadable result in the journal: {e}"),
-            },
-            Record::Kept { result, .. } => match serde_json::from_str::<ActionResult>(result.get()) {
-                Ok(parsed) => {
-                    self.kept(&parsed, stored(result));
-                }
-                Err(e) => tracing::warn!(session = self.id, "an unreadable result in the journal: {e}"),
-            },
-        }
-    }
-
-    /// Whether a `started` or `finished` record is of an action the session has done: one an
-    /// earlier relay's journal compaction wrote after the snapshot that held it already.
-    fn holds_already(&self, record: &Record<'_>) -> bool {
-        let action_id = match record {
-            Record::Started { action_id, .. } => action_id.to_string(),
-            Record::Finished { result, .. } => match serde_json::from_str::<ActionId>(result.get()) {
-                Ok(head) => head.action_id,
-                Err(_) => return false,
-            },
-            _ => return false,
-        };
-        matches!(self.outcomes.get(&action_id), Some(Outcome::Done(_)))
-    }
-
-    fn restore(&mut self, snapshot: Snapshot<'_>) {
-        self.client_id = snapshot.client_id.map(Into::into);
-        self.current_tab = snapshot.current_tab;
-        self.standing = match (snapshot.ran, snapshot.failed, snapshot.completed) {
-            (_, _, true) => Standing::Completed,
-            (_, true, _) => Standing::Error,
-            (true, _, _) => Standing::Ongoing,
-            _ => Standing::Created,
-        };
-        self.last_error = snapshot.last_error;
-        if let Some(active_at) = snapshot.active_at {
-            self.active_at = active_at;
-        }
-        for result in snapshot.results {
-            match serde_json::from_str::<ActionId>(result.get()) {
-                Ok(head) => {
-                    self.keep(&head.action_id, stored(result));
-                }
-                Err(e) => tracing::warn!(session = self.id, "an unreadable result in the journal: {e}"),
-            }
-        }
-        for action in snapshot.unsettled {
-            self.outcomes
-                .insert(action.action_id, Outcome::Unsettled(action.tab_id));
-        }
-    }
-
-    /// After a restart nothing runs: the action that was with the browser stays unsettled.
-    fn woken(&mut self) {
-        if matches!(
-            self.activity,
-            Activity::Running(_) | Activity::WaitingForUserConfirmation | Activity::WaitingForUser(_)
-        ) {
-            self.activity = Activity::Idle;
-        }
-    }
-
     /// The session as the store keeps it, but for its actions.
     pub fn head(&self) -> Head {
         Head {
@@ -579,16 +487,6 @@ impl Fact {
 /// Now, in Unix ms.
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
-}
-
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ActionId {
-    action_id: String,
-}
-
-fn stored(raw: &RawValue) -> Stored {
-    Arc::from(raw.to_owned())
 }
 
 /// Whether a stored result is the relay's own verdict for want of the browser's answer (the
@@ -866,33 +764,8 @@ impl Sessions {
     }
 }
 
-/// Imports the journal an earlier relay kept in `data_dir` (`sessions.jsonl`) into the store,
-/// then renames it `sessions.jsonl.imported` (docs/protocol.md §22). What it found.
-pub fn import_journal(data_dir: &std::path::Path, store: &Store) -> anyhow::Result<crate::store::Replayed> {
-    let mut sessions: HashMap<String, Session> = HashMap::new();
-    let replayed = crate::store::read_journal(data_dir, |record| {
-        let id = record.session_id().to_owned();
-        let session = sessions.entry(id).or_insert_with_key(|id| Session::new(id));
-        session.replay(record);
-    })?;
-    if replayed.records == 0 && replayed.skipped == 0 {
-        return Ok(replayed);
-    }
-    let all: Vec<(String, Loaded)> = sessions
-        .into_iter()
-        .map(|(id, mut session)| {
-            session.woken();
-            let loaded = session.loaded();
-            (id, loaded)
-        })
-        .collect();
-    store.replace_now(&all)?;
-    let journal = data_dir.join(crate::store::JOURNAL);
-    let mut imported = journal.clone().into_os_string();
-    imported.push(".imported");
-    std::fs::rename(&journal, imported)?;
-    Ok(replayed)
-}
+mod replay;
+pub use replay::import_journal;
 
 #[cfg(test)]
 mod tests;

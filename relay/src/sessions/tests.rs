@@ -6,6 +6,8 @@ use tether_protocol::result::{ActionHeader, Output};
 use tether_protocol::{ActionError, ActionResult, ErrorCode};
 use tokio::sync::oneshot;
 
+use std::sync::Arc;
+
 use super::*;
 
 fn request(action_id: &str, action_name: &str) -> Request {
