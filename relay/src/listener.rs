@@ -33,7 +33,7 @@ use tower::ServiceExt;
 /// How long a request's headers may take to arrive.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// File descriptors kept back from connections: session logs, artifacts, the journal, NATS,
+/// File descriptors kept back from connections: session logs, artifacts, the database, NATS,
 /// and the connections let in past the cap to reach `/healthz`.
 const FD_RESERVE: u64 = 256;
 

@@ -8,7 +8,7 @@
 //! 34.6 -> 32.4 us of relay CPU per action, docs/performance.md). Every other line, and
 //! anything held before it, is written at once. A reader of the log gets the held lines too,
 //! so a replay misses nothing; a relay killed in the middle of an action loses that action's
-//! held lines (its journal still knows it started), and a line a crash cuts short is skipped
+//! held lines (the store still knows it started), and a line a crash cuts short is skipped
 //! when read.
 //!
 //! Files are held open for the sessions that wrote last, at most [`files_held_open`] of them

@@ -30,6 +30,9 @@ use crate::store::{Action, Committed, Head, Loaded, Record, Standing, Store, Uns
 /// soon after a failure, so the last few dozen are what matter.
 const KEPT_RESULTS: usize = 64;
 
+/// How far a session's activity time in the store may lag: its retention is a day.
+const ACTIVITY_GRAIN_MS: i64 = 60_000;
+
 /// A `session.state` to publish, when a transition changed what subscribers see.
 pub type Changed = Option<SessionState>;
 
@@ -104,6 +107,8 @@ pub struct Session {
     active_at: i64,
     /// The oldest kept result the last one finished pushed out, for the store to forget too.
     pushed_out: Option<String>,
+    /// The head the store has: a head is written when it differs.
+    stored_head: Option<Head>,
 }
 
 impl Session {
@@ -394,8 +399,23 @@ impl Session {
         }
     }
 
+    /// The head to hand the store: none when it has this one already.
+    fn head_to_keep(&mut self) -> Option<Head> {
+        let head = self.head();
+        if self
+            .stored_head
+            .as_ref()
+            .is_some_and(|stored| head.same_as(stored, ACTIVITY_GRAIN_MS))
+        {
+            return None;
+        }
+        self.stored_head = Some(head.clone());
+        Some(head)
+    }
+
     /// A session read back from the store: nothing runs in it.
     fn from_loaded(id: &str, loaded: Loaded) -> Self {
+        let stored_head = Some(loaded.head.clone());
         let head = loaded.head;
         let mut session = Self {
             id: id.to_owned(),
@@ -405,6 +425,7 @@ impl Session {
             last_error: head.last_error,
             confirmed: head.confirmed,
             active_at: head.active_at,
+            stored_head,
             ..Self::default()
         };
         for (action_id, result) in loaded.results {
@@ -445,6 +466,7 @@ impl Session {
             action_id: action_id.to_owned(),
             result: result.clone(),
             forgotten: self.pushed_out.take(),
+            current_tab: self.current_tab,
         })
     }
 }
@@ -591,7 +613,7 @@ impl Sessions {
     ) -> (R, Committed) {
         self.update(session_id, |session| {
             let (out, fact) = transition(session);
-            let head = fact.head.then(|| session.head());
+            let head = fact.head.then(|| session.head_to_keep()).flatten();
             let committed = match (head, fact.action) {
                 (None, None) => Committed::now(),
                 (head, action) => self.store.keep(session_id, head, action),

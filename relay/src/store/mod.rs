@@ -76,6 +76,20 @@ pub struct Head {
     pub active_at: i64,
 }
 
+impl Head {
+    /// Whether the store's copy `kept` says the same, its activity time within `grain` ms: a
+    /// head written only when it changes spares most actions a write of the session's row
+    /// (and its indexes), and retention needs the time no finer.
+    pub fn same_as(&self, kept: &Head, grain: i64) -> bool {
+        self.client_id == kept.client_id
+            && self.current_tab == kept.current_tab
+            && self.standing == kept.standing
+            && self.last_error == kept.last_error
+            && self.confirmed == kept.confirmed
+            && self.active_at.abs_diff(kept.active_at) < grain.unsigned_abs()
+    }
+}
+
 /// A session read back: its head, the results kept for replay (oldest first, by action id)
 /// and the actions sent to a browser with no result since.
 #[derive(Debug, Default)]
@@ -99,6 +113,8 @@ pub enum Action {
         action_id: String,
         result: Stored,
         forgotten: Option<String>,
+        /// The session's current tab after it (kept in the head; said to a deployment).
+        current_tab: Option<TabId>,
     },
     /// The browser's own result replaced the relay's verdict for later repeats.
     Kept { action_id: String, result: Stored },
@@ -306,9 +322,14 @@ fn share(shared: &Share, session_id: &str, head: Option<&Head>, action: Option<&
             action_name: action_name.as_str().into(),
             tab_id: *tab_id,
         },
-        (Some(Action::Finished { result, .. }), head) => Record::Finished {
+        (
+            Some(Action::Finished {
+                result, current_tab, ..
+            }),
+            _,
+        ) => Record::Finished {
             session_id: session_id.into(),
-            current_tab: head.and_then(|h| h.current_tab),
+            current_tab: *current_tab,
             result,
         },
         (Some(Action::Kept { result, .. }), _) => Record::Kept {

@@ -1,5 +1,5 @@
 //! A session's facts as JSON records: the lines of the journal an earlier relay kept in
-//! `<data-dir>/sessions.jsonl` (read once, to import it: `import.rs`), and what a relay of a
+//! `<data-dir>/sessions.jsonl` (read once, to import it: `sessions/replay.rs`), and what a relay of a
 //! deployment shares of the sessions it owns, so the next owner can take one over
 //! (docs/protocol.md §14). A session is rebuilt from its records by `Session::replay`.
 

@@ -41,6 +41,11 @@ pub fn connect(url: &str) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(url, flags)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // Copying the WAL into the database every 1,000 pages (SQLite's default) took as much as
+    // the writes themselves: a page that many actions touch is copied once a checkpoint, so
+    // fewer checkpoints copy less (20,000 actions over 1000 sessions, 64 a commit: 17.0 us an
+    // action at 1,000 pages, 10.6 at 10,000). The WAL file is then up to 40 MB.
+    conn.pragma_update(None, "wal_autocheckpoint", 10_000)?;
     // A reader may meet the writer's checkpoint; waiting a little beats an error.
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     Ok(conn)

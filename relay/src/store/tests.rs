@@ -35,6 +35,7 @@ async fn what_is_kept_is_there_after_a_reopen() {
             action_id: "a".into(),
             result: raw(r#"{"actionId":"a"}"#),
             forgotten: None,
+            current_tab: Some(3),
         };
         store.keep("s", None, Some(finished)).wait().await;
         store.keep("s", None, Some(started("b"))).wait().await;

@@ -13,6 +13,12 @@ use super::{schema, Action, Head, Loaded, FILE};
 /// Facts one transaction takes at most, so a caller at the back waits for a bounded commit.
 const BATCH: usize = 1024;
 
+/// Under load, a commit waits this long for more facts when it has fewer than [`GATHER`]: a
+/// commit of 64 facts cost half as much a fact as one of 8 (17.0 against 31.9 us an action,
+/// 1000 sessions). Alone (the last commit carried one fact), a fact is committed at once.
+const GATHER_FOR: std::time::Duration = std::time::Duration::from_micros(250);
+const GATHER: usize = 64;
+
 /// Session rows remembered by id, so an action's start writes only the action; past this many,
 /// forgotten all at once.
 const ROWS_REMEMBERED: usize = 65_536;
@@ -52,14 +58,15 @@ impl Writer {
 fn run(mut conn: Connection, mut waiting: mpsc::UnboundedReceiver<Job>) {
     let mut rows = HashMap::new();
     let mut batch = Vec::with_capacity(BATCH);
+    let mut last = 0;
     while let Some(first) = waiting.blocking_recv() {
         batch.push(first);
-        while batch.len() < BATCH {
-            match waiting.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
-            }
+        take_waiting(&mut waiting, &mut batch);
+        if last > 1 && batch.len() < GATHER {
+            std::thread::sleep(GATHER_FOR);
+            take_waiting(&mut waiting, &mut batch);
         }
+        last = batch.len();
         if let Err(e) = commit(&mut conn, &mut rows, &batch) {
             // What a restart would forget; the relay goes on serving.
             tracing::error!(
@@ -70,6 +77,15 @@ fn run(mut conn: Connection, mut waiting: mpsc::UnboundedReceiver<Job>) {
         }
         for job in batch.drain(..) {
             let _ = job.done.send(());
+        }
+    }
+}
+
+fn take_waiting(waiting: &mut mpsc::UnboundedReceiver<Job>, batch: &mut Vec<Job>) {
+    while batch.len() < BATCH {
+        match waiting.try_recv() {
+            Ok(job) => batch.push(job),
+            Err(_) => return,
         }
     }
 }
@@ -108,6 +124,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, rows: &mut HashMap<String, i64>, op: &O
                     action_id,
                     result,
                     forgotten,
+                    ..
                 }) => {
                     if let Some(old) = forgotten {
                         schema::forget_action(tx, row, old)?;
