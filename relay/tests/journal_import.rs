@@ -32,20 +32,10 @@ fn kept_results(journal: &Path) -> BTreeMap<String, Value> {
 }
 
 async fn replay_all(relay: &RelayProcess, kept: &BTreeMap<String, Value>) {
-    let http = reqwest::Client::new();
     for (action_id, result) in kept {
         let body = json!({ "sessionId": result["sessionId"], "actionId": action_id,
             "actionName": result["actionName"], "params": {} });
-        let again: Value = http
-            .post(format!("http://{}/api/browser/action", relay.addr))
-            .bearer_auth(ORCHESTRATOR)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let (_, again) = common::client::post_action(&relay.addr, ORCHESTRATOR, body).await;
         assert_eq!(again["replayed"], true, "{action_id}: {again}");
         assert_eq!(
             (&again["status"], &again["result"]),
