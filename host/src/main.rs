@@ -29,8 +29,10 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     // stdout carries results (and, in extension mode, frames): logs go to stderr only.
+    // Colour for a person at a terminal; none in a file, a pipe or Chrome's log.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| "warn,chromium=off".into()),

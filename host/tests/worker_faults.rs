@@ -99,6 +99,10 @@ async fn a_chromium_crash_ends_the_running_action_and_stops_the_worker() {
         .await
         .unwrap();
     assert!(stderr.contains("Chromium exited"), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "a log to a pipe has no colour codes: {stderr:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

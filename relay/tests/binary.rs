@@ -112,6 +112,17 @@ async fn orchestrator_or_refused(addr: &str) -> Option<common::client::Ws> {
     }
 }
 
+/// A log that goes to a file or a pipe carries no terminal colour codes (an operator's log
+/// shipper would keep them as text).
+#[tokio::test]
+async fn a_log_that_is_no_terminal_has_no_colour_codes() {
+    let relay = RelayProcess::start(&[]).await;
+    assert!(!relay.startup_log.is_empty());
+    for line in &relay.startup_log {
+        assert!(!line.contains('\u{1b}'), "{line:?}");
+    }
+}
+
 #[tokio::test]
 async fn the_relay_listens_on_loopback_and_warns_when_exposed_without_tls() {
     let local = RelayProcess::start(&[]).await;
