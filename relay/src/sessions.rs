@@ -594,11 +594,9 @@ impl Sessions {
             session.active_at = now_ms();
             return transition(session);
         }
-        let session = match self.store.load(session_id) {
-            Some(loaded) => Session::from_loaded(session_id, loaded),
-            None => Session::new(session_id),
-        };
-        let session = table.entry(session_id.to_owned()).or_insert(session);
+        let session = table
+            .entry(session_id.to_owned())
+            .or_insert(self.kept_or_new(session_id));
         session.active_at = now_ms();
         transition(session)
     }
@@ -627,11 +625,15 @@ impl Sessions {
         if let Some(session) = self.table.part(session_id).get(session_id) {
             return read(session);
         }
-        let session = match self.store.load(session_id) {
+        read(&self.kept_or_new(session_id))
+    }
+
+    /// A session not in memory: as the store has it, else a new one.
+    fn kept_or_new(&self, session_id: &str) -> Session {
+        match self.store.load(session_id) {
             Some(loaded) => Session::from_loaded(session_id, loaded),
             None => Session::new(session_id),
-        };
-        read(&session)
+        }
     }
 
     /// Lets go of the sessions idle since before `cutoff` (Unix ms), and of the least recently

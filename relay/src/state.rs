@@ -128,12 +128,7 @@ impl Relay {
         self.registry.forget_offline(
             cutoff,
             self.settings.max_offline_browsers,
-            |client_id| {
-                self.sessions
-                    .bound_to(client_id)
-                    .iter()
-                    .any(|session| self.sessions.state(session).status != SessionStatus::Completed)
-            },
+            |client_id| !self.sessions.going_bound_to(client_id).is_empty(),
             |client_id| self.tokens.bound.is_bound(client_id),
         );
     }

@@ -21,7 +21,7 @@ mod writer;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use tether_protocol::actions::TabId;
 use tether_protocol::envelope::Payload;
 use tether_protocol::ActionError;
@@ -220,26 +220,28 @@ impl Store {
         }
     }
 
+    /// Runs a read on the reader's connection; a failure is logged and reads as nothing.
+    fn read<T: Default>(&self, what: &str, read: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> T {
+        read(&self.reader())
+            .inspect_err(|e| tracing::error!("cannot read {what} from {FILE}: {e}"))
+            .unwrap_or_default()
+    }
+
     /// A session as it was kept, if it is.
     pub fn load(&self, session_id: &str) -> Option<Loaded> {
-        schema::load(&self.reader(), session_id)
-            .inspect_err(|e| tracing::error!(session_id, "cannot read a session from {FILE}: {e}"))
-            .ok()
-            .flatten()
+        self.read("a session", |conn| schema::load(conn, session_id))
     }
 
     /// The sessions bound to a browser (only those not completed, if `going`), sorted.
     pub fn bound_to(&self, client_id: &str, going: bool) -> Vec<String> {
-        schema::bound_to(&self.reader(), client_id, going)
-            .inspect_err(|e| tracing::error!(client_id, "cannot read {FILE}: {e}"))
-            .unwrap_or_default()
+        self.read("a browser's sessions", |conn| {
+            schema::bound_to(conn, client_id, going)
+        })
     }
 
     /// The heads of the `limit` sessions active last, latest first.
     pub fn latest(&self, limit: usize) -> Vec<(String, Head)> {
-        schema::latest(&self.reader(), limit)
-            .inspect_err(|e| tracing::error!("cannot read {FILE}: {e}"))
-            .unwrap_or_default()
+        self.read("the latest sessions", |conn| schema::latest(conn, limit))
     }
 
     /// Deletes up to `batch` sessions idle since before `cutoff` (Unix ms), from `from` on,
@@ -252,9 +254,9 @@ impl Store {
         batch: usize,
         busy: impl Fn(&str) -> bool,
     ) -> Expired {
-        let candidates = schema::idle_before(&self.reader(), cutoff, from, batch)
-            .inspect_err(|e| tracing::error!("cannot read {FILE}: {e}"))
-            .unwrap_or_default();
+        let candidates = self.read("the idle sessions", |conn| {
+            schema::idle_before(conn, cutoff, from, batch)
+        });
         let next = (candidates.len() == batch)
             .then(|| candidates.last().map(|(at, _)| *at))
             .flatten();
@@ -271,16 +273,10 @@ impl Store {
 
     /// How many sessions and actions it keeps.
     pub fn counts(&self) -> (u64, u64) {
-        let reader = self.reader();
-        let count = |table: &str| {
-            reader
-                .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
-                    row.get::<_, i64>(0)
-                })
-                .optional()
-                .ok()
-                .flatten()
-                .unwrap_or(0) as u64
+        let count = |table: &str| -> u64 {
+            self.read(table, |conn| {
+                conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |row| row.get(0))
+            })
         };
         (count("sessions"), count("actions"))
     }

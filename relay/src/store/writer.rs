@@ -109,10 +109,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, rows: &mut HashMap<String, i64>, op: &O
                 (None, Some(row)) => *row,
                 _ => {
                     let row = schema::session_row(tx, session_id, head.as_ref())?;
-                    if rows.len() >= ROWS_REMEMBERED {
-                        rows.clear();
-                    }
-                    rows.insert(session_id.clone(), row);
+                    remember(rows, session_id, row);
                     row
                 }
             };
@@ -140,7 +137,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, rows: &mut HashMap<String, i64>, op: &O
         Op::Replace(sessions) => {
             for (session_id, loaded) in sessions {
                 let row = schema::replace(tx, session_id, loaded)?;
-                rows.insert(session_id.clone(), row);
+                remember(rows, session_id, row);
             }
             Ok(())
         }
@@ -152,4 +149,12 @@ fn apply(tx: &rusqlite::Transaction<'_>, rows: &mut HashMap<String, i64>, op: &O
             Ok(())
         }
     }
+}
+
+/// Remembers a session's row, within [`ROWS_REMEMBERED`].
+fn remember(rows: &mut HashMap<String, i64>, session_id: &str, row: i64) {
+    if rows.len() >= ROWS_REMEMBERED {
+        rows.clear();
+    }
+    rows.insert(session_id.to_owned(), row);
 }
