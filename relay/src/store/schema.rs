@@ -91,11 +91,12 @@ pub fn session_row(
         }
         None => tx
             .prepare_cached(
-                "INSERT INTO sessions (id, active_at) VALUES (?1, ?2)
+                "INSERT INTO sessions (id, active_at)
+                 VALUES (?1, CAST(unixepoch('subsec') * 1000 AS INTEGER))
                  ON CONFLICT (id) DO UPDATE SET active_at = max(active_at, excluded.active_at)
                  RETURNING rowid",
             )?
-            .query_row(params![session_id, now_ms()], |row| row.get(0)),
+            .query_row(params![session_id], |row| row.get(0)),
     }
 }
 
@@ -232,8 +233,4 @@ pub fn idle_before(
         Ok(((row.get(0)?, row.get(1)?), row.get(2)?))
     })?;
     rows.collect()
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }

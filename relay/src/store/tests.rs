@@ -65,3 +65,21 @@ async fn what_is_kept_is_there_after_a_reopen() {
     assert!(store.load("t").is_none());
     assert_eq!(store.counts(), (1, 2));
 }
+
+#[tokio::test]
+async fn a_session_first_kept_without_its_head_is_active_now() {
+    let store = Store::in_memory();
+    let started = Action::Started {
+        action_id: "a".into(),
+        action_name: "browser_click".into(),
+        tab_id: None,
+    };
+    let before = chrono::Utc::now().timestamp_millis();
+    store.keep("s", None, Some(started)).wait().await;
+    let after = chrono::Utc::now().timestamp_millis();
+    let active_at = store.load("s").unwrap().head.active_at;
+    assert!(
+        (before - 1..=after + 1).contains(&active_at),
+        "{before} {active_at} {after}"
+    );
+}
