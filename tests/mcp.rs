@@ -263,7 +263,7 @@ fn mcp_refuses_wrong_tokens_and_foreign_hosts() {
         let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
         for (header, value) in [("host", "rebound.example"), ("origin", "http://rebound.example")] {
-            let response = reqwest::Client::new()
+            let response = tether_tests::client::own_http()
                 .post(&url)
                 .bearer_auth(ORCHESTRATOR)
                 .header(header, value)

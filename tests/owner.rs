@@ -221,7 +221,7 @@ async fn stop_one_session(h: &'static Harness) {
 async fn talk_in_the_popup(h: &'static Harness, popup: &RawSession<'_>, session: &str) {
     let relay = &h.extension().relay;
     let mut agent = subscribed(&relay.addr.to_string(), json!({ "sessionId": session })).await;
-    let said = reqwest::Client::new()
+    let said = tether_tests::client::own_http()
         .post(relay.http(&format!("/api/sessions/{session}/messages")))
         .bearer_auth(ORCHESTRATOR)
         .json(&json!({ "text": "Comparing the two offers now" }))

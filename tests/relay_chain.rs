@@ -410,7 +410,9 @@ fn a_session_screen_shows_its_tabs_and_current_page_and_leaves_recent_alone() {
 
         let (status, body) = screen("?detail=everything").await;
         assert_eq!(status, 400, "{body}");
-        let anonymous = reqwest::get(relay.http(&format!("/api/sessions/{s}/screen.md")))
+        let anonymous = tether_tests::client::own_http()
+            .get(relay.http(&format!("/api/sessions/{s}/screen.md")))
+            .send()
             .await
             .unwrap();
         assert_eq!(anonymous.status().as_u16(), 401);

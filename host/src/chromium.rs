@@ -1,11 +1,12 @@
 //! Launches a Chromium for worker mode and `exec`, and ends it cleanly.
 //!
 //! The browser gets a throwaway profile, the flags that keep it off the network it does not
-//! need (see docs/facts.md), and - on Linux - a parent-death signal, so that a host
-//! killed with SIGKILL does not leave orphaned browsers behind. It is driven over a pipe
-//! (`--remote-debugging-pipe`, fds 3 and 4 of the child), which no other process can use; a
-//! DevTools port, which any local process could drive, only where several clients must share
-//! one browser (the test kit, benchmarks).
+//! need (see docs/facts.md), and - on Linux and Windows - a bond to this process, so that a
+//! host killed outright does not leave orphaned browsers behind (tether-os). It is driven over
+//! a pipe (`--remote-debugging-pipe`: fds 3 and 4 of the child on Unix, inherited handles named
+//! by `--remote-debugging-io-pipes` on Windows), which no other process can use; a DevTools
+//! port, which any local process could drive, only where several clients must share one
+//! browser (the test kit, benchmarks).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -19,21 +20,47 @@ use tokio::sync::watch;
 use crate::cdp::connection::CdpConnection;
 use crate::cdp::worker::WorkerTransport;
 use crate::cdp::CdpError;
+use tether_os::process::{ChildPipes, End, Handed};
 
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where Chromium usually lives. Debian's `/usr/bin/chromium` is a wrapper script that adds
 /// flags of its own (an empty `--load-extension=`), so the real binary comes first.
-const CANDIDATES: &[&str] = &[
-    "/usr/lib/chromium/chromium",
-    "/usr/bin/chromium",
-    "/usr/bin/chromium-browser",
-    "/usr/bin/google-chrome",
-    "/usr/bin/google-chrome-stable",
-    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
-    "/Applications/Chromium.app/Contents/MacOS/Chromium",
-];
+#[cfg(not(windows))]
+fn candidates() -> Vec<PathBuf> {
+    [
+        "/usr/lib/chromium/chromium",
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+        "/usr/bin/google-chrome-stable",
+        "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+        "/Applications/Chromium.app/Contents/MacOS/Chromium",
+        "/Applications/Microsoft Edge.app/Contents/MacOS/Microsoft Edge",
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .collect()
+}
+
+/// Where Chrome, Chromium and Edge install themselves on Windows: for all users under the
+/// program folders, for one user under their local app data.
+#[cfg(windows)]
+fn candidates() -> Vec<PathBuf> {
+    let folders = ["ProgramFiles", "ProgramFiles(x86)", "LOCALAPPDATA"]
+        .into_iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from);
+    let browsers = [
+        r"Google\Chrome\Application\chrome.exe",
+        r"Chromium\Application\chrome.exe",
+        r"Microsoft\Edge\Application\msedge.exe",
+    ];
+    folders
+        .flat_map(|folder| browsers.iter().map(move |b| folder.join(b)))
+        .collect()
+}
 
 #[derive(Debug, Clone)]
 pub struct LaunchOptions {
@@ -74,16 +101,18 @@ impl Default for LaunchOptions {
     }
 }
 
-/// Flags that would open the browser to other clients, refused in `--chromium-arg`.
+/// Flags that would open the browser to other clients, refused in `--chromium-arg` whatever
+/// their case (Chromium on Windows reads switches case-insensitively).
 const DEBUGGING_FLAGS: &[&str] = &[
     "--remote-debugging-port",
     "--remote-debugging-address",
     "--remote-debugging-pipe",
+    "--remote-debugging-io-pipes",
 ];
 
 /// A running Chromium this process launched. Dropping it sends SIGTERM; prefer [`Self::close`].
 pub struct Chromium {
-    pid: i32,
+    pid: u32,
     endpoint: Endpoint,
     exited: watch::Receiver<bool>,
     // Held so a throwaway profile outlives the browser; deleted on drop.
@@ -93,17 +122,18 @@ pub struct Chromium {
 impl Chromium {
     pub async fn launch(options: &LaunchOptions) -> Result<Self> {
         let executable = find_executable(options.executable.as_deref())?;
-        if let Some(flag) = options
-            .extra_args
-            .iter()
-            .find(|a| DEBUGGING_FLAGS.iter().any(|f| a.starts_with(f)))
-        {
+        if let Some(flag) = options.extra_args.iter().find(|a| {
+            DEBUGGING_FLAGS
+                .iter()
+                .any(|f| a.to_ascii_lowercase().starts_with(f))
+        }) {
             bail!("{flag} is not allowed: Tether drives the browser it launches over a pipe no other program can use");
         }
         let (profile, throwaway) = match &options.user_data_dir {
             Some(dir) => {
                 // A kept profile holds the person's logins: only its owner may read it.
-                private_dir(dir)?;
+                tether_os::at_rest::private_dir(dir)
+                    .with_context(|| format!("cannot make the profile folder {}", dir.display()))?;
                 (dir.clone(), None)
             }
             None => {
@@ -112,18 +142,20 @@ impl Chromium {
             }
         };
         let mut command = Command::new(&executable);
+        let pipes = match options.debugging {
+            Debugging::Pipe => Some(ChildPipes::new(&mut command)?),
+            Debugging::Port => None,
+        };
+        let inherited = pipes.as_ref().and_then(|(_, handed)| handed.handles);
         command
-            .args(flags(options, &profile))
+            .args(flags(options, &profile, inherited))
             // Chromium writes crash reports under $XDG_CONFIG_HOME even with a profile dir.
             .env("XDG_CONFIG_HOME", profile.join("config"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let pipes = match options.debugging {
-            Debugging::Pipe => Some(ChildPipes::new(&mut command)?),
-            Debugging::Port => None,
-        };
-        die_with_parent(&mut command);
+        tether_os::process::before_spawn(&mut command);
+        let (pipes, handed) = pipes.unzip();
 
         let (ws_tx, ws_rx) = tokio::sync::oneshot::channel();
         let (exited_tx, exited) = watch::channel(false);
@@ -132,7 +164,7 @@ impl Chromium {
         // signal follows the forking *thread*, so it must not be a pooled one.
         std::thread::Builder::new()
             .name("chromium-reaper".into())
-            .spawn(move || reap(command, spawned_tx, ws_tx, exited_tx))?;
+            .spawn(move || reap(command, handed, spawned_tx, ws_tx, exited_tx))?;
         let pid = spawned_rx
             .recv()
             .context("the Chromium launcher thread died")?
@@ -140,7 +172,9 @@ impl Chromium {
 
         let endpoint = match pipes {
             Some(pipes) => {
-                let cdp = pipes.connect()?;
+                let (to_browser, from_browser) =
+                    pipes.into_async().context("cannot drive Chromium's pipe")?;
+                let cdp = CdpConnection::over_pipe(to_browser, from_browser);
                 ready(&cdp, ws_rx, pid).await?;
                 Endpoint::Pipe(cdp)
             }
@@ -186,7 +220,7 @@ impl Chromium {
         }
     }
 
-    pub fn pid(&self) -> i32 {
+    pub fn pid(&self) -> u32 {
         self.pid
     }
 
@@ -202,12 +236,12 @@ impl Chromium {
             let _ = tokio::time::timeout(CLOSE_TIMEOUT, exited).await;
         }
         if !*self.exited.borrow() {
-            signal(self.pid, libc::SIGTERM);
+            tether_os::process::end(self.pid, End::Ask);
         }
         let wait = self.exited.wait_for(|exited| *exited);
         if tokio::time::timeout(CLOSE_TIMEOUT, wait).await.is_err() {
             tracing::warn!(pid = self.pid, "Chromium ignored SIGTERM; killing it");
-            signal(self.pid, libc::SIGKILL);
+            tether_os::process::end(self.pid, End::Now);
         }
     }
 }
@@ -215,12 +249,14 @@ impl Chromium {
 impl Drop for Chromium {
     fn drop(&mut self) {
         if !*self.exited.borrow() {
-            signal(self.pid, libc::SIGTERM);
+            tether_os::process::end(self.pid, End::Ask);
         }
     }
 }
 
-fn flags(options: &LaunchOptions, profile: &Path) -> Vec<String> {
+/// The browser's command line; `inherited`: on Windows, the values of the pipe handles it
+/// inherits.
+fn flags(options: &LaunchOptions, profile: &Path, inherited: Option<(usize, usize)>) -> Vec<String> {
     let (w, h) = options.window_size;
     let debugging = match options.debugging {
         Debugging::Pipe => "--remote-debugging-pipe",
@@ -244,13 +280,16 @@ fn flags(options: &LaunchOptions, profile: &Path) -> Vec<String> {
     .into_iter()
     .map(String::from)
     .collect();
+    if let Some((read, write)) = inherited {
+        flags.push(format!("--remote-debugging-io-pipes={read},{write}"));
+    }
     flags.push(format!("--user-data-dir={}", profile.display()));
     flags.push(format!("--window-size={w},{h}"));
     if options.headless {
         flags.extend(["--headless=new".into(), "--disable-gpu".into()]);
     }
     // Chromium refuses to run as root with its sandbox on.
-    if unsafe { libc::geteuid() } == 0 {
+    if tether_os::process::is_superuser() {
         flags.push("--no-sandbox".into());
     }
     flags.extend(options.extra_args.iter().cloned());
@@ -265,13 +304,11 @@ fn find_executable(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("TETHER_CHROMIUM") {
         return Ok(PathBuf::from(path));
     }
-    CANDIDATES
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-        .ok_or_else(|| {
-            anyhow!("no Chromium found (looked in {}); install one (Debian: apt-get install chromium) or pass --chromium PATH", CANDIDATES.join(", "))
-        })
+    let candidates = candidates();
+    candidates.iter().find(|p| p.exists()).cloned().ok_or_else(|| {
+        let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+        anyhow!("no Chromium found (looked in {}); install Chrome or Chromium (Debian: apt-get install chromium) or pass --chromium PATH", looked.join(", "))
+    })
 }
 
 type WsUrl = std::result::Result<String, String>;
@@ -283,13 +320,13 @@ enum Endpoint {
 }
 
 /// The DevTools address a browser launched with a port prints, or why there is none.
-async fn port_address(ws_rx: tokio::sync::oneshot::Receiver<WsUrl>, pid: i32) -> Result<String> {
+async fn port_address(ws_rx: tokio::sync::oneshot::Receiver<WsUrl>, pid: u32) -> Result<String> {
     match tokio::time::timeout(LAUNCH_TIMEOUT, ws_rx).await {
         Ok(Ok(Ok(url))) => Ok(url),
         Ok(Ok(Err(stderr_tail))) => bail!("Chromium exited during start-up:\n{stderr_tail}"),
         Ok(Err(_)) => bail!("Chromium's output ended before it printed its DevTools address"),
         Err(_) => {
-            signal(pid, libc::SIGKILL);
+            tether_os::process::end(pid, End::Now);
             bail!("Chromium printed no DevTools address within {LAUNCH_TIMEOUT:?}")
         }
     }
@@ -297,7 +334,7 @@ async fn port_address(ws_rx: tokio::sync::oneshot::Receiver<WsUrl>, pid: i32) ->
 
 /// Waits until a browser driven over its pipe answers, or says why it never will (its
 /// stderr, when it exited during start-up).
-async fn ready(cdp: &CdpConnection, exited: tokio::sync::oneshot::Receiver<WsUrl>, pid: i32) -> Result<()> {
+async fn ready(cdp: &CdpConnection, exited: tokio::sync::oneshot::Receiver<WsUrl>, pid: u32) -> Result<()> {
     let answered = cdp.call(None, "Browser.getVersion", serde_json::json!({}));
     let outcome = tokio::time::timeout(LAUNCH_TIMEOUT, async {
         tokio::select! {
@@ -310,63 +347,16 @@ async fn ready(cdp: &CdpConnection, exited: tokio::sync::oneshot::Receiver<WsUrl
     match outcome {
         Ok(result) => result,
         Err(_) => {
-            signal(pid, libc::SIGKILL);
+            tether_os::process::end(pid, End::Now);
             bail!("Chromium did not answer over its pipe within {LAUNCH_TIMEOUT:?}")
         }
     }
 }
 
-/// The two pipes a browser launched with `--remote-debugging-pipe` is driven over: it reads
-/// commands from its fd 3 and writes answers and events to its fd 4.
-struct ChildPipes {
-    to_browser: std::io::PipeWriter,
-    from_browser: std::io::PipeReader,
-}
-
-impl ChildPipes {
-    /// Makes the pipes and has `command`'s child take its ends as fds 3 and 4.
-    fn new(command: &mut Command) -> Result<Self> {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::process::CommandExt;
-        let (child_in, to_browser) = std::io::pipe().context("cannot make a pipe for Chromium")?;
-        let (from_browser, child_out) = std::io::pipe().context("cannot make a pipe for Chromium")?;
-        let (read_end, write_end) = (child_in.as_raw_fd(), child_out.as_raw_fd());
-        // The child's ends are moved into the hook so they stay open until the fork; they are
-        // close-on-exec, and dup2 gives the child copies at 3 and 4 without that flag.
-        let held = (child_in, child_out);
-        // SAFETY: fcntl and dup2 are async-signal-safe; nothing else runs between fork and exec.
-        unsafe {
-            command.pre_exec(move || {
-                let _ = &held;
-                // Out of the way of 3 and 4 first, so neither dup2 overwrites the other's source.
-                let r = libc::fcntl(read_end, libc::F_DUPFD_CLOEXEC, 5);
-                let w = libc::fcntl(write_end, libc::F_DUPFD_CLOEXEC, 5);
-                if r < 0 || w < 0 || libc::dup2(r, 3) < 0 || libc::dup2(w, 4) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        Ok(Self {
-            to_browser,
-            from_browser,
-        })
-    }
-
-    /// This process's ends, as a CDP connection.
-    fn connect(self) -> Result<CdpConnection> {
-        use std::os::fd::OwnedFd;
-        let to_browser = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(self.to_browser))
-            .context("cannot drive Chromium's pipe")?;
-        let from_browser = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(self.from_browser))
-            .context("cannot read Chromium's pipe")?;
-        Ok(CdpConnection::over_pipe(to_browser, from_browser))
-    }
-}
-
 fn reap(
     mut command: Command,
-    spawned: std_mpsc::Sender<std::io::Result<i32>>,
+    handed: Option<Handed>,
+    spawned: std_mpsc::Sender<std::io::Result<u32>>,
     ws_url: tokio::sync::oneshot::Sender<WsUrl>,
     exited: watch::Sender<bool>,
 ) {
@@ -377,7 +367,11 @@ fn reap(
             return;
         }
     };
-    let _ = spawned.send(Ok(child.id() as i32));
+    // The child has its own copies of the pipes' ends now; ours close, so a browser that
+    // exits closes its pipe.
+    drop(handed);
+    tether_os::process::bound_to_parent(&child);
+    let _ = spawned.send(Ok(child.id()));
     if let Some(stderr) = child.stderr.take() {
         std::thread::spawn(move || watch_stderr(stderr, ws_url));
     }
@@ -408,37 +402,4 @@ fn watch_stderr(stderr: std::process::ChildStderr, ws_url: tokio::sync::oneshot:
     if let Some(tx) = ws_url {
         let _ = tx.send(Err(tail.join("\n")));
     }
-}
-
-fn signal(pid: i32, sig: i32) {
-    // The reaper thread has not reaped the child while `exited` is false, so the pid is ours.
-    unsafe {
-        libc::kill(pid, sig);
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn die_with_parent(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.
-    unsafe {
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_command: &mut Command) {}
-
-/// Makes `dir` (and its parents) if it is not there, readable by its owner alone.
-fn private_dir(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    Ok(())
 }

@@ -57,11 +57,19 @@ impl HostToken {
     }
 }
 
-/// `$XDG_CONFIG_HOME/tether`, else `~/.config/tether`.
+/// `$XDG_CONFIG_HOME/tether`, else `~/.config/tether`; on Windows `%LOCALAPPDATA%\Tether`
+/// (unless `XDG_CONFIG_HOME`, which Windows never sets, names another).
 pub fn config_dir() -> PathBuf {
-    std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")))
+    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME") {
+        return PathBuf::from(dir).join("tether");
+    }
+    if cfg!(windows) {
+        if let Some(local) = std::env::var_os("LOCALAPPDATA") {
+            return PathBuf::from(local).join("Tether");
+        }
+    }
+    std::env::var_os("HOME")
+        .map(|h| Path::new(&h).join(".config"))
         .unwrap_or_else(std::env::temp_dir)
         .join("tether")
 }
@@ -106,14 +114,7 @@ pub fn stored_client_id() -> Result<String> {
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        tether_os::at_rest::private_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options
-        .open(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    std::io::Write::write_all(&mut file, bytes).with_context(|| format!("cannot write {}", path.display()))
+    tether_os::at_rest::write_private(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }

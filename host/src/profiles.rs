@@ -114,17 +114,13 @@ impl ProfileStore {
 /// Writes `bytes` to `path` readable by its owner only, whole or not at all.
 fn write_private(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let mut folder = std::fs::DirBuilder::new();
-    folder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
-    folder.create(dir)?;
+    tether_os::at_rest::private_dir(dir)?;
     let beside = path.with_extension("json.saving");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(&beside)?;
+    let mut file = tether_os::at_rest::private_file()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&beside)?;
     file.write_all(bytes)?;
     file.sync_all()?;
     std::fs::rename(&beside, path)

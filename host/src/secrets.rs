@@ -43,21 +43,13 @@ impl Secrets {
     /// Reads `{ "name": { "value", "origins": [..] } }` from `path`, refusing a file that
     /// anyone but its owner may read.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(path)
-                .map_err(|e| anyhow::anyhow!("cannot read the secrets file {}: {e}", path.display()))?
-                .permissions()
-                .mode();
-            if mode & 0o077 != 0 {
-                anyhow::bail!(
-                    "the secrets file {} can be read by others (mode {:o}): make it its owner's alone with chmod 600 {}",
-                    path.display(),
-                    mode & 0o777,
-                    path.display()
-                );
-            }
+        let open = tether_os::at_rest::others_may_read(path)
+            .map_err(|e| anyhow::anyhow!("cannot read the secrets file {}: {e}", path.display()))?;
+        if let Some(who) = open {
+            anyhow::bail!(
+                "the secrets file {} can be read by others ({who})",
+                path.display()
+            );
         }
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("cannot read the secrets file {}: {e}", path.display()))?;

@@ -1,6 +1,8 @@
 //! TLS for a host dialling a remote relay (`wss://` for its link, `https://` for artifact
 //! uploads and MCP's calls): rustls with the ring provider, trusting the web's roots
 //! (webpki-roots) and any CA the user names, for a relay behind a certificate of a private CA.
+//! ring is the one provider in the build (reqwest's `rustls-no-provider`: no aws-lc, whose C
+//! needs more of a cross compiler than ring's), and the process default once a config is made.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,6 +25,8 @@ pub fn client_config(extra_ca: Option<&Path>) -> Result<Arc<rustls::ClientConfig
                 .with_context(|| format!("{} holds a certificate rustls refuses", path.display()))?;
         }
     }
+    // Anything else in this process that asks rustls for its default gets ring too.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()

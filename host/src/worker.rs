@@ -280,7 +280,7 @@ pub fn meta(product: &str, mode: &str) -> HostMeta {
         browser: Some(browser.to_owned()),
         browser_version: Some(browser_version.to_owned()),
         os: Some(std::env::consts::OS.to_owned()),
-        hostname: Some(hostname()),
+        hostname: Some(tether_os::host_name()),
         host_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         mode: Some(mode.to_owned()),
         actions: Some(ActionName::ALL.iter().map(|a| a.as_str().to_owned()).collect()),
@@ -293,16 +293,4 @@ fn has_display() -> bool {
         || cfg!(windows)
         || std::env::var_os("DISPLAY").is_some()
         || std::env::var_os("WAYLAND_DISPLAY").is_some()
-}
-
-fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname writes at most that much.
-    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    if ok {
-        String::from_utf8_lossy(&buf[..end]).into_owned()
-    } else {
-        "unknown".into()
-    }
 }

@@ -24,6 +24,7 @@ fn read(path: &Path) -> Value {
 fn install_registers_the_host_with_each_browser_and_uninstall_removes_it() {
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
+    std::fs::create_dir_all(home.join(".config/google-chrome-beta")).unwrap();
     let install = [
         "install",
         "--extension-id",
@@ -68,13 +69,19 @@ fn install_registers_the_host_with_each_browser_and_uninstall_removes_it() {
         let mode = std::fs::metadata(&config_path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600, "the config holds a token");
     }
+    // Chrome Beta is installed (its folder is there) and gets the manifest too; Canary, which
+    // is not, does not.
+    assert!(home
+        .join(".config/google-chrome-beta/NativeMessagingHosts/dev.tether.host.json")
+        .exists());
+    assert!(!home.join(".config/google-chrome-unstable").exists());
 
     // Again, safely: the same files, rewritten.
     assert!(host(home, &install).status.success());
 
     let out = host(home, &["uninstall"]);
     assert!(out.status.success(), "{out:?}");
-    for browser in browsers {
+    for browser in browsers.iter().chain([&".config/google-chrome-beta"]) {
         assert!(!home
             .join(browser)
             .join("NativeMessagingHosts/dev.tether.host.json")

@@ -107,7 +107,7 @@ async fn soak(minutes: u64, nats: bool) {
     let page = pages.url("/fixtures/clicks.html");
     // The callers keep their connections for the whole run, one each: the relay's open files
     // are then its own doing, not a pool's closing idle connections and opening new ones.
-    let http = reqwest::Client::builder()
+    let http = tether_tests::client::http_builder()
         .pool_max_idle_per_host(LOOPS)
         .pool_idle_timeout(None)
         .build()

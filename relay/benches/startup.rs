@@ -89,7 +89,9 @@ fn dir_bytes(dir: &std::path::Path) -> u64 {
 async fn start(data: tempfile::TempDir) -> (Duration, u64, tempfile::TempDir) {
     let start = Instant::now();
     let relay = RelayProcess::start_in(data, &[]).await;
-    let health = reqwest::get(format!("http://{}/healthz", relay.addr))
+    let health = tether_tests::client::own_http()
+        .get(format!("http://{}/healthz", relay.addr))
+        .send()
         .await
         .unwrap();
     assert!(health.status().is_success());

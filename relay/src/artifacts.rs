@@ -71,7 +71,7 @@ impl ArtifactStore {
     /// on first start and kept, so URLs survive a restart). Expired artifacts are dropped.
     pub fn open(data_dir: &Path, limits: Limits) -> Result<Self> {
         let dir = data_dir.join("artifacts");
-        crate::at_rest::private_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        tether_os::at_rest::private_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let secret = load_secret(&data_dir.join(SECRET_FILE))?;
         let store = Self {
             dir,
@@ -177,8 +177,8 @@ impl ArtifactStore {
         let (data, meta_path) = (self.data_path(&id), self.meta_path(&id));
         let meta_json = serde_json::to_vec(&meta).unwrap_or_default();
         let written = tokio::task::spawn_blocking(move || {
-            crate::at_rest::write_private(&data, &bytes)?;
-            crate::at_rest::write_private(&meta_path, &meta_json)
+            tether_os::at_rest::write_private(&data, &bytes)?;
+            tether_os::at_rest::write_private(&meta_path, &meta_json)
         })
         .await
         .unwrap_or_else(|e| Err(std::io::Error::other(e)));
@@ -281,7 +281,7 @@ fn load_secret(path: &Path) -> Result<Vec<u8>> {
         Ok(secret) if secret.len() >= 32 => Ok(secret),
         Ok(_) | Err(_) => {
             let secret = random_bytes(32);
-            crate::at_rest::write_private(path, &secret)
+            tether_os::at_rest::write_private(path, &secret)
                 .with_context(|| format!("cannot write {}", path.display()))?;
             Ok(secret)
         }

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::artifacts::Limits;
-use crate::at_rest;
+use tether_os::at_rest;
 
 /// When the relay asks a person before an action runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -346,9 +346,9 @@ fn new_token() -> String {
 }
 
 fn read(path: &Path) -> Result<Option<Tokens>> {
-    match at_rest::loosened(path, 0o600) {
+    match at_rest::loosened(path) {
         Ok(true) => tracing::warn!(
-            "{} was readable by other users; it is now 0600. Whoever read it may hold the tokens: consider new ones",
+            "{} was readable by other users; it is now its owner's alone. Whoever read it may hold the tokens: consider new ones",
             path.display()
         ),
         Ok(false) => {}

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::at_rest;
+use tether_os::at_rest;
 
 const FILE: &str = "host-tokens.json";
 
@@ -78,9 +78,7 @@ impl HostTokens {
     fn current<T>(&self, f: impl FnOnce(&[Digest]) -> T) -> T {
         let mut read = self.read.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(path) = &self.path {
-            let modified = std::fs::metadata(path)
-                .and_then(|m| Ok((m.modified()?, std::os::unix::fs::MetadataExt::ino(&m))))
-                .ok();
+            let modified = std::fs::metadata(path).and_then(|m| version(&m)).ok();
             if modified != read.0 {
                 let file = load(path).unwrap_or_else(|e| {
                     tracing::error!("{e:#}; no per-browser token is accepted until it is fixed");
@@ -163,6 +161,16 @@ fn digest(token: &str) -> [u8; 32] {
 
 fn parse_digest(text: &str) -> Option<[u8; 32]> {
     hex::decode(text).ok()?.try_into().ok()
+}
+
+/// What tells that the tokens file changed: its modified time, and its inode on Unix (a file
+/// replaced by a rename within one tick of the clock keeps the time) or its length elsewhere.
+fn version(file: &std::fs::Metadata) -> std::io::Result<(std::time::SystemTime, u64)> {
+    #[cfg(unix)]
+    let identity = std::os::unix::fs::MetadataExt::ino(file);
+    #[cfg(not(unix))]
+    let identity = file.len();
+    Ok((file.modified()?, identity))
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@
 pub mod agent_docs;
 pub mod app_error;
 pub mod artifacts;
-pub mod at_rest;
 pub mod auth;
 pub mod by_session;
 pub mod catalog_md;

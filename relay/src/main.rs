@@ -15,7 +15,10 @@ use tether_relay::state::{AppState, Relay};
 /// jemalloc, not the system's malloc: under load (1000 sessions busy) glibc's malloc and free
 /// took a fifth of the relay's CPU, with lock contention between the runtime's threads;
 /// jemalloc gave ~1.4x the actions per second at ~1.5 MiB more with 1000 hosts
-/// (docs/performance.md, "The relay").
+/// (docs/performance.md, "The relay"). Linux only, where it was measured (and where it
+/// builds from here: not with MSVC, nor for macOS without Apple's headers); elsewhere the
+/// system's allocator.
+#[cfg(target_os = "linux")]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -59,7 +62,7 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
             }
         };
     }
-    tether_relay::at_rest::restrict_umask();
+    tether_os::at_rest::restrict_umask();
     if let Some(RelayCommand::HostToken {
         client_id,
         revoke,
@@ -124,7 +127,7 @@ fn host_token(
     list: bool,
 ) -> anyhow::Result<()> {
     use tether_relay::host_tokens;
-    tether_relay::at_rest::restrict_umask();
+    tether_os::at_rest::restrict_umask();
     if list {
         for (client, created) in host_tokens::list(data_dir)? {
             println!("{client}\t(since {created})");

@@ -1,9 +1,10 @@
 //! This process's open-file limit: raised once at start, and read by what holds files or
 //! sockets open in proportion to it (the listener's connection slots, the session logs kept
-//! open).
+//! open). Unix only: Windows has no such per-process limit on handles to raise.
 
 /// Raises this process's open-file limit to its hard limit (a relay serves thousands of
 /// sockets; the common soft limit is 1,024). Returns the limit now in force.
+#[cfg(unix)]
 pub fn raise() -> Option<u64> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -27,6 +28,7 @@ pub fn raise() -> Option<u64> {
 
 /// This process's open-file limit (the soft one, in force; `u64::MAX` when unlimited), or
 /// `None` when it cannot be read.
+#[cfg(unix)]
 pub fn limit() -> Option<u64> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -35,4 +37,14 @@ pub fn limit() -> Option<u64> {
     // SAFETY: `limit` is a valid rlimit for getrlimit to fill.
     let known = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
     known.then_some(limit.rlim_cur)
+}
+
+#[cfg(not(unix))]
+pub fn raise() -> Option<u64> {
+    None
+}
+
+#[cfg(not(unix))]
+pub fn limit() -> Option<u64> {
+    None
 }

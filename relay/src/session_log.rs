@@ -124,7 +124,7 @@ pub fn files_held_open() -> usize {
 impl SessionLog {
     pub fn new(data_dir: &Path) -> std::io::Result<Self> {
         let dir = data_dir.join("logs");
-        crate::at_rest::private_dir(&dir)?;
+        tether_os::at_rest::private_dir(&dir)?;
         Ok(Self {
             dir,
             open: BySession::default(),
@@ -285,7 +285,7 @@ impl SessionLog {
             .read_file(session_id, None)?
             .last()
             .map_or(0, |e| e.event_index + 1);
-        let mut file = crate::at_rest::private_file()
+        let mut file = tether_os::at_rest::private_file()
             .create(true)
             .append(true)
             .read(true)
@@ -406,7 +406,7 @@ impl SessionLog {
     /// The session's file, opened again if it was closed.
     fn file_of<'a>(&self, session_id: &str, log: &'a mut Open) -> std::io::Result<&'a mut File> {
         if log.file.is_none() {
-            let file = crate::at_rest::private_file()
+            let file = tether_os::at_rest::private_file()
                 .create(true)
                 .append(true)
                 .open(self.path(session_id))?;

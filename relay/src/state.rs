@@ -88,7 +88,7 @@ impl Relay {
         data_dir: &Path,
         limits: Limits,
     ) -> anyhow::Result<Self> {
-        crate::at_rest::private_dir(data_dir)?;
+        tether_os::at_rest::private_dir(data_dir)?;
         tokens.bound = Arc::new(crate::host_tokens::HostTokens::open(data_dir));
         let artifacts = ArtifactStore::open(data_dir, limits)?;
         let log = SessionLog::new(data_dir)?;

@@ -12,7 +12,7 @@ async fn relay(limits: Limits) -> String {
 }
 
 async fn upload(base: &str, token: Option<&str>, body: Vec<u8>) -> (u16, Value) {
-    let mut request = reqwest::Client::new()
+    let mut request = tether_tests::client::own_http()
         .put(format!("{base}/artifacts"))
         .header("content-type", "image/png")
         .body(body);
@@ -25,7 +25,7 @@ async fn upload(base: &str, token: Option<&str>, body: Vec<u8>) -> (u16, Value) 
 }
 
 async fn download(url: &str, token: Option<&str>) -> (u16, Option<String>, Vec<u8>) {
-    let mut request = reqwest::Client::new().get(url);
+    let mut request = tether_tests::client::own_http().get(url);
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
@@ -130,7 +130,7 @@ async fn hosts_upload_and_orchestrators_upload_named_files() {
                 other => format!("%{other:02X}"),
             })
             .collect();
-        reqwest::Client::new()
+        tether_tests::client::own_http()
             .put(format!("{base}/artifacts?name={encoded}"))
             .bearer_auth(ORCHESTRATOR)
             .header("content-type", "text/csv")
@@ -140,7 +140,11 @@ async fn hosts_upload_and_orchestrators_upload_named_files() {
     let response = put("order list.csv").await.unwrap();
     assert_eq!(response.status().as_u16(), 200);
     let stored: Value = response.json().await.unwrap();
-    let response = reqwest::get(stored["url"].as_str().unwrap()).await.unwrap();
+    let response = tether_tests::client::own_http()
+        .get(stored["url"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.headers()["content-type"], "text/csv; charset=utf-8");
     assert_eq!(
         response.headers()["content-disposition"],
@@ -190,7 +194,7 @@ async fn artifacts_are_served_sandboxed_with_fixed_types() {
         ("application/pdf", "application/pdf", "inline"),
         ("text/markdown", "text/markdown; charset=utf-8", "attachment"),
     ] {
-        let response = reqwest::Client::new()
+        let response = tether_tests::client::own_http()
             .put(format!("{base}/artifacts"))
             .bearer_auth(HOST)
             .header("content-type", given)
@@ -199,7 +203,11 @@ async fn artifacts_are_served_sandboxed_with_fixed_types() {
             .await
             .unwrap();
         let stored: Value = response.json().await.unwrap();
-        let response = reqwest::get(stored["url"].as_str().unwrap()).await.unwrap();
+        let response = tether_tests::client::own_http()
+            .get(stored["url"].as_str().unwrap())
+            .send()
+            .await
+            .unwrap();
         let headers = response.headers();
         assert_eq!(headers["content-type"], served, "{given}");
         assert_eq!(headers["x-content-type-options"], "nosniff", "{given}");
@@ -226,7 +234,7 @@ async fn a_token_in_the_url_is_refused_where_a_header_can_be_sent() {
         format!("{base}/api/sessions?token={ORCHESTRATOR}"),
         format!("{base}/api/extension/extension-list?token={ORCHESTRATOR}"),
     ] {
-        let response = reqwest::get(&url).await.unwrap();
+        let response = tether_tests::client::own_http().get(&url).send().await.unwrap();
         assert_eq!(response.status().as_u16(), 401, "{url}");
         let error: Value = response.json().await.unwrap();
         assert!(
@@ -237,7 +245,7 @@ async fn a_token_in_the_url_is_refused_where_a_header_can_be_sent() {
             "{error}"
         );
     }
-    let response = reqwest::Client::new()
+    let response = tether_tests::client::own_http()
         .put(format!("{base}/artifacts?token={HOST}"))
         .body("x")
         .send()
@@ -245,7 +253,9 @@ async fn a_token_in_the_url_is_refused_where_a_header_can_be_sent() {
         .unwrap();
     assert_eq!(response.status().as_u16(), 401);
     // The events stream, which a browser's EventSource opens, takes it.
-    let response = reqwest::get(format!("{base}/api/sessions/s1/events?token={ORCHESTRATOR}"))
+    let response = tether_tests::client::own_http()
+        .get(format!("{base}/api/sessions/s1/events?token={ORCHESTRATOR}"))
+        .send()
         .await
         .unwrap();
     assert_eq!(response.status().as_u16(), 200);

@@ -45,7 +45,7 @@ async fn readers_replaying_a_long_log_hold_a_page_each() {
     let before = relay.rss_kib();
     let mut readers = Vec::new();
     for _ in 0..20 {
-        let response = reqwest::Client::new()
+        let response = tether_tests::client::own_http()
             .get(format!("http://{}/api/sessions/long/events?from=0", relay.addr))
             .bearer_auth(ORCHESTRATOR)
             .send()
@@ -96,7 +96,9 @@ async fn naming_thousands_of_sessions_leaves_the_relay_serving() {
     }
     let health = tokio::time::timeout(
         Duration::from_secs(1),
-        reqwest::get(format!("http://{}/healthz", relay.addr)),
+        tether_tests::client::own_http()
+            .get(format!("http://{}/healthz", relay.addr))
+            .send(),
     )
     .await
     .expect("/healthz within 1 s")
@@ -125,7 +127,7 @@ fn logs_open(relay: &RelayProcess) -> usize {
 async fn sessions_left_idle_are_forgotten_with_their_files_and_what_the_store_kept() {
     let relay = RelayProcess::start(&["--session-retention", "1s"]).await;
     let _host = TestHost::join(&relay.addr, "keeper").await;
-    let http = reqwest::Client::new();
+    let http = tether_tests::client::own_http();
     for n in 0..300 {
         let bound = http
             .post(format!("http://{}/api/sessions/idle-{n}/bind", relay.addr))

@@ -295,7 +295,7 @@ async fn a_person_answers_a_confirmation_on_any_relay() {
 async fn an_artifact_stored_on_one_relay_is_fetched_from_any_with_its_presigned_link() {
     let nats = NatsServer::start().await;
     let relays = nats.relays(3, &[]).await;
-    let http = reqwest::Client::new();
+    let http = tether_tests::client::own_http();
     // Bigger than a NATS message (1 MiB): it travels in chunks.
     let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
     let stored: Value = http

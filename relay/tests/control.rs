@@ -346,7 +346,7 @@ async fn a_look_at_a_sessions_page_waits_for_the_person() {
     let looking = tokio::spawn({
         let url = format!("http://{addr}/api/sessions/looked/screen.md");
         async move {
-            let response = reqwest::Client::new()
+            let response = tether_tests::client::own_http()
                 .get(url)
                 .bearer_auth(ORCHESTRATOR)
                 .send()

@@ -145,7 +145,7 @@ async fn the_twin_follows_the_hosts_reports_and_is_pushed_to_subscribers() {
     assert_eq!(twin["tabs"][0]["groupId"], 5);
 
     // The same twin over HTTP, over twin.get, and as a Live Screen.
-    let client = reqwest::Client::new();
+    let client = tether_tests::client::own_http();
     let get = |path: String| {
         client
             .get(format!("http://{addr}{path}"))
@@ -241,7 +241,7 @@ async fn metrics_count_actions_by_name_and_outcome() {
         json!({ "sessionId": "m", "actionName": "nope" }),
     )
     .await;
-    let client = reqwest::Client::new();
+    let client = tether_tests::client::own_http();
     let response = client.get(format!("http://{addr}/metrics")).send().await.unwrap();
     assert_eq!(response.status().as_u16(), 401);
     let text = client
@@ -371,7 +371,7 @@ async fn the_agent_and_the_person_talk_beside_the_actions() {
     assert_eq!(forged["payload"]["code"], "FORBIDDEN");
 
     // Over HTTP, the token says who speaks; words are checked.
-    let http = reqwest::Client::new();
+    let http = tether_tests::client::own_http();
     let url = format!("http://{addr}/api/sessions/talk/messages");
     for (token, text, status, kind) in [
         (

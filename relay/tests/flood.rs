@@ -125,7 +125,10 @@ async fn healthz_answers_while_strangers_hold_every_connection() {
         idle.push(tcp);
     }
     let answered = tokio::time::timeout(Duration::from_secs(1), async {
-        reqwest::get(format!("http://{}/healthz", relay.addr)).await
+        tether_tests::client::own_http()
+            .get(format!("http://{}/healthz", relay.addr))
+            .send()
+            .await
     })
     .await
     .expect("/healthz within 1 s")

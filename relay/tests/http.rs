@@ -13,7 +13,7 @@ async fn relay() -> String {
 }
 
 async fn get(url: &str, token: Option<&str>) -> (u16, String) {
-    let mut request = reqwest::Client::new().get(url);
+    let mut request = tether_tests::client::own_http().get(url);
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
@@ -67,7 +67,7 @@ async fn orchestrator_routes_refuse_missing_wrong_and_cross_role_tokens() {
             "{route}"
         );
     }
-    let client = reqwest::Client::new();
+    let client = tether_tests::client::own_http();
     for token in [HOST, "not-a-token"] {
         let bind = client
             .post(format!("{base}/api/sessions/s1/bind"))
@@ -114,7 +114,7 @@ async fn the_catalog_lists_every_action_with_its_descriptor() {
 #[tokio::test]
 async fn the_markdown_catalog_is_written_for_an_agent() {
     let base = relay().await;
-    let response = reqwest::Client::new()
+    let response = tether_tests::client::own_http()
         .get(format!("{base}/api/actions.md"))
         .bearer_auth(ORCHESTRATOR)
         .send()
@@ -159,7 +159,7 @@ async fn the_observer_token_reads_and_binds_but_never_dispatches() {
         assert_ne!(status, 401, "{route}: {body}");
         assert_ne!(status, 403, "{route}: {body}");
     }
-    let http = reqwest::Client::new();
+    let http = tether_tests::client::own_http();
     let bind = http
         .post(format!("{base}/api/sessions/s1/bind"))
         .bearer_auth(OBSERVER)
@@ -191,7 +191,11 @@ async fn the_console_is_served_without_a_token_and_keeps_to_this_relay() {
         ("/console.js", "text/javascript"),
         ("/console.css", "text/css"),
     ] {
-        let response = reqwest::get(format!("{base}{path}")).await.unwrap();
+        let response = tether_tests::client::own_http()
+            .get(format!("{base}{path}"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status().as_u16(), 200, "{path}");
         let headers = response.headers();
         assert!(
@@ -220,7 +224,7 @@ async fn mcp_sessions_are_capped() {
         ..Default::default()
     };
     let (addr, _) = common::start(settings, tether_relay::artifacts::Limits::default()).await;
-    let client = reqwest::Client::new();
+    let client = tether_tests::client::own_http();
     let initialize = |id: u32| {
         client
             .post(format!("http://{addr}/mcp"))

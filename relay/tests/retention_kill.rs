@@ -35,7 +35,7 @@ async fn client_of(addr: &str, session: &str) -> Value {
 async fn a_relay_killed_while_retention_deletes_keeps_a_whole_database() {
     let relay = RelayProcess::start(&["--session-retention", RETENTION]).await;
     let _host = TestHost::join(&relay.addr, "keeper").await;
-    let http = reqwest::Client::new();
+    let http = tether_tests::client::own_http();
     for n in 0..OLD {
         bind(&http, &relay.addr, &format!("old-{n}")).await;
     }

@@ -486,7 +486,7 @@ async fn http_answers_every_named_action_with_a_result_and_malformed_bodies_with
         let (status, body) = post_action(&addr, ORCHESTRATOR, bad).await;
         assert_eq!((status, body["code"].as_str()), (400, Some("INVALID_MESSAGE")));
     }
-    let response = reqwest::Client::new()
+    let response = tether_tests::client::own_http()
         .post(format!("http://{addr}/api/browser/action"))
         .bearer_auth(ORCHESTRATOR)
         .body("{not json")

@@ -259,7 +259,7 @@ async fn a_browsers_own_token_is_its_identity() {
     assert!(closes(&mut first).await);
 
     // The bound token also uploads artifacts, as hosts do.
-    let upload = reqwest::Client::new()
+    let upload = tether_tests::client::own_http()
         .put(format!("http://{addr}/artifacts"))
         .bearer_auth(&laptop)
         .header("content-type", "image/png")

@@ -332,7 +332,7 @@ pub async fn relayed_worker_with(
     relay.wait_online(BENCH_WORKER, Duration::from_secs(20)).await;
     RelayedWorker {
         relay,
-        client: reqwest::Client::new(),
+        client: crate::client::own_http(),
         _worker: worker,
         _data: data,
     }

@@ -20,12 +20,24 @@ pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 /// made on.
 pub fn http() -> &'static reqwest::Client {
     static CLIENT: std::sync::LazyLock<reqwest::Client> = std::sync::LazyLock::new(|| {
-        reqwest::Client::builder()
+        http_builder()
             .pool_max_idle_per_host(0)
             .build()
             .expect("an HTTP client")
     });
     &CLIENT
+}
+
+/// A client of the caller's own, with a pool of its own.
+pub fn own_http() -> reqwest::Client {
+    http_builder().build().expect("an HTTP client")
+}
+
+/// A builder for a client of the caller's own. reqwest is built without a TLS provider (the
+/// workspace's one is ring: tether-host's `tls`), so ring is made the process's default first.
+pub fn http_builder() -> reqwest::ClientBuilder {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
 }
 
 /// Longest a test waits for one frame: a relay that never answers fails the test, not CI.
@@ -165,7 +177,7 @@ pub async fn subscribed(addr: &str, filter: Value) -> Ws {
 
 /// Downloads an artifact by the URL a result carries, with no token; its type and bytes.
 pub async fn download(url: &str) -> (String, Vec<u8>) {
-    let response = reqwest::get(url).await.unwrap();
+    let response = crate::client::own_http().get(url).send().await.unwrap();
     assert_eq!(response.status().as_u16(), 200, "{url}");
     let kind = response.headers()["content-type"].to_str().unwrap().to_owned();
     (kind, response.bytes().await.unwrap().to_vec())

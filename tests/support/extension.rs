@@ -333,7 +333,7 @@ impl ExtensionBrowser {
                     args.first()?.ends_with(b"tether-host") && args.get(1) == Some(&origin.as_bytes());
                 // This browser's own hosts: other test binaries run browsers of their own.
                 let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-                let parent: i32 = stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()?;
+                let parent: u32 = stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()?;
                 (is_host && parent == self.chromium.pid()).then_some(pid)
             })
             .collect()

@@ -246,7 +246,7 @@ impl Harness {
 
     /// The shared browser's process (worker mode), for what a bench reads of it.
     pub fn browser_pid(&self) -> u32 {
-        self.worker().chromium.pid() as u32
+        self.worker().chromium.pid()
     }
 
     /// The shared browser's endpoint, for a second client (a worker) of the same Chromium.

@@ -18,8 +18,7 @@ use chromiumoxide::Connection;
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use tokio::net::unix::pipe;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::CdpError;
@@ -74,9 +73,13 @@ impl CdpConnection {
         Ok(Self::start(Wire::Ws(Box::new(conn))))
     }
 
-    /// Speaks CDP over a launched browser's pipe: `to_browser` is its fd 3, `from_browser` its
-    /// fd 4. The pipe closes (and the browser exits) when the last handle drops.
-    pub fn over_pipe(to_browser: pipe::Sender, from_browser: pipe::Receiver) -> Self {
+    /// Speaks CDP over a launched browser's pipe: `to_browser` is what it reads commands from
+    /// (its fd 3 on Unix), `from_browser` what it writes to (fd 4). The pipe closes (and the
+    /// browser exits) when the last handle drops.
+    pub fn over_pipe(
+        to_browser: impl AsyncWrite + Unpin + Send + 'static,
+        from_browser: impl AsyncRead + Unpin + Send + 'static,
+    ) -> Self {
         let (out, outgoing) = mpsc::unbounded_channel::<Vec<u8>>();
         tokio::spawn(write_pipe(to_browser, outgoing));
         let (incoming, inbound) = mpsc::unbounded_channel();
@@ -166,7 +169,7 @@ impl Wire {
 
 /// Writes each queued message to the browser's pipe; ends when the connection's handles are
 /// gone (closing the pipe, which ends the browser) or the browser stops reading.
-async fn write_pipe(mut to_browser: pipe::Sender, mut outgoing: mpsc::UnboundedReceiver<Vec<u8>>) {
+async fn write_pipe(mut to_browser: impl AsyncWrite + Unpin, mut outgoing: mpsc::UnboundedReceiver<Vec<u8>>) {
     while let Some(bytes) = outgoing.recv().await {
         if to_browser.write_all(&bytes).await.is_err() {
             break;
@@ -176,7 +179,7 @@ async fn write_pipe(mut to_browser: pipe::Sender, mut outgoing: mpsc::UnboundedR
 
 /// Reads NUL-ended messages from the browser's pipe until it closes.
 async fn read_pipe(
-    from_browser: pipe::Receiver,
+    from_browser: impl AsyncRead + Unpin,
     incoming: mpsc::UnboundedSender<Result<Message<RawEvent>, String>>,
 ) {
     let mut reader = tokio::io::BufReader::with_capacity(64 * 1024, from_browser);

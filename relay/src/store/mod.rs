@@ -150,7 +150,7 @@ impl Store {
     pub fn open(data_dir: &Path) -> anyhow::Result<Self> {
         let path = data_dir.join(FILE);
         if !path.exists() {
-            crate::at_rest::private_file()
+            tether_os::at_rest::private_file()
                 .write(true)
                 .create(true)
                 .truncate(false)
