@@ -13,7 +13,7 @@ crates=(-p tether-protocol -p tether-os -p tether-mcp -p tether-host -p tether-r
 rustup target add "${targets[@]}" >/dev/null
 missing=()
 command -v x86_64-w64-mingw32-gcc >/dev/null || missing+=(mingw-w64)
-command -v wine >/dev/null || missing+=(wine wine64)
+[ -x /usr/lib/wine/wine64 ] || command -v wine64 >/dev/null || missing+=(wine64)
 if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
@@ -50,5 +50,9 @@ done
 
 echo "== tether-host.exe under Wine" >&2
 cargo build --target x86_64-pc-windows-gnu -p tether-host --bin tether-host
-TETHER_WINE_HOST="target/x86_64-pc-windows-gnu/debug/tether-host.exe" \
+exe_dir="$PWD/target/x86_64-pc-windows-gnu/debug"
+# Wine 8 has no bcryptprimitives.dll, which Rust's std needs: a stand-in beside the .exe.
+x86_64-w64-mingw32-gcc -shared -O2 -o "$exe_dir/bcryptprimitives.dll" scripts/wine/bcryptprimitives.c -ladvapi32
+# Debian's 64-bit-only Wine is /usr/lib/wine/wine64 (its `wine` wants the 32-bit half too).
+TETHER_WINE="$(command -v wine64 || echo /usr/lib/wine/wine64)" TETHER_WINE_HOST="$exe_dir/tether-host.exe" \
   cargo test -p tether-host --test under_wine -- --ignored

@@ -29,6 +29,7 @@ fn wine(prefix: &Path) -> Command {
     let mut command = Command::new(std::env::var_os("TETHER_WINE").unwrap_or_else(|| "wine".into()));
     command
         .env("WINEPREFIX", prefix)
+        .env("WINEARCH", "win64")
         .env("WINEDEBUG", "-all")
         // No Mono or Gecko installers on the prefix's first start.
         .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
@@ -68,7 +69,9 @@ fn frames(mut stdout: impl Read + Send + 'static) -> mpsc::Receiver<Value> {
         if stdout.read_exact(&mut body).is_err() {
             return;
         }
-        let Ok(message) = serde_json::from_slice(&body) else { return };
+        let Ok(message) = serde_json::from_slice(&body) else {
+            return;
+        };
         if tx.send(message).is_err() {
             return;
         }
@@ -90,15 +93,33 @@ fn the_windows_host_installs_speaks_native_messaging_and_uninstalls() {
 
     let install = run(
         prefix,
-        &[exe, "install", "--extension-id", ID, "--relay", "ws://127.0.0.1:1", "--token", "t0k"],
+        &[
+            exe,
+            "install",
+            "--extension-id",
+            ID,
+            "--relay",
+            "ws://127.0.0.1:1",
+            "--token",
+            "t0k",
+        ],
     );
     assert!(install.status.success());
     let said = String::from_utf8_lossy(&install.stdout).into_owned();
-    assert!(said.contains(r"set HKEY_CURRENT_USER\Software\Google\Chrome\NativeMessagingHosts\dev.tether.host"), "{said}");
-    assert!(said.contains(r"AppData\Local\Tether\dev.tether.host.json"), "{said}");
+    assert!(
+        said.contains(r"set HKEY_CURRENT_USER\Software\Google\Chrome\NativeMessagingHosts\dev.tether.host"),
+        "{said}"
+    );
+    assert!(
+        said.contains(r"AppData\Local\Tether\dev.tether.host.json"),
+        "{said}"
+    );
     let key = run(prefix, &["reg", "query", KEY, "/ve"]);
     let value = String::from_utf8_lossy(&key.stdout).into_owned();
-    assert!(key.status.success() && value.contains(r"Tether\dev.tether.host.json"), "{value}");
+    assert!(
+        key.status.success() && value.contains(r"Tether\dev.tether.host.json"),
+        "{value}"
+    );
 
     // Chrome starts the host with the extension's origin; hello, then a ping it must answer.
     let mut host = wine(prefix)
@@ -111,21 +132,28 @@ fn the_windows_host_installs_speaks_native_messaging_and_uninstalls() {
     let replies = frames(host.stdout.take().unwrap());
     let mut stdin = host.stdin.take().unwrap();
     stdin
-        .write_all(&frame(&json!({"type": "hello", "extensionVersion": "0", "userAgent": "Chrome/148.0.0.0"})))
+        .write_all(&frame(
+            &json!({"type": "hello", "extensionVersion": "0", "userAgent": "Chrome/148.0.0.0"}),
+        ))
         .unwrap();
     stdin.write_all(&frame(&json!({"type": "ping"}))).unwrap();
     stdin.flush().unwrap();
-    let pong = std::iter::from_fn(|| replies.recv_timeout(PATIENCE).ok())
-        .find(|message| message["type"] == "pong");
+    let pong =
+        std::iter::from_fn(|| replies.recv_timeout(PATIENCE).ok()).find(|message| message["type"] == "pong");
     assert!(pong.is_some(), "the host answered the ping");
     // Chrome closing the port ends the host.
     drop(stdin);
     let (done, ended) = mpsc::channel();
     std::thread::spawn(move || done.send(host.wait()));
-    let status = ended.recv_timeout(PATIENCE).expect("the host ends when its port closes");
+    let status = ended
+        .recv_timeout(PATIENCE)
+        .expect("the host ends when its port closes");
     assert!(status.unwrap().success());
 
     let uninstall = run(prefix, &[exe, "uninstall"]);
     assert!(uninstall.status.success());
-    assert!(!run(prefix, &["reg", "query", KEY, "/ve"]).status.success(), "the key is gone");
+    assert!(
+        !run(prefix, &["reg", "query", KEY, "/ve"]).status.success(),
+        "the key is gone"
+    );
 }
