@@ -11,6 +11,16 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How log lines (on stderr) are written: text, or a JSON object a line for a log store.
+    /// `RUST_LOG` filters them (default: `info` for a worker, `warn` otherwise).
+    #[arg(
+        long,
+        value_enum,
+        global = true,
+        default_value = "text",
+        env = "TETHER_LOG_FORMAT"
+    )]
+    log_format: tether_os::logs::LogFormat,
 }
 
 #[derive(Subcommand)]
@@ -28,16 +38,6 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    // stdout carries results (and, in extension mode, frames): logs go to stderr only.
-    // Colour for a person at a terminal; none in a file, a pipe or Chrome's log.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn,chromium=off".into()),
-        )
-        .init();
     // Chrome starts a native-messaging host with the caller's origin as its one argument
     // (and, on Windows, a --parent-window flag after it).
     let extension_origin = std::env::args()
@@ -47,6 +47,13 @@ fn main() -> std::process::ExitCode {
         Some(_) => None,
         None => Some(Cli::parse()),
     };
+    // A worker is a service: its joins and losses of the relay are worth a line by default.
+    let (format, default_filter) = match &cli {
+        Some(cli) if matches!(cli.command, Command::Worker(_)) => (cli.log_format, "info,chromium=off"),
+        Some(cli) => (cli.log_format, "warn,chromium=off"),
+        None => (log_format_from_env(), "warn,chromium=off"),
+    };
+    tether_os::logs::init(format, default_filter);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -69,4 +76,13 @@ fn main() -> std::process::ExitCode {
     // Tasks still parked (a blocking read of stdin, a relay link) must not keep the process.
     runtime.shutdown_background();
     code
+}
+
+/// Extension mode has no command line of ours (Chrome starts it): the format from the
+/// environment, else text.
+fn log_format_from_env() -> tether_os::logs::LogFormat {
+    match std::env::var("TETHER_LOG_FORMAT").as_deref() {
+        Ok("json") => tether_os::logs::LogFormat::Json,
+        _ => tether_os::logs::LogFormat::Text,
+    }
 }

@@ -212,7 +212,7 @@ pub async fn run(options: LinkOptions, executor: Arc<dyn Executor>) -> LinkError
                 tracing::debug!("the clientId is still held by another host ({why})");
             }
             Ended::AfterJoin(why) => {
-                tracing::warn!("the link to the relay at {ws_url} dropped ({why}); reconnecting");
+                tracing::warn!("left the relay at {ws_url} ({why}); joining again");
                 replaced = false;
                 retry = FIRST_RETRY;
                 failed_in_a_row = 0;
@@ -304,7 +304,7 @@ async fn serve_once(options: &LinkOptions, ws_url: &str, host: &Host, replace: b
         }
         other => return Ended::BeforeJoin(format!("no relay.joined but {other:?}")),
     }
-    tracing::info!(client_id = options.client_id, ws_url, "joined the relay");
+    tracing::info!(client_id = options.client_id, "joined the relay at {ws_url}");
     if let Some(on_link) = &options.on_link {
         on_link(true);
     }

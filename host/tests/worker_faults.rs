@@ -128,6 +128,61 @@ async fn sigterm_stops_the_worker_and_the_chromium_it_launched() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_logs_each_join_and_loss_of_its_relay_with_the_relays_address() {
+    use tokio::io::AsyncBufReadExt;
+    let dirs = tempfile::tempdir().unwrap();
+    let relay = TestRelay::start(&dirs.path().join("relay"), None);
+    let addr = relay.addr;
+    let mut worker = worker_command(&addr, "logging", dirs.path())
+        .args(["--token", HOST, "--log-format", "json"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(worker.stderr.take().unwrap()).lines();
+    // The next log line whose message starts with `said`, as JSON (bounded).
+    let mut next = async |said: &str| {
+        let found = async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                let parsed: serde_json::Value =
+                    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?} is not JSON: {e}"));
+                if parsed["fields"]["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with(said)
+                {
+                    return parsed;
+                }
+            }
+            panic!("the worker's log ended before {said:?}")
+        };
+        tokio::time::timeout(JOIN_WITHIN, found).await.expect(said)
+    };
+    let url = format!("ws://{addr}/ws");
+    let joined = next("joined the relay").await;
+    assert_eq!(joined["level"], "INFO");
+    assert!(
+        joined["fields"]["message"].as_str().unwrap().contains(&url),
+        "{joined}"
+    );
+
+    relay.kill().await;
+    let left = next("left the relay").await;
+    assert_eq!(left["level"], "WARN");
+    assert!(
+        left["fields"]["message"].as_str().unwrap().contains(&url),
+        "{left}"
+    );
+
+    let _again = TestRelay::start(&dirs.path().join("relay"), Some(addr));
+    let rejoined = next("joined the relay").await;
+    assert!(
+        rejoined["fields"]["message"].as_str().unwrap().contains(&url),
+        "{rejoined}"
+    );
+    let _ = worker.kill().await;
+}
+
 /// `tether-host worker` for `client_id` on the relay at `addr`, headless, its config in `dir`.
 fn worker_command(
     addr: &std::net::SocketAddr,

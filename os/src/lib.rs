@@ -1,12 +1,14 @@
-//! What each operating system does its own way, behind one API for the host and the relay:
-//! files and folders that are their user's alone (docs/security.md, "At rest"), a browser
-//! process that ends with the program that launched it, the machine's name.
+//! What the host and the relay share about the machine they run on, each OS's own way behind
+//! one API: files and folders that are their user's alone (docs/security.md, "At rest"), a
+//! browser process that ends with the program that launched it, the machine's name, and how
+//! logs are written (text for a person, JSON for a log store).
 //!
 //! Unix does these with modes, `umask`, signals and `prctl`; Windows with an access-control
 //! list naming the user alone, a job object and `TerminateProcess`. Nothing outside this crate
 //! names a platform's API.
 
 pub mod at_rest;
+pub mod logs;
 pub mod process;
 
 /// This machine's name, as a person would recognise it in a list of workers.

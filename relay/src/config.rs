@@ -123,6 +123,10 @@ pub struct RelayArgs {
     /// recently are removed (a running session's never), checked hourly.
     #[arg(long, default_value_t = 10 << 30, value_name = "BYTES")]
     pub log_total_bytes: u64,
+    /// How the relay's own log lines (on stderr) are written: text, or a JSON object a line
+    /// for a log store. `RUST_LOG` filters them (default `info`).
+    #[arg(long, value_enum, default_value = "text", env = "TETHER_LOG_FORMAT")]
+    pub log_format: tether_os::logs::LogFormat,
 }
 
 /// `7d`, `12h`, `30m`, `90s`, or a number of seconds.

@@ -124,6 +124,27 @@ async fn a_log_that_is_no_terminal_has_no_colour_codes() {
 }
 
 #[tokio::test]
+async fn json_log_lines_parse_and_carry_time_level_target_and_message() {
+    let relay = RelayProcess::start(&["--log-format", "json"]).await;
+    assert!(!relay.startup_log.is_empty());
+    for line in &relay.startup_log {
+        let parsed: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{line:?} is not JSON: {e}"));
+        assert!(parsed["timestamp"].is_string(), "{line}");
+        assert!(
+            ["INFO", "WARN", "ERROR"].contains(&parsed["level"].as_str().unwrap()),
+            "{line}"
+        );
+        assert!(parsed["target"].as_str().unwrap().starts_with("tether"), "{line}");
+        assert!(parsed["fields"]["message"].is_string(), "{line}");
+    }
+    assert!(relay
+        .startup_log
+        .iter()
+        .any(|line| line.contains(r#""message":"listening on"#)));
+}
+
+#[tokio::test]
 async fn the_relay_listens_on_loopback_and_warns_when_exposed_without_tls() {
     let local = RelayProcess::start(&[]).await;
     assert!(
