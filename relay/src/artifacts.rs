@@ -83,6 +83,12 @@ impl ArtifactStore {
         Ok(store)
     }
 
+    /// How many artifacts are kept, and their bytes.
+    pub fn usage(&self) -> (usize, u64) {
+        let index = self.lock();
+        (index.len(), index.values().map(|m| m.size).sum())
+    }
+
     pub fn limits(&self) -> Limits {
         self.limits
     }

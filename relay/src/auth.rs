@@ -17,6 +17,8 @@ pub enum Role {
     Host,
     /// A person's console: reads, binds and confirms (docs/protocol.md §12).
     Observer,
+    /// A metrics scraper: `GET /metrics`, nothing else.
+    Metrics,
 }
 
 impl Role {
@@ -25,6 +27,7 @@ impl Role {
             Self::Orchestrator => "orchestrator",
             Self::Host => "host",
             Self::Observer => "observer",
+            Self::Metrics => "metrics",
         }
     }
 }
@@ -45,6 +48,8 @@ impl Tokens {
             Some((Role::Host, None))
         } else if is(&self.observer) {
             Some((Role::Observer, None))
+        } else if !self.metrics.is_empty() && is(&self.metrics) {
+            Some((Role::Metrics, None))
         } else {
             self.bound
                 .client_of(token)
@@ -180,6 +185,13 @@ admits!(
     StreamReader,
     header_or_query,
     [Orchestrator, Observer]
+);
+
+admits!(
+    /// `/metrics`: a metrics scraper's token, or an orchestrator's.
+    MetricsReader,
+    token_of,
+    [Metrics, Orchestrator]
 );
 
 admits!(

@@ -45,6 +45,10 @@ pub struct RelayArgs {
     /// The token people's consoles present: reads, binds and confirms; never dispatches.
     #[arg(long, env = "TETHER_OBSERVER_TOKEN", hide_env_values = true)]
     pub observer_token: Option<String>,
+    /// The token a metrics scraper presents: `GET /metrics` and nothing else
+    /// (`tether-relay metrics-token` prints the kept one).
+    #[arg(long, env = "TETHER_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
     /// Ask for confirmation before the first action of a session, every action, or never.
     #[arg(long, value_enum, default_value = "never")]
     pub confirm: ConfirmMode,
@@ -168,6 +172,13 @@ pub enum RelayCommand {
         #[arg(long, default_value = "tether-data")]
         data_dir: PathBuf,
     },
+    /// Prints the token a metrics scraper (Prometheus) presents at /metrics, which reads the
+    /// metrics and nothing else; made and kept in the data dir's tokens.json if it is not there.
+    MetricsToken {
+        /// The relay's data dir.
+        #[arg(long, default_value = "tether-data")]
+        data_dir: PathBuf,
+    },
     /// Prints the Markdown an agent needs to drive a relay (as GET /api/agent.md), or writes it
     /// into an instructions file (CLAUDE.md, AGENTS.md) between <!-- tether:start --> and
     /// <!-- tether:end -->.
@@ -280,8 +291,8 @@ impl RelayArgs {
     }
 }
 
-/// The three secrets, one per role (docs/protocol.md §2.1, §12). They must differ: a host's or an
-/// observer's token must never pass as an orchestrator's.
+/// The secrets, one per role (docs/protocol.md §2.1, §12, and a metrics scraper's). They must
+/// differ: a host's, an observer's or a scraper's token must never pass as an orchestrator's.
 #[derive(Clone, Serialize, Deserialize)]
 pub struct Tokens {
     pub orchestrator: String,
@@ -289,6 +300,10 @@ pub struct Tokens {
     /// Absent from a tokens file written before observers had a token of their own.
     #[serde(default)]
     pub observer: String,
+    /// A metrics scraper's: `/metrics` only. Absent from a tokens file written before it was;
+    /// empty when none (the three others given, this one not).
+    #[serde(default)]
+    pub metrics: String,
     /// Host tokens bound to one browser each (`tether-relay host-token`), kept apart.
     #[serde(skip)]
     pub bound: std::sync::Arc<crate::host_tokens::HostTokens>,
@@ -304,9 +319,21 @@ const TOKENS_FILE: &str = "tokens.json";
 
 impl Tokens {
     /// Each token from the arguments, else from `<data_dir>/tokens.json`, else a new one; the
-    /// file keeps all three unless all three were given. Returns where they were kept.
+    /// file keeps them all unless all were given. Returns where they were kept.
     pub fn resolve(args: &RelayArgs) -> Result<(Self, Option<PathBuf>)> {
-        let path = args.data_dir.join(TOKENS_FILE);
+        let given = [
+            &args.orchestrator_token,
+            &args.host_token,
+            &args.observer_token,
+            &args.metrics_token,
+        ];
+        Self::resolve_in(&args.data_dir, given)
+    }
+
+    /// [`Self::resolve`] for the data dir `data_dir` and the tokens `given` (orchestrator,
+    /// host, observer, metrics).
+    pub fn resolve_in(data_dir: &Path, given: [&Option<String>; 4]) -> Result<(Self, Option<PathBuf>)> {
+        let path = data_dir.join(TOKENS_FILE);
         let stored = read(&path)?;
         let pick = |given: &Option<String>, stored: Option<&String>| {
             given
@@ -314,33 +341,41 @@ impl Tokens {
                 .or_else(|| stored.filter(|t| !t.is_empty()).cloned())
                 .unwrap_or_else(new_token)
         };
+        let [orchestrator, host, observer, metrics] = given;
+        // With the three roles' tokens given, nothing is written to disk: a metrics token is
+        // then only one given too (else /metrics takes the orchestrator's alone).
+        let nothing_kept = orchestrator.is_some() && host.is_some() && observer.is_some();
         let tokens = Self {
-            orchestrator: pick(&args.orchestrator_token, stored.as_ref().map(|t| &t.orchestrator)),
-            host: pick(&args.host_token, stored.as_ref().map(|t| &t.host)),
-            observer: pick(&args.observer_token, stored.as_ref().map(|t| &t.observer)),
+            orchestrator: pick(orchestrator, stored.as_ref().map(|t| &t.orchestrator)),
+            host: pick(host, stored.as_ref().map(|t| &t.host)),
+            observer: pick(observer, stored.as_ref().map(|t| &t.observer)),
+            metrics: match nothing_kept {
+                true => metrics.clone().unwrap_or_default(),
+                false => pick(metrics, stored.as_ref().map(|t| &t.metrics)),
+            },
             bound: Default::default(),
         };
-        let all = [&tokens.orchestrator, &tokens.host, &tokens.observer];
-        anyhow::ensure!(all.iter().all(|t| !t.is_empty()), "tokens must not be empty");
+        let all: Vec<&str> = tokens.all().into_iter().filter(|t| !t.is_empty()).collect();
         anyhow::ensure!(
-            tokens.orchestrator != tokens.host
-                && tokens.orchestrator != tokens.observer
-                && tokens.host != tokens.observer,
-            "the orchestrator, host and observer tokens must differ: each role has its own"
+            tokens.all()[..3].iter().all(|t| !t.is_empty()) && metrics.as_deref() != Some(""),
+            "tokens must not be empty"
         );
-        let all_given =
-            args.orchestrator_token.is_some() && args.host_token.is_some() && args.observer_token.is_some();
-        if all_given {
+        let distinct: std::collections::HashSet<&str> = all.iter().copied().collect();
+        anyhow::ensure!(
+            distinct.len() == all.len(),
+            "the orchestrator, host, observer and metrics tokens must differ: each role has its own"
+        );
+        if nothing_kept {
             return Ok((tokens, None));
         }
-        if stored.as_ref().map(Self::triple) != Some(tokens.triple()) {
+        if stored.as_ref().map(Self::all) != Some(tokens.all()) {
             write(&path, &tokens)?;
         }
         Ok((tokens, Some(path)))
     }
 
-    fn triple(&self) -> (&str, &str, &str) {
-        (&self.orchestrator, &self.host, &self.observer)
+    fn all(&self) -> [&str; 4] {
+        [&self.orchestrator, &self.host, &self.observer, &self.metrics]
     }
 }
 
@@ -397,7 +432,8 @@ mod tests {
         assert_eq!(first.orchestrator.len(), 64);
         assert_ne!(first.orchestrator, first.host);
         let (again, _) = Tokens::resolve(&args(dir.path(), &[])).unwrap();
-        assert_eq!(again.triple(), first.triple());
+        assert_eq!(again.all(), first.all());
+        assert_eq!(first.metrics.len(), 64);
         assert_ne!(first.observer, first.orchestrator);
         #[cfg(unix)]
         {
@@ -422,7 +458,11 @@ mod tests {
             "w",
         ];
         let (tokens, kept) = Tokens::resolve(&args(dir.path(), &all)).unwrap();
-        assert_eq!((tokens.triple(), kept), (("o", "h", "w"), None));
+        assert_eq!((&tokens.all()[..3], kept), (&["o", "h", "w"][..], None));
+        assert_eq!(
+            tokens.metrics, "",
+            "no metrics token is made where nothing is kept"
+        );
         let err = Tokens::resolve(&args(
             dir.path(),
             &["--orchestrator-token", "same", "--host-token", "same"],

@@ -131,6 +131,11 @@ impl Events {
     }
 
     /// The sessions' logs.
+    /// Event streams open now (each holds one receiver of the live events).
+    pub fn subscribers(&self) -> usize {
+        self.live.receiver_count()
+    }
+
     pub fn log(&self) -> &SessionLog {
         &self.log
     }

@@ -65,10 +65,15 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
     {
         return host_token(data_dir, client_id.as_deref(), revoke.as_deref(), *list);
     }
+    if let Some(RelayCommand::MetricsToken { data_dir }) = &args.command {
+        let (tokens, _) = Tokens::resolve_in(data_dir, [&None, &None, &None, &None])?;
+        println!("{}", tokens.metrics);
+        return Ok(());
+    }
     let (tokens, kept) = Tokens::resolve(&args)?;
     if let Some(path) = kept {
         tracing::info!(
-            "tokens are kept in {} (orchestrator, host and observer)",
+            "tokens are kept in {} (orchestrator, host, observer and metrics)",
             path.display()
         );
     }

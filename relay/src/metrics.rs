@@ -1,5 +1,8 @@
-//! `/metrics` (Prometheus text): actions by name and outcome, their latency, hosts online and
-//! actions queued. Gauges are read from the relay when scraped, so they cannot drift.
+//! `/metrics` (OpenMetrics text, Prometheus' conventions, every name `tether_`): actions by name
+//! and outcome (refusals such as `QUEUE_FULL` are outcomes too), their latency, sessions by
+//! status, hosts online, actions queued, artifacts kept, events subscribers, the store's size,
+//! the NATS link of a deployment of several relays. Gauges are read from the relay when
+//! scraped ([`Now`]), so they cannot drift. docs/operations.md says which to alert on.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -21,7 +24,33 @@ struct Action {
     action: &'static str,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Status {
+    status: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Link {
+    link: &'static str,
+}
+
 type Latency = Family<Action, Histogram, fn() -> Histogram>;
+
+/// What the relay is like when scraped.
+#[derive(Debug, Default)]
+pub struct Now {
+    pub hosts_online: usize,
+    pub queued: usize,
+    /// Sessions in memory (running, waiting, or active in the last half minute) by status.
+    pub sessions: Vec<(&'static str, usize)>,
+    pub artifacts: usize,
+    pub artifact_bytes: u64,
+    pub subscribers: usize,
+    /// The database and its write-ahead log, in bytes.
+    pub store_bytes: u64,
+    /// A deployment of several relays: whether its NATS link is up.
+    pub nats_connected: Option<bool>,
+}
 
 pub struct Metrics {
     registry: Registry,
@@ -29,48 +58,93 @@ pub struct Metrics {
     latency: Latency,
     hosts_online: Gauge,
     queued: Gauge,
+    sessions: Family<Status, Gauge>,
+    artifacts: Gauge,
+    artifact_bytes: Gauge,
+    subscribers: Gauge,
+    store_bytes: Gauge,
+    nats: Family<Link, Gauge>,
 }
 
 impl Default for Metrics {
     fn default() -> Self {
-        let mut registry = Registry::with_prefix("tether");
         let actions = Family::<Outcome, Counter>::default();
         // 1 ms to ~65 s, doubling.
         let latency: Latency =
             Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.001, 2.0, 17)));
-        let hosts_online = Gauge::default();
-        let queued = Gauge::default();
-        registry.register(
-            "actions",
-            "Actions that ended, by action name and outcome (success or the error code)",
-            actions.clone(),
-        );
-        registry.register(
-            "action_duration_seconds",
-            "How long actions ran, from start to result",
-            latency.clone(),
-        );
-        registry.register(
-            "hosts_online",
-            "Browser hosts connected now",
-            hosts_online.clone(),
-        );
-        registry.register(
-            "actions_queued",
-            "Actions waiting behind a running one, over all sessions",
-            queued.clone(),
-        );
-        Self {
-            registry,
+        let metrics = Self {
+            registry: Registry::default(),
             actions,
             latency,
-            hosts_online,
-            queued,
-        }
+            hosts_online: Gauge::default(),
+            queued: Gauge::default(),
+            sessions: Family::default(),
+            artifacts: Gauge::default(),
+            artifact_bytes: Gauge::default(),
+            subscribers: Gauge::default(),
+            store_bytes: Gauge::default(),
+            nats: Family::default(),
+        };
+        metrics.registered()
     }
 }
 
 impl Metrics {
+    /// Names and describes each family.
+    fn registered(mut self) -> Self {
+        let mut registry = Registry::with_prefix("tether");
+        registry.register(
+            "actions",
+            "Actions that ended, by action name and outcome (success or the error code, refusals such as QUEUE_FULL included)",
+            self.actions.clone(),
+        );
+        registry.register(
+            "action_duration_seconds",
+            "How long actions ran, from start to result",
+            self.latency.clone(),
+        );
+        registry.register(
+            "hosts_online",
+            "Browser hosts connected now",
+            self.hosts_online.clone(),
+        );
+        registry.register(
+            "actions_queued",
+            "Actions waiting behind a running one, over all sessions",
+            self.queued.clone(),
+        );
+        registry.register(
+            "sessions",
+            "Sessions in memory (running, waiting, or active in the last 30 s) by status",
+            self.sessions.clone(),
+        );
+        registry.register("artifacts", "Artifacts kept", self.artifacts.clone());
+        registry.register_with_unit(
+            "artifacts",
+            "What the kept artifacts take",
+            prometheus_client::registry::Unit::Bytes,
+            self.artifact_bytes.clone(),
+        );
+        registry.register(
+            "event_subscribers",
+            "Event streams open (WebSocket subscriptions and SSE)",
+            self.subscribers.clone(),
+        );
+        registry.register_with_unit(
+            "store",
+            "The relay's database and its write-ahead log",
+            prometheus_client::registry::Unit::Bytes,
+            self.store_bytes.clone(),
+        );
+        registry.register(
+            "nats_connected",
+            "A deployment of several relays: 1 while this relay's NATS link is up",
+            self.nats.clone(),
+        );
+        self.registry = registry;
+        self
+    }
+
     pub fn finished(&self, result: &ActionResult) {
         // Names come from outside: an unknown one must not grow the label set. The labels are
         // the catalog's own names, not copies of them.
@@ -88,10 +162,20 @@ impl Metrics {
             .observe(result.duration_ms as f64 / 1000.0);
     }
 
-    /// The exposition text, with the gauges as they are now.
-    pub fn render(&self, hosts_online: usize, queued: usize) -> String {
-        self.hosts_online.set(hosts_online as i64);
-        self.queued.set(queued as i64);
+    /// The exposition text, with the gauges as they are `now`.
+    pub fn render(&self, now: Now) -> String {
+        self.hosts_online.set(now.hosts_online as i64);
+        self.queued.set(now.queued as i64);
+        for (status, count) in now.sessions {
+            self.sessions.get_or_create(&Status { status }).set(count as i64);
+        }
+        self.artifacts.set(now.artifacts as i64);
+        self.artifact_bytes.set(now.artifact_bytes as i64);
+        self.subscribers.set(now.subscribers as i64);
+        self.store_bytes.set(now.store_bytes as i64);
+        if let Some(up) = now.nats_connected {
+            self.nats.get_or_create(&Link { link: "nats" }).set(up as i64);
+        }
         let mut text = String::new();
         if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
             tracing::error!("cannot encode metrics: {e}");

@@ -12,8 +12,9 @@ use tether_protocol::messages::Catalog;
 use tether_protocol::ErrorCode;
 
 use crate::app_error::AppError;
-use crate::auth::{token_from, Orchestrator, Reader};
+use crate::auth::{token_from, MetricsReader, Reader};
 use crate::listener::{self, Bounds, ReadBudget};
+use crate::metrics::Now;
 use crate::routes::{actions, artifacts, base_url, console, mcp, screen, sessions, twin};
 use crate::state::AppState;
 use crate::ws;
@@ -105,10 +106,19 @@ async fn extension_list(_: Reader, State(state): State<AppState>) -> impl IntoRe
     Json(state.clients())
 }
 
-async fn metrics(_: Orchestrator, State(state): State<AppState>) -> impl IntoResponse {
-    let text = state
-        .metrics
-        .render(state.registry.online().len(), state.sessions.queued());
+async fn metrics(_: MetricsReader, State(state): State<AppState>) -> impl IntoResponse {
+    let (artifacts, artifact_bytes) = state.artifacts.usage();
+    let now = Now {
+        hosts_online: state.registry.online().len(),
+        queued: state.sessions.queued(),
+        sessions: state.sessions.by_status(),
+        artifacts,
+        artifact_bytes,
+        subscribers: state.events.subscribers(),
+        store_bytes: state.sessions.store().bytes(),
+        nats_connected: state.deployment.nats_connected(),
+    };
+    let text = state.metrics.render(now);
     (
         [(
             header::CONTENT_TYPE,

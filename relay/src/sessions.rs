@@ -786,6 +786,30 @@ impl Sessions {
             .each(|part| queued += part.values().map(Session::queued).sum::<usize>());
         queued
     }
+
+    /// How many sessions in memory have each status, every status named (for `/metrics`).
+    pub fn by_status(&self) -> Vec<(&'static str, usize)> {
+        use SessionStatus::*;
+        let mut counts = [
+            (Created, "created", 0),
+            (Running, "running", 0),
+            (WaitingForBrowserSelection, "waiting_for_browser_selection", 0),
+            (WaitingForUserConfirmation, "waiting_for_user_confirmation", 0),
+            (WaitingForUser, "waiting_for_user", 0),
+            (Ongoing, "ongoing", 0),
+            (Completed, "completed", 0),
+            (Error, "error", 0),
+        ];
+        self.table.each(|part| {
+            for session in part.values() {
+                let status = session.status();
+                if let Some(count) = counts.iter_mut().find(|(s, _, _)| *s == status) {
+                    count.2 += 1;
+                }
+            }
+        });
+        counts.into_iter().map(|(_, name, count)| (name, count)).collect()
+    }
 }
 
 mod replay;

@@ -124,6 +124,32 @@ async fn a_log_that_is_no_terminal_has_no_colour_codes() {
 }
 
 #[tokio::test]
+async fn metrics_token_prints_the_kept_token_a_scraper_reads_the_metrics_with() {
+    let data = tempfile::tempdir().unwrap();
+    let print = || {
+        let output = std::process::Command::new(common::binary("tether-relay"))
+            .args(["metrics-token", "--data-dir"])
+            .arg(data.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    };
+    let token = print();
+    assert_eq!(token.len(), 64, "{token}");
+    assert_eq!(print(), token, "the same token, kept");
+    // A relay started on that data dir without a metrics token of its own takes the kept one.
+    let relay = RelayProcess::start_in(data, &[]).await;
+    let metrics = tether_tests::client::own_http()
+        .get(format!("http://{}/metrics", relay.addr))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(metrics.status().as_u16(), 200);
+}
+
+#[tokio::test]
 async fn json_log_lines_parse_and_carry_time_level_target_and_message() {
     let relay = RelayProcess::start(&["--log-format", "json"]).await;
     assert!(!relay.startup_log.is_empty());

@@ -328,6 +328,22 @@ async fn an_artifact_stored_on_one_relay_is_fetched_from_any_with_its_presigned_
         .await
         .unwrap();
     assert_eq!(refused.status().as_u16(), 403);
+    // Each relay of the deployment says its link is up.
+    for relay in &relays {
+        let metrics = http
+            .get(format!("http://{}/metrics", relay.addr))
+            .bearer_auth(common::ORCHESTRATOR)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            metrics.contains(r#"tether_nats_connected{link="nats"} 1"#),
+            "{metrics}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

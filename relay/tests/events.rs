@@ -263,6 +263,29 @@ async fn metrics_count_actions_by_name_and_outcome() {
     );
     assert!(text.contains("tether_hosts_online 1"), "{text}");
     assert!(text.contains("tether_action_duration_seconds_bucket"), "{text}");
+    // Every family, with its labels, after a few actions.
+    for line in [
+        "tether_actions_queued 0",
+        r#"tether_sessions{status="running"} 0"#,
+        r#"tether_sessions{status="ongoing"} 1"#,
+        "tether_artifacts 0",
+        "tether_artifacts_bytes 0",
+        "tether_event_subscribers 0",
+        "# UNIT tether_store_bytes bytes",
+    ] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
+    let store: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("tether_store_bytes "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(store > 0, "the database has a size: {text}");
+    assert!(
+        !text.contains("tether_nats_connected{"),
+        "a relay on its own has no NATS link"
+    );
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{start_relay, HOST, OBSERVER, ORCHESTRATOR};
+use common::{start_relay, HOST, METRICS, OBSERVER, ORCHESTRATOR};
 use serde_json::Value;
 use tether_relay::artifacts::Limits;
 
@@ -78,6 +78,58 @@ async fn orchestrator_routes_refuse_missing_wrong_and_cross_role_tokens() {
             .unwrap();
         assert!([401, 403].contains(&bind.status().as_u16()));
     }
+}
+
+#[tokio::test]
+async fn the_metrics_token_reads_the_metrics_and_nothing_else() {
+    let base = relay().await;
+    let (status, body) = get(&format!("{base}/metrics"), Some(METRICS)).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("# TYPE tether_hosts_online gauge"), "{body}");
+    for route in [
+        "/api/actions",
+        "/api/agent.md",
+        "/api/extension/extension-list",
+        "/api/sessions/s1",
+        "/api/sessions/s1/events",
+        "/api/sessions/s1/screen.md",
+        "/api/twin/nobody",
+    ] {
+        let (status, body) = get(&format!("{base}{route}"), Some(METRICS)).await;
+        assert_eq!(status, 403, "{route}: {body}");
+        let error: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(error["code"], "FORBIDDEN", "{route}");
+        assert!(
+            error["message"].as_str().unwrap().contains("metrics token"),
+            "{body}"
+        );
+    }
+    let client = tether_tests::client::own_http();
+    let act = client
+        .post(format!("{base}/api/browser/action"))
+        .bearer_auth(METRICS)
+        .json(&serde_json::json!({ "sessionId": "s1", "actionName": "session_start" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(act.status().as_u16(), 403);
+    let mcp = client
+        .post(format!("{base}/mcp"))
+        .bearer_auth(METRICS)
+        .header("accept", "application/json, text/event-stream")
+        .json(&serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(mcp.status().as_u16(), 403);
+    let upload = client
+        .put(format!("{base}/artifacts"))
+        .bearer_auth(METRICS)
+        .body("x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upload.status().as_u16(), 403);
 }
 
 #[tokio::test]

@@ -18,13 +18,14 @@ use tether_host::worker::{BrowserAt, Worker};
 
 use crate::{client, Harness};
 
-pub use crate::tokens::{HOST, OBSERVER, ORCHESTRATOR};
+pub use crate::tokens::{HOST, METRICS, OBSERVER, ORCHESTRATOR};
 
 fn tokens() -> Tokens {
     Tokens {
         orchestrator: ORCHESTRATOR.into(),
         host: HOST.into(),
         observer: OBSERVER.into(),
+        metrics: METRICS.into(),
         bound: Default::default(),
     }
 }

@@ -17,6 +17,10 @@ use crate::request::{Refused, Request};
 use crate::state::{Deployment, Relay, RunHere};
 
 impl Deployment for Cluster {
+    fn nats_connected(&self) -> Option<bool> {
+        Some(self.connected())
+    }
+
     fn start<'a>(&'a self, relay: &'a Arc<Relay>) -> BoxFuture<'a, anyhow::Result<()>> {
         Box::pin(self.serve(relay))
     }

@@ -42,6 +42,13 @@ const BEAT: Duration = Duration::from_secs(1);
 #[derive(Clone)]
 pub struct Cluster(Arc<Member>);
 
+impl Member {
+    /// Whether the NATS connection is up now.
+    pub fn connected(&self) -> bool {
+        self.client.connection_state() == async_nats::connection::State::Connected
+    }
+}
+
 impl Deref for Cluster {
     type Target = Member;
 

@@ -99,6 +99,13 @@ pub trait Deployment: Send + Sync {
     ) -> BoxFuture<'a, anyhow::Result<()>>;
     /// An artifact another relay kept: its description and bytes.
     fn fetch_artifact<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Option<(String, Vec<u8>)>>;
+
+    // Monitoring.
+
+    /// Whether the link to the other relays is up (`None`: a relay on its own has none).
+    fn nats_connected(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// A relay on its own: every browser, session and artifact it knows is its own.

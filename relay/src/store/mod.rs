@@ -138,6 +138,8 @@ impl Committed {
 
 /// The relay's database.
 pub struct Store {
+    /// The database file (its write-ahead log beside it, `-wal`).
+    path: std::path::PathBuf,
     writer: Writer,
     reader: Mutex<Connection>,
     /// Where each fact also goes in a deployment of several relays: to the session's next
@@ -157,7 +159,7 @@ impl Store {
                 .open(&path)?;
         }
         let url = path.to_string_lossy().into_owned();
-        Self::start(&url)
+        Self::start(&url, path)
     }
 
     /// A database in memory, for tests: gone with the store.
@@ -165,14 +167,15 @@ impl Store {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let url = format!("file:tether-{}-{n}?mode=memory&cache=shared", std::process::id());
-        Self::start(&url).expect("an in-memory database opens")
+        Self::start(&url, std::path::PathBuf::new()).expect("an in-memory database opens")
     }
 
-    fn start(url: &str) -> anyhow::Result<Self> {
+    fn start(url: &str, path: std::path::PathBuf) -> anyhow::Result<Self> {
         let writing = schema::connect(url)?;
         schema::create(&writing)?;
         let reader = schema::connect(url)?;
         Ok(Self {
+            path,
             writer: Writer::start(writing)?,
             reader: Mutex::new(reader),
             shared: OnceLock::new(),
@@ -269,6 +272,16 @@ impl Store {
             self.send(Op::Delete(ids.clone())).wait().await;
         }
         Expired { ids, next }
+    }
+
+    /// The bytes the database and its write-ahead log take on disk.
+    pub fn bytes(&self) -> u64 {
+        let wal = self.path.with_file_name(format!("{FILE}-wal"));
+        [&self.path, &wal]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum()
     }
 
     /// How many sessions and actions it keeps.

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use tether_relay::artifacts::Limits;
 use tether_relay::config::Settings;
-pub use tether_tests::relay::{HOST, OBSERVER, ORCHESTRATOR};
+pub use tether_tests::relay::{HOST, METRICS, OBSERVER, ORCHESTRATOR};
 pub use tether_tests::{binary, client, process};
 
 /// Starts a relay with default settings; returns the address it listens on.
