@@ -1,6 +1,6 @@
 //! The `tether-host` command line.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -45,7 +45,13 @@ fn main() -> std::process::ExitCode {
         .filter(|arg| arg.starts_with("chrome-extension://"));
     let cli = match extension_origin {
         Some(_) => None,
-        None => Some(Cli::parse()),
+        None => match tether_os::config_file::with_file(&Cli::command(), std::env::args_os().collect()) {
+            Ok(argv) => Some(Cli::parse_from(argv)),
+            Err(e) => {
+                eprintln!("tether-host: {e}");
+                return std::process::ExitCode::from(2);
+            }
+        },
     };
     // A worker is a service: its joins and losses of the relay are worth a line by default.
     let (format, default_filter) = match &cli {

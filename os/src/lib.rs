@@ -1,13 +1,14 @@
 //! What the host and the relay share about the machine they run on, each OS's own way behind
 //! one API: files and folders that are their user's alone (docs/security.md, "At rest"), a
-//! browser process that ends with the program that launched it, the machine's name, and how
-//! logs are written (text for a person, JSON for a log store).
+//! browser process that ends with the program that launched it, the machine's name, how logs
+//! are written (text for a person, JSON for a log store) and read settings from a file.
 //!
 //! Unix does these with modes, `umask`, signals and `prctl`; Windows with an access-control
 //! list naming the user alone, a job object and `TerminateProcess`. Nothing outside this crate
 //! names a platform's API.
 
 pub mod at_rest;
+pub mod config_file;
 pub mod logs;
 pub mod process;
 

@@ -30,6 +30,10 @@ pub enum ConfirmMode {
 pub struct RelayArgs {
     #[command(subcommand)]
     pub command: Option<RelayCommand>,
+    /// A TOML file of settings, each key a flag's long name (`tether-relay config
+    /// --print-default` writes one); flags and their environment variables win over it.
+    #[arg(long, value_name = "FILE", env = "TETHER_CONFIG")]
+    pub config: Option<PathBuf>,
     /// Address to listen on. Loopback by default: exposing the relay is a deliberate choice.
     #[arg(long, default_value = "127.0.0.1:17800")]
     pub listen: SocketAddr,
@@ -171,6 +175,13 @@ pub enum RelayCommand {
         /// The relay's data dir.
         #[arg(long, default_value = "tether-data")]
         data_dir: PathBuf,
+    },
+    /// Prints a config file (TOML) with every setting, its help and its default, for
+    /// `--config FILE`.
+    Config {
+        /// Every setting with its default.
+        #[arg(long, required = true)]
+        print_default: bool,
     },
     /// Prints the token a metrics scraper (Prometheus) presents at /metrics, which reads the
     /// metrics and nothing else; made and kept in the data dir's tokens.json if it is not there.

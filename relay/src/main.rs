@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,7 +23,14 @@ use tether_relay::state::{AppState, Relay};
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    let args = RelayArgs::parse();
+    let argv = match tether_os::config_file::with_file(&RelayArgs::command(), std::env::args_os().collect()) {
+        Ok(argv) => argv,
+        Err(e) => {
+            eprintln!("tether-relay: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let args = RelayArgs::parse_from(argv);
     tether_os::logs::init(args.log_format, "info");
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -64,6 +71,10 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
     }) = &args.command
     {
         return host_token(data_dir, client_id.as_deref(), revoke.as_deref(), *list);
+    }
+    if let Some(RelayCommand::Config { .. }) = &args.command {
+        print!("{}", tether_os::config_file::defaults(&RelayArgs::command()));
+        return Ok(());
     }
     if let Some(RelayCommand::MetricsToken { data_dir }) = &args.command {
         let (tokens, _) = Tokens::resolve_in(data_dir, [&None, &None, &None, &None])?;

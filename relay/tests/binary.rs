@@ -150,6 +150,57 @@ async fn metrics_token_prints_the_kept_token_a_scraper_reads_the_metrics_with() 
 }
 
 #[tokio::test]
+async fn a_config_file_from_print_default_starts_the_relay_and_flags_win_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let printed = std::process::Command::new(common::binary("tether-relay"))
+        .args(["config", "--print-default"])
+        .output()
+        .unwrap();
+    assert!(printed.status.success(), "{printed:?}");
+    let defaults = String::from_utf8(printed.stdout).unwrap();
+    let file = dir.path().join("relay.toml");
+    // As printed: the relay starts on it (the kit's --listen and --data-dir win over the file's).
+    std::fs::write(&file, &defaults).unwrap();
+    let relay = RelayProcess::start(&["--config", file.to_str().unwrap()]).await;
+    assert!(
+        relay.startup_log.iter().all(|l| !l.starts_with('{')),
+        "text, the default"
+    );
+    drop(relay);
+    // A setting changed in the file is the relay's ...
+    std::fs::write(
+        &file,
+        defaults.replace(r#"log-format = "text""#, r#"log-format = "json""#),
+    )
+    .unwrap();
+    let relay = RelayProcess::start(&["--config", file.to_str().unwrap()]).await;
+    assert!(
+        relay.startup_log.iter().all(|l| l.starts_with('{')),
+        "{:?}",
+        relay.startup_log
+    );
+    drop(relay);
+    // ... unless a flag says otherwise.
+    let relay = RelayProcess::start(&["--config", file.to_str().unwrap(), "--log-format", "text"]).await;
+    assert!(
+        relay.startup_log.iter().all(|l| !l.starts_with('{')),
+        "{:?}",
+        relay.startup_log
+    );
+    // A key that is no flag stops the relay, naming it.
+    std::fs::write(&file, "queue-limt = 3\n").unwrap();
+    let refused = std::process::Command::new(common::binary("tether-relay"))
+        .args(["--config", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("\"queue-limt\""),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test]
 async fn json_log_lines_parse_and_carry_time_level_target_and_message() {
     let relay = RelayProcess::start(&["--log-format", "json"]).await;
     assert!(!relay.startup_log.is_empty());
