@@ -21,6 +21,10 @@ struct Cli {
         env = "TETHER_LOG_FORMAT"
     )]
     log_format: tether_os::logs::LogFormat,
+    /// A TOML file of the command's settings, each key a flag's long name (`relay`,
+    /// `client-id`, `headless = true`); flags and their environment variables win over it.
+    #[arg(long, global = true, value_name = "FILE", env = "TETHER_CONFIG")]
+    config: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]

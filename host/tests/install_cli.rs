@@ -91,6 +91,47 @@ fn install_registers_the_host_with_each_browser_and_uninstall_removes_it() {
 }
 
 #[test]
+fn install_takes_its_settings_from_a_config_file_and_flags_over_it() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let file = home.join("host.toml");
+    std::fs::write(
+        &file,
+        format!("extension-id = [\"{ID}\"]\nrelay = \"ws://from-file:1\"\ntoken = \"t0k\"\nbrowser = \"chrome\"\n"),
+    )
+    .unwrap();
+    let out = host(
+        home,
+        &[
+            "install",
+            "--config",
+            file.to_str().unwrap(),
+            "--relay",
+            "ws://flag:2",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let config = read(&home.join(".config/tether/host.json"));
+    assert_eq!(config["relay"], "ws://flag:2", "the flag wins");
+    assert_eq!(config["token"], "t0k", "the file's");
+    assert!(home
+        .join(".config/google-chrome/NativeMessagingHosts/dev.tether.host.json")
+        .exists());
+    assert!(
+        !home.join(".config/chromium").exists(),
+        "browser = chrome, from the file"
+    );
+
+    std::fs::write(&file, "relays = 2\n").unwrap();
+    let out = host(home, &["install", "--config", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("\"relays\""),
+        "{out:?}"
+    );
+}
+
+#[test]
 fn install_refuses_what_is_not_an_extension_id() {
     let home = tempfile::tempdir().unwrap();
     let out = host(

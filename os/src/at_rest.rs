@@ -34,7 +34,9 @@ pub fn private_file() -> OpenOptions {
     imp::private_file()
 }
 
-/// Writes `bytes` to a new or truncated file only its owner can read.
+/// Writes `bytes` to a new or truncated file only its owner can read. Written by root into a
+/// folder of another user (`tether-relay host-token` run as root on a service's data dir),
+/// the file is that user's: the service could not read a root's file.
 pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     let mut file = private_file()
@@ -43,6 +45,7 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .truncate(true)
         .open(path)?;
     imp::make_private(path, Kind::File)?;
+    imp::owned_like_folder(path)?;
     file.write_all(bytes)
 }
 
@@ -98,5 +101,27 @@ mod tests {
         assert_eq!(others_may_read(&file).unwrap(), None);
         write_private(&data.join("new"), b"x").unwrap();
         assert_eq!(mode(&data.join("new")), 0o600);
+    }
+
+    #[test]
+    fn a_file_root_writes_in_another_users_folder_is_that_users() {
+        use std::os::unix::fs::MetadataExt;
+        if !crate::process::is_superuser() {
+            eprintln!("not root: nothing to check");
+            return;
+        }
+        let root = tempfile::tempdir().unwrap();
+        let service = root.path().join("service");
+        private_dir(&service).unwrap();
+        std::os::unix::fs::chown(&service, Some(65534), Some(65534)).unwrap();
+        write_private(&service.join("tokens.json"), b"{}").unwrap();
+        let file = std::fs::metadata(service.join("tokens.json")).unwrap();
+        assert_eq!((file.uid(), file.gid()), (65534, 65534));
+        write_private(&root.path().join("mine"), b"x").unwrap();
+        assert_eq!(
+            std::fs::metadata(root.path().join("mine")).unwrap().uid(),
+            0,
+            "root's own folder"
+        );
     }
 }

@@ -47,3 +47,19 @@ pub fn others_may_read(path: &Path) -> io::Result<Option<String>> {
         )
     }))
 }
+
+/// Gives `path` its folder's owner when this process is root and the folder is another's.
+pub fn owned_like_folder(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if !crate::process::is_superuser() {
+        return Ok(());
+    }
+    let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    let owner = std::fs::metadata(folder)?;
+    if owner.uid() == 0 {
+        return Ok(());
+    }
+    std::os::unix::fs::chown(path, Some(owner.uid()), Some(owner.gid()))
+}
