@@ -48,8 +48,8 @@ pub struct Now {
     pub subscribers: usize,
     /// The database and its write-ahead log, in bytes.
     pub store_bytes: u64,
-    /// A deployment of several relays: whether its NATS link is up.
-    pub nats_connected: Option<bool>,
+    /// A deployment of several relays: its NATS link.
+    pub nats: Option<crate::state::NatsLink>,
 }
 
 pub struct Metrics {
@@ -64,6 +64,7 @@ pub struct Metrics {
     subscribers: Gauge,
     store_bytes: Gauge,
     nats: Family<Link, Gauge>,
+    nats_behind: Family<Link, Gauge>,
 }
 
 impl Default for Metrics {
@@ -84,6 +85,7 @@ impl Default for Metrics {
             subscribers: Gauge::default(),
             store_bytes: Gauge::default(),
             nats: Family::default(),
+            nats_behind: Family::default(),
         };
         metrics.registered()
     }
@@ -141,6 +143,12 @@ impl Metrics {
             "A deployment of several relays: 1 while this relay's NATS link is up",
             self.nats.clone(),
         );
+        registry.register_with_unit(
+            "nats_behind",
+            "A deployment of several relays: what this relay handed to NATS and NATS has not taken yet",
+            prometheus_client::registry::Unit::Bytes,
+            self.nats_behind.clone(),
+        );
         self.registry = registry;
         self
     }
@@ -173,8 +181,12 @@ impl Metrics {
         self.artifact_bytes.set(now.artifact_bytes as i64);
         self.subscribers.set(now.subscribers as i64);
         self.store_bytes.set(now.store_bytes as i64);
-        if let Some(up) = now.nats_connected {
-            self.nats.get_or_create(&Link { link: "nats" }).set(up as i64);
+        if let Some(link) = now.nats {
+            let nats = Link { link: "nats" };
+            self.nats.get_or_create(&nats).set(link.connected as i64);
+            self.nats_behind
+                .get_or_create(&nats)
+                .set(link.behind_bytes as i64);
         }
         let mut text = String::new();
         if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {

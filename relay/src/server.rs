@@ -116,7 +116,7 @@ async fn metrics(_: MetricsReader, State(state): State<AppState>) -> impl IntoRe
         artifact_bytes,
         subscribers: state.events.subscribers(),
         store_bytes: state.sessions.store().bytes(),
-        nats_connected: state.deployment.nats_connected(),
+        nats: state.deployment.nats_link(),
     };
     let text = state.metrics.render(now);
     (

@@ -14,11 +14,11 @@ use super::{confirm, forward, Cluster};
 use crate::host_link::Link;
 use crate::reply::Reply;
 use crate::request::{Refused, Request};
-use crate::state::{Deployment, Relay, RunHere};
+use crate::state::{Deployment, NatsLink, Relay, RunHere};
 
 impl Deployment for Cluster {
-    fn nats_connected(&self) -> Option<bool> {
-        Some(self.connected())
+    fn nats_link(&self) -> Option<NatsLink> {
+        Some(super::Member::nats_link(self))
     }
 
     fn start<'a>(&'a self, relay: &'a Arc<Relay>) -> BoxFuture<'a, anyhow::Result<()>> {

@@ -43,9 +43,12 @@ const BEAT: Duration = Duration::from_secs(1);
 pub struct Cluster(Arc<Member>);
 
 impl Member {
-    /// Whether the NATS connection is up now.
-    pub fn connected(&self) -> bool {
-        self.client.connection_state() == async_nats::connection::State::Connected
+    /// The NATS link now: up or not, and how far behind.
+    pub fn nats_link(&self) -> crate::state::NatsLink {
+        crate::state::NatsLink {
+            connected: self.client.connection_state() == async_nats::connection::State::Connected,
+            behind_bytes: self.outgoing.waiting(),
+        }
     }
 }
 

@@ -29,6 +29,11 @@ pub struct NatsOutbox {
 }
 
 impl NatsOutbox {
+    /// The bytes handed over that NATS has not taken yet: how far behind the link is.
+    pub fn waiting(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
     /// An outbox, and the task that publishes what it queues, in order, with `headers`.
     pub fn start(client: async_nats::Client, headers: async_nats::HeaderMap) -> Self {
         let (queue, taken) = mpsc::unbounded_channel();

@@ -102,10 +102,18 @@ pub trait Deployment: Send + Sync {
 
     // Monitoring.
 
-    /// Whether the link to the other relays is up (`None`: a relay on its own has none).
-    fn nats_connected(&self) -> Option<bool> {
+    /// The link to the other relays (`None`: a relay on its own has none).
+    fn nats_link(&self) -> Option<NatsLink> {
         None
     }
+}
+
+/// A deployment's NATS link, for `/metrics`.
+#[derive(Debug, Clone, Copy)]
+pub struct NatsLink {
+    pub connected: bool,
+    /// What this relay handed over and NATS has not taken yet.
+    pub behind_bytes: usize,
 }
 
 /// A relay on its own: every browser, session and artifact it knows is its own.
