@@ -49,7 +49,15 @@ pub struct Now {
     /// The database and its write-ahead log, in bytes.
     pub store_bytes: u64,
     /// A deployment of several relays: its NATS link.
-    pub nats: Option<crate::state::NatsLink>,
+    pub nats: Option<NatsLink>,
+}
+
+/// A deployment's NATS link.
+#[derive(Debug, Clone, Copy)]
+pub struct NatsLink {
+    pub connected: bool,
+    /// What this relay handed over and NATS has not taken yet.
+    pub behind_bytes: usize,
 }
 
 pub struct Metrics {

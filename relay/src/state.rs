@@ -27,7 +27,7 @@ use crate::store::Store;
 use crate::twin::Twins;
 
 mod deployment;
-pub use deployment::{Deployment, NatsLink, RunHere, Standalone};
+pub use deployment::{Deployment, RunHere, Standalone};
 
 pub struct Relay {
     pub settings: Settings,

@@ -12,9 +12,10 @@ use tether_protocol::{ActionError, Envelope};
 
 use super::{confirm, forward, Cluster};
 use crate::host_link::Link;
+use crate::metrics::NatsLink;
 use crate::reply::Reply;
 use crate::request::{Refused, Request};
-use crate::state::{Deployment, NatsLink, Relay, RunHere};
+use crate::state::{Deployment, Relay, RunHere};
 
 impl Deployment for Cluster {
     fn nats_link(&self) -> Option<NatsLink> {

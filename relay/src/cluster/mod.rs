@@ -44,8 +44,8 @@ pub struct Cluster(Arc<Member>);
 
 impl Member {
     /// The NATS link now: up or not, and how far behind.
-    pub fn nats_link(&self) -> crate::state::NatsLink {
-        crate::state::NatsLink {
+    pub fn nats_link(&self) -> crate::metrics::NatsLink {
+        crate::metrics::NatsLink {
             connected: self.client.connection_state() == async_nats::connection::State::Connected,
             behind_bytes: self.outgoing.waiting(),
         }

@@ -103,17 +103,9 @@ pub trait Deployment: Send + Sync {
     // Monitoring.
 
     /// The link to the other relays (`None`: a relay on its own has none).
-    fn nats_link(&self) -> Option<NatsLink> {
+    fn nats_link(&self) -> Option<crate::metrics::NatsLink> {
         None
     }
-}
-
-/// A deployment's NATS link, for `/metrics`.
-#[derive(Debug, Clone, Copy)]
-pub struct NatsLink {
-    pub connected: bool,
-    /// What this relay handed over and NATS has not taken yet.
-    pub behind_bytes: usize,
 }
 
 /// A relay on its own: every browser, session and artifact it knows is its own.
