@@ -156,4 +156,9 @@ fn the_windows_host_installs_speaks_native_messaging_and_uninstalls() {
         !run(prefix, &["reg", "query", KEY, "/ve"]).status.success(),
         "the key is gone"
     );
+    // Wine's server outlives its last program by a moment: ended with the prefix, not after it.
+    let _ = Command::new("wineserver")
+        .arg("-k")
+        .env("WINEPREFIX", prefix)
+        .status();
 }
