@@ -250,17 +250,17 @@ async fn a_workers_chromium_is_driven_over_a_pipe_only() {
         "the token is in the worker's arguments"
     );
 
-    let refused = worker_command(&relay.addr, "asking-for-a-port", dirs.path())
-        .arg("--chromium-arg=--remote-debugging-port=9222")
-        .env("TETHER_HOST_TOKEN", HOST)
-        .stderr(Stdio::piped())
-        .output()
-        .await
-        .unwrap();
-    assert!(!refused.status.success());
-    let said = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        said.contains("--remote-debugging-port") && said.contains("pipe"),
-        "{said}"
-    );
+    // In any letter case: Chromium on Windows reads switches without it.
+    for asking in ["--remote-debugging-port=9222", "--Remote-Debugging-Port=9222"] {
+        let refused = worker_command(&relay.addr, "asking-for-a-port", dirs.path())
+            .arg(format!("--chromium-arg={asking}"))
+            .env("TETHER_HOST_TOKEN", HOST)
+            .stderr(Stdio::piped())
+            .output()
+            .await
+            .unwrap();
+        assert!(!refused.status.success());
+        let said = String::from_utf8_lossy(&refused.stderr);
+        assert!(said.contains(asking) && said.contains("pipe"), "{said}");
+    }
 }
