@@ -9,6 +9,7 @@ use tokio::sync::oneshot;
 use std::sync::Arc;
 
 use super::*;
+use crate::store::{Record, Store};
 
 fn request(action_id: &str, action_name: &str) -> Request {
     Request {
