@@ -366,11 +366,13 @@ impl Tokens {
             },
             bound: Default::default(),
         };
-        let all: Vec<&str> = tokens.all().into_iter().filter(|t| !t.is_empty()).collect();
+        // A token made here is never empty; a given one must not be either.
         anyhow::ensure!(
-            tokens.all()[..3].iter().all(|t| !t.is_empty()) && metrics.as_deref() != Some(""),
+            given.iter().all(|t| t.as_deref() != Some("")),
             "tokens must not be empty"
         );
+        // The metrics token alone may be absent (empty).
+        let all: Vec<&str> = tokens.all().into_iter().filter(|t| !t.is_empty()).collect();
         let distinct: std::collections::HashSet<&str> = all.iter().copied().collect();
         anyhow::ensure!(
             distinct.len() == all.len(),
