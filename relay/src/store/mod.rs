@@ -138,8 +138,8 @@ impl Committed {
 
 /// The relay's database.
 pub struct Store {
-    /// The database file (its write-ahead log beside it, `-wal`).
-    path: std::path::PathBuf,
+    /// The database file (its write-ahead log beside it, `-wal`); `None` in memory.
+    path: Option<std::path::PathBuf>,
     writer: Writer,
     reader: Mutex<Connection>,
     /// Where each fact also goes in a deployment of several relays: to the session's next
@@ -159,7 +159,7 @@ impl Store {
                 .open(&path)?;
         }
         let url = path.to_string_lossy().into_owned();
-        Self::start(&url, path)
+        Self::start(&url, Some(path))
     }
 
     /// A database in memory, for tests: gone with the store.
@@ -167,10 +167,10 @@ impl Store {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let url = format!("file:tether-{}-{n}?mode=memory&cache=shared", std::process::id());
-        Self::start(&url, std::path::PathBuf::new()).expect("an in-memory database opens")
+        Self::start(&url, None).expect("an in-memory database opens")
     }
 
-    fn start(url: &str, path: std::path::PathBuf) -> anyhow::Result<Self> {
+    fn start(url: &str, path: Option<std::path::PathBuf>) -> anyhow::Result<Self> {
         let writing = schema::connect(url)?;
         schema::create(&writing)?;
         let reader = schema::connect(url)?;
@@ -276,8 +276,9 @@ impl Store {
 
     /// The bytes the database and its write-ahead log take on disk.
     pub fn bytes(&self) -> u64 {
-        let wal = self.path.with_file_name(format!("{FILE}-wal"));
-        [&self.path, &wal]
+        let Some(path) = &self.path else { return 0 };
+        let wal = path.with_file_name(format!("{FILE}-wal"));
+        [path, &wal]
             .iter()
             .filter_map(|p| std::fs::metadata(p).ok())
             .map(|m| m.len())
