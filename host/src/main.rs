@@ -61,7 +61,7 @@ fn main() -> std::process::ExitCode {
     let (format, default_filter) = match &cli {
         Some(cli) if matches!(cli.command, Command::Worker(_)) => (cli.log_format, "info,chromium=off"),
         Some(cli) => (cli.log_format, "warn,chromium=off"),
-        None => (log_format_from_env(), "warn,chromium=off"),
+        None => (tether_os::logs::LogFormat::from_env(), "warn,chromium=off"),
     };
     tether_os::logs::init(format, default_filter);
     let runtime = match tokio::runtime::Runtime::new() {
@@ -86,13 +86,4 @@ fn main() -> std::process::ExitCode {
     // Tasks still parked (a blocking read of stdin, a relay link) must not keep the process.
     runtime.shutdown_background();
     code
-}
-
-/// Extension mode has no command line of ours (Chrome starts it): the format from the
-/// environment, else text.
-fn log_format_from_env() -> tether_os::logs::LogFormat {
-    match std::env::var("TETHER_LOG_FORMAT").as_deref() {
-        Ok("json") => tether_os::logs::LogFormat::Json,
-        _ => tether_os::logs::LogFormat::Text,
-    }
 }

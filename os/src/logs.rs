@@ -17,6 +17,18 @@ pub enum LogFormat {
     Json,
 }
 
+impl LogFormat {
+    /// The format `TETHER_LOG_FORMAT` names, read as the `--log-format` flag reads it; text
+    /// when it names none. For a process started without a command line of ours (Chrome
+    /// starts the native host).
+    pub fn from_env() -> Self {
+        std::env::var("TETHER_LOG_FORMAT")
+            .ok()
+            .and_then(|name| <Self as clap::ValueEnum>::from_str(&name, false).ok())
+            .unwrap_or_default()
+    }
+}
+
 /// Sets this process's log writer; `default_filter` applies unless `RUST_LOG` says otherwise.
 pub fn init(format: LogFormat, default_filter: &str) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| default_filter.into());
