@@ -330,15 +330,7 @@ async fn an_artifact_stored_on_one_relay_is_fetched_from_any_with_its_presigned_
     assert_eq!(refused.status().as_u16(), 403);
     // Each relay of the deployment says its link is up.
     for relay in &relays {
-        let metrics = http
-            .get(format!("http://{}/metrics", relay.addr))
-            .bearer_auth(common::ORCHESTRATOR)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let metrics = common::client::metrics(&relay.addr, common::ORCHESTRATOR).await;
         assert!(
             metrics.contains(r#"tether_nats_connected{link="nats"} 1"#),
             "{metrics}"

@@ -244,15 +244,7 @@ async fn metrics_count_actions_by_name_and_outcome() {
     let client = tether_tests::client::own_http();
     let response = client.get(format!("http://{addr}/metrics")).send().await.unwrap();
     assert_eq!(response.status().as_u16(), 401);
-    let text = client
-        .get(format!("http://{addr}/metrics"))
-        .bearer_auth(ORCHESTRATOR)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = common::client::metrics(&addr, ORCHESTRATOR).await;
     assert!(
         text.contains(r#"tether_actions_total{action="browser_click",outcome="success"} 1"#),
         "{text}"

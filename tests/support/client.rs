@@ -167,6 +167,19 @@ pub async fn get_json(addr: &str, path: &str) -> Value {
         .unwrap()
 }
 
+/// The relay's `/metrics` text, read with `token`.
+pub async fn metrics(addr: &str, token: &str) -> String {
+    http()
+        .get(format!("http://{addr}/metrics"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 /// An orchestrator that has joined and subscribed to `filter` (`{}`: everything).
 pub async fn subscribed(addr: &str, filter: Value) -> Ws {
     let mut ws = orchestrator(addr).await;
