@@ -99,10 +99,12 @@ impl Contexts {
         if !transport.has_contexts() {
             return self.lent(session_id, &wanted).map(|()| None);
         }
-        if wanted.proxy.is_some_and(|p| p.username.is_some()) {
+        if wanted.proxy.is_some_and(|p| {
+            p.username.is_some() && p.server.get(..5).is_some_and(|s| s.eq_ignore_ascii_case("socks"))
+        }) {
             return Err(ActionError::new(
                 ErrorCode::Unsupported,
-                "a proxy that asks for credentials is not supported yet: name a proxy that lets this host in without them (one on a private network, or one that allows the host's address)",
+                "Chromium does not sign in to SOCKS proxies: name an http or https proxy for credentials, or a SOCKS proxy that lets this host in without them",
             ));
         }
         let mut restore = None;

@@ -11,6 +11,7 @@
 //! exactly the CDP traffic its actions send, nothing more.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use chromiumoxide::cdp::browser_protocol::target::SessionId;
 use chromiumoxide::types::{CallId, EventMessage, Message, Method, MethodId};
@@ -62,6 +63,33 @@ struct Call {
 pub struct CdpConnection {
     calls: mpsc::UnboundedSender<Call>,
     events: broadcast::Sender<RawEvent>,
+    taps: Taps,
+}
+
+/// Receivers that must see every event of some methods, never missing one as a broadcast
+/// receiver that falls behind does: a paused request nobody continues stalls its page for good.
+type Taps = Arc<Mutex<Vec<Tap>>>;
+
+/// A [`CdpConnection`] that does not keep it open, for a task the connection feeds.
+pub struct WeakCdpConnection {
+    calls: mpsc::WeakUnboundedSender<Call>,
+    events: broadcast::Sender<RawEvent>,
+    taps: Taps,
+}
+
+impl WeakCdpConnection {
+    pub fn upgrade(&self) -> Option<CdpConnection> {
+        Some(CdpConnection {
+            calls: self.calls.upgrade()?,
+            events: self.events.clone(),
+            taps: self.taps.clone(),
+        })
+    }
+}
+
+struct Tap {
+    wanted: fn(&str) -> bool,
+    to: mpsc::UnboundedSender<RawEvent>,
 }
 
 impl CdpConnection {
@@ -94,8 +122,9 @@ impl CdpConnection {
     fn start(wire: Wire) -> Self {
         let (calls, calls_rx) = mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(EVENT_BUFFER);
-        tokio::spawn(drive(wire, calls_rx, events.clone()));
-        Self { calls, events }
+        let taps = Taps::default();
+        tokio::spawn(drive(wire, calls_rx, events.clone(), taps.clone()));
+        Self { calls, events, taps }
     }
 
     /// Sends a command to the browser (`session_id: None`) or to an attached session.
@@ -118,6 +147,27 @@ impl CdpConnection {
 
     pub fn subscribe(&self) -> broadcast::Receiver<RawEvent> {
         self.events.subscribe()
+    }
+
+    /// A handle that does not keep the connection open.
+    pub fn downgrade(&self) -> WeakCdpConnection {
+        WeakCdpConnection {
+            calls: self.calls.downgrade(),
+            events: self.events.clone(),
+            taps: self.taps.clone(),
+        }
+    }
+
+    /// Every event whose method is `wanted`, none missed however far the receiver falls
+    /// behind (they are also broadcast). For events each of which waits on an answer, so their
+    /// number is bounded by what the browser holds paused.
+    pub fn tap(&self, wanted: fn(&str) -> bool) -> mpsc::UnboundedReceiver<RawEvent> {
+        let (to, from) = mpsc::unbounded_channel();
+        self.taps
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Tap { wanted, to });
+        from
     }
 }
 
@@ -206,6 +256,7 @@ async fn drive(
     mut conn: Wire,
     mut calls: mpsc::UnboundedReceiver<Call>,
     events: broadcast::Sender<RawEvent>,
+    taps: Taps,
 ) {
     let mut pending: HashMap<CallId, Pending> = HashMap::new();
     loop {
@@ -239,6 +290,7 @@ async fn drive(
                             fail_session(&mut pending, gone);
                         }
                     }
+                    pass_to_taps(&taps, &event);
                     let _ = events.send(event);
                 }
                 Some(Err(e)) => tracing::debug!("ignoring an unreadable CDP message: {e}"),
@@ -249,7 +301,14 @@ async fn drive(
     for (_, p) in pending.drain() {
         let _ = p.reply.send(Err(CdpError::Disconnected));
     }
+    // Ends the tapping tasks, whose handles do not keep the connection.
+    taps.lock().unwrap_or_else(|p| p.into_inner()).clear();
     tracing::debug!("CDP connection closed");
+}
+
+fn pass_to_taps(taps: &Taps, event: &RawEvent) {
+    let mut taps = taps.lock().unwrap_or_else(|p| p.into_inner());
+    taps.retain(|tap| !(tap.wanted)(&event.method) || tap.to.send(event.clone()).is_ok());
 }
 
 fn fail_session(pending: &mut HashMap<CallId, Pending>, session_id: &str) {

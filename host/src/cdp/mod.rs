@@ -4,6 +4,7 @@
 //! extension. No action knows which one it runs on.
 
 pub mod connection;
+pub mod proxy_auth;
 pub mod worker;
 
 use async_trait::async_trait;

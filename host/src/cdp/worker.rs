@@ -14,6 +14,7 @@ use tether_protocol::actions::TabId;
 use tokio::sync::broadcast;
 
 use super::connection::{CdpConnection, RawEvent};
+use super::proxy_auth::{Credentials, ProxyAuth};
 use super::{BrowserEvent, CdpError, Downloaded, TabInfo, Transport};
 
 const EVENT_BUFFER: usize = 4096;
@@ -124,6 +125,8 @@ pub struct WorkerTransport {
     /// The host's own folder the browser saves downloads in, each named by its guid; `None`
     /// where the browser would not save them there.
     downloads: Option<tempfile::TempDir>,
+    /// Answers the credentials of the contexts whose proxy names them.
+    proxy_auth: ProxyAuth,
 }
 
 impl WorkerTransport {
@@ -142,6 +145,7 @@ impl WorkerTransport {
             .await?;
         let downloads = save_downloads(&cdp).await;
         let transport = Self {
+            proxy_auth: ProxyAuth::start(&cdp),
             cdp,
             targets,
             events,
@@ -193,7 +197,11 @@ impl Transport for WorkerTransport {
         // `background` keeps the user's focused tab and window where they are. CDP has no tab
         // groups, and a tab hidden behind another renders no frames (screenshots stall for
         // seconds, full-page ones for good), so each session tab gets a window of its own.
-        let mut params = json!({ "url": url, "background": true, "newWindow": true });
+        // A tab whose proxy asks for credentials opens blank and is navigated once readied
+        // for them (`proxy_auth.rs`).
+        let readied = context.is_some_and(|c| self.proxy_auth.asks(c));
+        let first = if readied { "about:blank" } else { url };
+        let mut params = json!({ "url": first, "background": true, "newWindow": true });
         if let Some(context) = context {
             params["browserContextId"] = json!(context);
         }
@@ -203,6 +211,13 @@ impl Transport for WorkerTransport {
             .and_then(Value::as_str)
             .ok_or_else(|| CdpError::Other("Target.createTarget returned no targetId".into()))?
             .to_owned();
+        if readied {
+            let session = self.proxy_auth.ready(&target_id).await?;
+            if first != url {
+                let go = json!({ "url": url });
+                self.cdp.call(Some(&session), "Page.navigate", go).await?;
+            }
+        }
         let window_id = self.window_of(&target_id).await;
         let mut targets = self.lock();
         let tab = targets
@@ -236,10 +251,24 @@ impl Transport for WorkerTransport {
         if let Some(folder) = &self.downloads {
             save_downloads_in(&self.cdp, folder.path(), Some(&context)).await?;
         }
+        if let Some((username, password)) =
+            proxy.and_then(|p| Some((p.username.clone()?, p.password.clone())))
+        {
+            let password = password.unwrap_or_default();
+            let vouched = self
+                .proxy_auth
+                .vouch(&context, Credentials { username, password })
+                .await;
+            if let Err(e) = vouched {
+                let _ = self.dispose_context(&context).await;
+                return Err(e);
+            }
+        }
         Ok(context)
     }
 
     async fn dispose_context(&self, context: &str) -> Result<(), CdpError> {
+        self.proxy_auth.forget(context).await;
         self.cdp
             .call(
                 None,
