@@ -38,14 +38,13 @@ async fn agent_of(relay: &TestRelay, client_id: &str) -> McpClient {
         .unwrap()
 }
 
-/// The session a result's text names ("..., session mcp-...").
-fn session_named(text: &str) -> String {
-    let at = text.find("session ").expect("a session named") + "session ".len();
-    text[at..]
-        .split(|c: char| c == ')' || c == ']' || c.is_whitespace())
-        .next()
-        .unwrap()
-        .to_owned()
+/// The session a call's result is of, as its `_meta` names it; and its first text.
+fn session_named(answer: &Value) -> (String, String) {
+    let session = answer["ok"]["_meta"]["dev.tether/sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a session named in {answer}"));
+    let text = answer["ok"]["content"][0]["text"].as_str().unwrap_or_default();
+    (session.to_owned(), text.to_owned())
 }
 
 #[test]
@@ -116,16 +115,25 @@ fn an_agent_drives_a_browser_through_the_relays_mcp() {
         let opened = agent
             .text("browser_navigate", json!({ "url": h.url(PAGE) }))
             .await;
-        // A tool that changes the page answers its result, then the page it left (observe).
-        let (opened, _) = opened.split_once("\n\n").unwrap_or((&opened, ""));
+        // A tool that changes the page answers its result, then the page it left (observe),
+        // whose header names the page (so the result does not, nor a load that completed).
+        let (opened, screen) = opened.split_once("\n\n").unwrap_or((&opened, ""));
         let opened: Value = serde_json::from_str(opened).unwrap();
-        assert_eq!(opened["status"], "complete");
+        assert!(
+            screen.starts_with(&format!("Page \"Snapshot shop\" at {}", h.url(PAGE))),
+            "{screen}"
+        );
+        assert!(
+            opened.get("status").is_none() && opened.get("url").is_none(),
+            "{opened}"
+        );
         let tab = opened["tabId"].as_i64().expect("the result names its tab");
 
-        let page = agent.text("browser_snapshot", json!({})).await;
-        assert!(page.starts_with(&format!("[tab {tab}, session mcp-")), "{page}");
+        let (session, page) = session_named(&agent.call("browser_snapshot", json!({})).await);
+        assert!(session.starts_with("mcp-"), "{session}");
+        assert!(page.starts_with(&format!("[tab {tab}] ")), "{page}");
+        assert!(!page.contains(&session), "{page}");
         assert!(page.contains("# Garden shop"), "{page}");
-        let session = session_named(&page);
         let add = ref_named(&page, "Add watering can");
         let clicked = agent.text("browser_click", json!({ "ref": add })).await;
         let (result, screen) = clicked
@@ -190,7 +198,9 @@ fn an_agent_drives_a_browser_through_the_relays_mcp() {
 
         // An address typed without a scheme is read as the address bar reads it.
         let typed = h.url(PAGE).replacen("http://", "", 1);
-        let went = agent.text("browser_navigate", json!({ "url": typed })).await;
+        let went = agent
+            .text("browser_navigate", json!({ "url": typed, "observe": "none" }))
+            .await;
         let (went, _) = went.split_once("\n\n").unwrap_or((&went, ""));
         let went: Value = serde_json::from_str(went).unwrap();
         assert_eq!(went["url"], h.url(PAGE), "{went}");
@@ -383,9 +393,9 @@ fn tether_host_mcp_serves_through_a_relay() {
         agent
             .text("browser_navigate", json!({ "url": h.url(PAGE) }))
             .await;
-        let page = agent.text("browser_snapshot", json!({ "detail": "gist" })).await;
+        let gist = agent.call("browser_snapshot", json!({ "detail": "gist" })).await;
+        let (session, page) = session_named(&gist);
         assert!(page.contains("Garden shop"), "{page}");
-        let session = session_named(&page);
         let known = relay.get(&format!("/api/sessions/{session}")).await;
         assert_eq!(known["clientId"], "stdio-worker", "{known}");
         let shot = agent.call("browser_screenshot", json!({})).await;
@@ -525,7 +535,7 @@ fn a_tab_an_action_opened_is_named_and_the_first_one_can_be_selected_again() {
         );
         // Calls without tabId go to the new tab.
         let page = agent.text("browser_snapshot", json!({})).await;
-        assert!(!page.starts_with(&format!("[tab {first},")), "{page}");
+        assert!(!page.starts_with(&format!("[tab {first}]")), "{page}");
         // Refs are the session's: the first tab's ref names nothing in the new tab's page.
         let elsewhere = agent.call("browser_click", json!({ "ref": button })).await;
         assert_eq!(elsewhere["ok"]["isError"], true, "{elsewhere}");
@@ -545,7 +555,7 @@ fn a_tab_an_action_opened_is_named_and_the_first_one_can_be_selected_again() {
             .await;
         assert_eq!(selected["ok"]["isError"], false, "{selected}");
         let page = agent.text("browser_snapshot", json!({})).await;
-        assert!(page.starts_with(&format!("[tab {first},")), "{page}");
+        assert!(page.starts_with(&format!("[tab {first}]")), "{page}");
         agent.close().await;
     });
 }

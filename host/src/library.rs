@@ -641,6 +641,9 @@ pub struct PageGist {
     pub dialogs: Vec<String>,
     /// How far down the page the viewport is, in percent.
     pub scrolled: u32,
+    /// Whether the page is longer than the viewport.
+    #[serde(default)]
+    pub scrollable: bool,
 }
 
 impl LibraryCall for Snapshot {

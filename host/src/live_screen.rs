@@ -10,6 +10,24 @@ use crate::library::{PageGist, PageText};
 /// Characters of the title the header keeps.
 const TITLE_CHARS: usize = 100;
 
+/// The session's previous snapshot of a tab, as `recent` compares against it.
+#[derive(Debug, Default)]
+pub struct Previous {
+    pub url: String,
+    pub title: String,
+    pub blocks: Vec<String>,
+}
+
+impl From<PageText> for Previous {
+    fn from(page: PageText) -> Self {
+        Self {
+            url: page.url,
+            title: page.title,
+            blocks: page.blocks,
+        }
+    }
+}
+
 /// A Live Screen ready to send: its Markdown, and whether it was cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Screen {
@@ -23,15 +41,17 @@ pub fn render(
     page: &PageText,
     version: u64,
     detail: Detail,
-    previous: Option<&[String]>,
+    previous: Option<&Previous>,
     max_chars: usize,
 ) -> Screen {
-    let header = header(page, version);
+    let same_page =
+        detail == Detail::Recent && previous.is_some_and(|p| p.url == page.url && p.title == page.title);
+    let header = header(page, version, same_page);
     let body = match (detail, previous) {
         (Detail::Gist, _) => gist(&page.gist),
         (Detail::Recent, Some(previous)) => {
             // What changed is never longer than the page it describes: then the page itself.
-            let changed = changes(previous, &page.blocks);
+            let changed = changes(&previous.blocks, &page.blocks);
             match length(&changed) < length(&page.blocks) {
                 true => changed,
                 false => page.blocks.clone(),
@@ -47,16 +67,23 @@ fn length(lines: &[String]) -> usize {
     lines.iter().map(|l| l.len() + 1).sum()
 }
 
-fn header(page: &PageText, version: u64) -> String {
+/// The header: the page's title and address, or that they are the previous snapshot's (for
+/// `recent`, which answers with what changed); the snapshot's number; how far down the page the
+/// viewport is, where the page is longer than the viewport.
+fn header(page: &PageText, version: u64, same_page: bool) -> String {
+    let viewport = match page.gist.scrollable {
+        true => format!("; viewport {}% down the page", page.gist.scrolled),
+        false => String::new(),
+    };
+    if same_page {
+        return format!("Same page (snapshot {version}{viewport})");
+    }
     let title: String = page.title.split_whitespace().collect::<Vec<_>>().join(" ");
     let title = match title.char_indices().nth(TITLE_CHARS) {
         Some((end, _)) => format!("{}…", &title[..end]),
         None => title,
     };
-    format!(
-        "Page {title:?} at {} (snapshot {version}; viewport {}% down the page)",
-        page.url, page.gist.scrolled
-    )
+    format!("Page {title:?} at {} (snapshot {version}{viewport})", page.url)
 }
 
 fn gist(gist: &PageGist) -> Vec<String> {
@@ -200,6 +227,15 @@ mod tests {
         }
     }
 
+    /// A previous snapshot of the same page as `page` makes.
+    fn seen(blocks: &[String]) -> Previous {
+        Previous {
+            url: "http://127.0.0.1/shop".into(),
+            title: "Shop".into(),
+            blocks: blocks.to_vec(),
+        }
+    }
+
     #[test]
     fn live_is_the_header_then_the_blocks() {
         let screen = render(
@@ -211,10 +247,49 @@ mod tests {
         );
         assert_eq!(
             screen.markdown,
-            "Page \"Shop\" at http://127.0.0.1/shop (snapshot 1; viewport 0% down the page)\n\n# Shop\n[e1] link \"Home\" → /\n"
+            "Page \"Shop\" at http://127.0.0.1/shop (snapshot 1)\n\n# Shop\n[e1] link \"Home\" → /\n"
         );
         assert!(!screen.truncated);
         assert_eq!(count_refs(&screen.markdown), 1);
+        // Where the page is longer than the viewport, the header says where the viewport is.
+        let mut long = page(&["# Shop"]);
+        long.gist.scrollable = true;
+        long.gist.scrolled = 40;
+        let screen = render(&long, 2, Detail::Live, None, 24_000);
+        assert!(
+            screen.markdown.starts_with(
+                "Page \"Shop\" at http://127.0.0.1/shop (snapshot 2; viewport 40% down the page)\n"
+            ),
+            "{}",
+            screen.markdown
+        );
+    }
+
+    #[test]
+    fn recent_names_the_page_only_when_it_is_not_the_previous_ones() {
+        let now = page(&["# Shop"]);
+        let same = render(&now, 2, Detail::Recent, Some(&seen(&now.blocks)), 24_000);
+        assert!(
+            same.markdown.starts_with("Same page (snapshot 2)\n"),
+            "{}",
+            same.markdown
+        );
+        let mut elsewhere = seen(&now.blocks);
+        elsewhere.url = "http://127.0.0.1/".into();
+        let moved = render(&now, 3, Detail::Recent, Some(&elsewhere), 24_000);
+        assert!(
+            moved.markdown.starts_with("Page \"Shop\" at "),
+            "{}",
+            moved.markdown
+        );
+        let mut retitled = seen(&now.blocks);
+        retitled.title = "Shop (1)".into();
+        let renamed = render(&now, 4, Detail::Recent, Some(&retitled), 24_000);
+        assert!(
+            renamed.markdown.starts_with("Page \"Shop\" at "),
+            "{}",
+            renamed.markdown
+        );
     }
 
     #[test]
@@ -243,7 +318,7 @@ mod tests {
         .copied()
         .collect();
         let now = page(&lines);
-        let screen = render(&now, 2, Detail::Recent, Some(&before), 24_000);
+        let screen = render(&now, 2, Detail::Recent, Some(&seen(&before)), 24_000);
         let body: Vec<&str> = screen.markdown.lines().skip(2).collect();
         assert_eq!(
             body,
@@ -256,7 +331,7 @@ mod tests {
                 "  c"
             ]
         );
-        let same = render(&now, 3, Detail::Recent, Some(&now.blocks), 24_000);
+        let same = render(&now, 3, Detail::Recent, Some(&seen(&now.blocks)), 24_000);
         assert!(same
             .markdown
             .ends_with("No change since the previous snapshot.\n"));
@@ -277,7 +352,7 @@ mod tests {
             .collect();
         let line = fields(" = \"Ada\"");
         let lines: Vec<&str> = std::iter::once(line.as_str()).chain(rest).collect();
-        let screen = render(&page(&lines), 2, Detail::Recent, Some(&before), 24_000);
+        let screen = render(&page(&lines), 2, Detail::Recent, Some(&seen(&before)), 24_000);
         let body: Vec<&str> = screen.markdown.lines().skip(2).collect();
         assert_eq!(
             body,
@@ -298,9 +373,10 @@ mod tests {
     fn recent_is_never_longer_than_the_page_it_describes() {
         let before: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
         let now = page(&["x", "y", "z"]);
+        let body = |markdown: String| markdown.split_once("\n\n").unwrap().1.to_owned();
         assert_eq!(
-            render(&now, 2, Detail::Recent, Some(&before), 24_000).markdown,
-            render(&now, 2, Detail::Live, None, 24_000).markdown
+            body(render(&now, 2, Detail::Recent, Some(&seen(&before)), 24_000).markdown),
+            body(render(&now, 2, Detail::Live, None, 24_000).markdown)
         );
     }
 

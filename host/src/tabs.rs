@@ -18,6 +18,7 @@ use crate::console::ConsoleLog;
 use crate::dialogs::{self, DialogLog};
 use crate::downloads::{DownloadLog, Storing};
 use crate::frames::Frames;
+use crate::live_screen::Previous;
 use crate::loading::Loading;
 use crate::network::NetworkLog;
 use crate::sessions::Sessions;
@@ -111,9 +112,9 @@ struct Screens {
     ref_floor: u64,
     /// How many snapshots the tab has had.
     version: u64,
-    /// Each session's previous snapshot of the tab, as its lines (for `recent`), shared
-    /// with the snapshot that compares against it rather than copied.
-    previous: HashMap<String, Arc<[String]>>,
+    /// Each session's previous snapshot of the tab (for `recent`), shared with the snapshot
+    /// that compares against it rather than copied.
+    previous: HashMap<String, Arc<Previous>>,
 }
 
 impl TabState {
@@ -196,13 +197,13 @@ impl TabState {
     }
 
     /// The session's previous snapshot of the tab.
-    pub fn previous_snapshot(&self, session: &str) -> Option<Arc<[String]>> {
+    pub fn previous_snapshot(&self, session: &str) -> Option<Arc<Previous>> {
         self.screens().previous.get(session).cloned()
     }
 
-    /// Keeps `lines` as the session's previous snapshot of the tab.
-    pub fn keep_snapshot(&self, session: &str, lines: Vec<String>) {
-        self.screens().previous.insert(session.to_owned(), lines.into());
+    /// Keeps `page` as the session's previous snapshot of the tab.
+    pub fn keep_snapshot(&self, session: &str, page: Previous) {
+        self.screens().previous.insert(session.to_owned(), page.into());
     }
 }
 

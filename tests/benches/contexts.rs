@@ -8,7 +8,9 @@
 //! sent as its last returns: what the two cores can serve) and as agents click (a second of
 //! thought between steps, the sessions' steps spread over it); a click's p50 and p99 against a
 //! lone session's; the browser's memory (PSS of every process of it) per extra session, and
-//! once all 50 ended.
+//! once all 50 ended. Between them, a session on a page through a proxy that asks for a login
+//! (every request of its context paused and continued: `host/src/cdp/proxy_auth.rs`) against
+//! one through a proxy that does not, both the test kit's proxy on loopback.
 //!
 //!     npm ci --prefix tests/benches/playwright
 //!     cargo bench -p tether-tests --bench contexts
@@ -20,7 +22,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tether_tests::bench::{ms, open_loaded_tab_in, relayed_worker, stats, tether_open, RUNS};
 use tether_tests::playwright::Playwright;
-use tether_tests::process::tree_pss_kib;
+use tether_tests::process::{tree_pss_by_kind, tree_pss_kib};
+use tether_tests::proxy::TestProxy;
 use tether_tests::Harness;
 
 const WARMUP: usize = 3;
@@ -66,12 +69,14 @@ fn main() {
             );
         }
         drop(playwright);
+        through_proxies(&h).await;
 
         let relay = relayed_worker(&h).await;
         let page = h.url("/fixtures/clicks.html");
         let click = json!({ "xpath": "//*[@id='target']" });
         let browser = h.browser_pid();
         let before = tree_pss_kib(browser);
+        let before_by_kind = tree_pss_by_kind(browser);
         let lone = {
             relay.ok("lone", "session_start", json!({ "url": page })).await;
             let mut times = Vec::new();
@@ -126,7 +131,91 @@ fn main() {
         println!("the browser's memory (PSS of every process of it): {} MiB before, {} MiB with {SESSIONS} sessions ({:.1} MiB each), {} MiB once they ended ({:+.1} % of before)",
             before / 1024, started / 1024, (started.saturating_sub(before)) as f64 / 1024.0 / SESSIONS as f64,
             ended / 1024, (ended as f64 / before as f64 - 1.0) * 100.0);
+        println!(
+            "{:<20} {:>16} {:>16}",
+            "by process, MiB", "before", "once they ended"
+        );
+        let ended_by_kind = tree_pss_by_kind(browser);
+        for kind in before_by_kind
+            .keys()
+            .chain(ended_by_kind.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let show = |by: &std::collections::BTreeMap<String, (usize, u64)>| {
+                by.get(kind).map_or("-".to_owned(), |(n, kib)| {
+                    format!("{n} x, {:.1}", *kib as f64 / 1024.0)
+                })
+            };
+            println!(
+                "{kind:<20} {:>16} {:>16}",
+                show(&before_by_kind),
+                show(&ended_by_kind)
+            );
+        }
+        // What the processes keep but would give back when asked: freed memory an allocator
+        // holds, caches.
+        cdp.call(
+            None,
+            "Memory.simulatePressureNotification",
+            json!({ "level": "critical" }),
+        )
+        .await
+        .expect("a memory pressure notification");
+        let pressed = settled_rss(browser, before).await;
+        println!(
+            "after a critical memory pressure notification: {} MiB ({:+.1} % of before)",
+            pressed / 1024,
+            (pressed as f64 / before as f64 - 1.0) * 100.0
+        );
     });
+}
+
+/// A session on a loaded page through a proxy without a login, and through one that asks for
+/// it, in turns.
+async fn through_proxies(h: &Harness) {
+    let open = TestProxy::start().await;
+    let login = TestProxy::with_login("bench", "secret").await;
+    let open = json!({ "server": open.server() });
+    let login = json!({ "server": login.server(), "username": "bench", "password": "secret" });
+    let url = "http://tether-bench.test/";
+    let (mut plain, mut signed_in) = (Vec::new(), Vec::new());
+    for run in 0..WARMUP + RUNS {
+        for (proxy, times) in [(&open, &mut plain), (&login, &mut signed_in)] {
+            let start = Instant::now();
+            let started = h
+                .ok(
+                    "bench-proxy",
+                    "session_start",
+                    json!({ "url": url, "proxy": proxy }),
+                )
+                .await;
+            let tab = started["tabId"].clone();
+            h.ok("bench-proxy", "browser_wait_for_loaded", json!({ "tabId": tab }))
+                .await;
+            if run >= WARMUP {
+                times.push(start.elapsed());
+            }
+            h.ok("bench-proxy", "session_stop", json!({})).await;
+        }
+    }
+    let (plain, signed_in) = (stats(plain), stats(signed_in));
+    println!();
+    println!(
+        "{:<58} {:>9} {:>9} {:>8}",
+        "a session on a page through a proxy (ms)", "p50", "p90", "/ open"
+    );
+    for (name, s) in [
+        ("a proxy without a login", plain),
+        ("a proxy that asks for one (every request paused)", signed_in),
+    ] {
+        println!(
+            "{name:<58} {:>9.2} {:>9.2} {:>7.2}x",
+            ms(s.median),
+            ms(s.p90),
+            ms(s.median) / ms(plain.median)
+        );
+    }
+    println!();
 }
 
 /// Raw CDP opening a tab in a context of its own on a loaded page; the context disposed

@@ -234,6 +234,12 @@ fn kib_field(text: &str, key: &str) -> Option<u64> {
 /// others counted as its share), so what the processes share is counted once, where a sum of
 /// their RSS would count the browser's own code in every one.
 pub fn tree_pss_kib(root: u32) -> u64 {
+    tree_pss_by_kind(root).values().map(|(_, kib)| kib).sum()
+}
+
+/// The same by kind of process (Chromium's `--type`: `renderer`, `gpu-process`, `utility`,
+/// ...; `browser` for the root): how many there are and their PSS in KiB.
+pub fn tree_pss_by_kind(root: u32) -> std::collections::BTreeMap<String, (usize, u64)> {
     let parent_of = |pid: u32| -> Option<u32> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // After the command's closing parenthesis: state, then the parent's pid.
@@ -260,7 +266,24 @@ pub fn tree_pss_kib(root: u32) -> u64 {
         let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
         kib_field(&rollup, "Pss:")
     };
-    tree.into_iter().filter_map(pss).sum()
+    let kind = |pid: u32| -> String {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        // Chromium rewrites its processes' command lines into one argument, spaced.
+        cmdline
+            .split(|b| *b == 0 || *b == b' ')
+            .find_map(|arg| arg.strip_prefix(b"--type="))
+            .map(|t| String::from_utf8_lossy(t).into_owned())
+            .unwrap_or_else(|| "browser".to_owned())
+    };
+    let mut kinds = std::collections::BTreeMap::new();
+    for pid in tree {
+        if let Some(kib) = pss(pid) {
+            let entry: &mut (usize, u64) = kinds.entry(kind(pid)).or_default();
+            entry.0 += 1;
+            entry.1 += kib;
+        }
+    }
+    kinds
 }
 
 /// The CPU time process `pid` has used so far, user and system (from `/proc/<pid>/stat`).

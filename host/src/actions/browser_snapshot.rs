@@ -18,14 +18,15 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let previous = state.previous_snapshot(cx.session.id);
     let screen = live_screen::render(&text, version, p.detail, previous.as_deref(), p.max_chars());
     // A person's look (screen.md) leaves the session's previous snapshot as it was.
+    let (url, title) = (text.url.clone(), text.title.clone());
     if !cx.session.peek {
-        state.keep_snapshot(cx.session.id, text.blocks);
+        state.keep_snapshot(cx.session.id, text.into());
     }
     Ok(Output {
         refs: count_refs(&screen.markdown),
         markdown: screen.markdown,
-        url: text.url,
-        title: text.title,
+        url,
+        title,
         version,
         truncated: screen.truncated,
     })

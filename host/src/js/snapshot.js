@@ -330,7 +330,7 @@
         url: location.href,
         title: document.title,
         blocks: w.blocks,
-        gist: { ...gist, scrolled: Math.min(100, Math.round((100 * scrollY) / room)), height },
+        gist: { ...gist, scrolled: Math.min(100, Math.round((100 * scrollY) / room)), scrollable: height > innerHeight },
       },
       nextRef: refs.next,
     };
