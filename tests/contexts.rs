@@ -94,6 +94,26 @@ fn same_state(seen: &Value, wanted: &Value) -> bool {
     cookies(seen) == cookies(wanted) && rest(seen) == rest(wanted)
 }
 
+/// A session's window carries no address-bar popups (WebUI views with a document each, never
+/// shown over CDP): they cost 36 MiB a session.
+#[test]
+fn a_sessions_window_has_no_address_bar_views() {
+    run_worker(|h| async move {
+        start(h, "lean-window", json!({})).await;
+        let cdp = h.worker().transport.connection();
+        let every = json!({ "filter": [{}] });
+        let targets = cdp.call(None, "Target.getTargets", every).await.unwrap();
+        let ui: Vec<&Value> = targets["targetInfos"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["type"] == "browser_ui")
+            .collect();
+        assert!(ui.is_empty(), "{ui:?}");
+        h.ok("lean-window", "session_stop", json!({})).await;
+    });
+}
+
 #[test]
 fn sessions_see_nothing_of_each_other_at_once_or_after() {
     run_worker(|h| async move {
