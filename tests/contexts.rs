@@ -94,6 +94,32 @@ fn same_state(seen: &Value, wanted: &Value) -> bool {
     cookies(seen) == cookies(wanted) && rest(seen) == rest(wanted)
 }
 
+/// A file one session's page downloads is that session's: another session, running at the
+/// same time in its own context, lists none.
+#[test]
+fn a_download_is_its_sessions_alone() {
+    run_worker(|h| async move {
+        let page = json!({ "url": h.url("/fixtures/downloads.html") });
+        let (a, _) = start(h, "dl-a", page.clone()).await;
+        start(h, "dl-b", page).await;
+        h.ok(
+            "dl-a",
+            "browser_click",
+            json!({ "tabId": a, "xpath": "//a[@id='report']" }),
+        )
+        .await;
+        let wait = json!({ "wait": true, "timeoutMs": 20000 });
+        let mine = h.ok("dl-a", "browser_downloads", wait).await;
+        assert_eq!(mine["downloads"][0]["name"], "report.csv", "{mine}");
+        assert_eq!(mine["downloads"][0]["state"], "complete", "{mine}");
+        let theirs = h.ok("dl-b", "browser_downloads", json!({})).await;
+        assert_eq!(theirs["downloads"], json!([]), "{theirs}");
+        for s in ["dl-a", "dl-b"] {
+            h.ok(s, "session_stop", json!({})).await;
+        }
+    });
+}
+
 /// A session's window carries no address-bar popups (WebUI views with a document each, never
 /// shown over CDP): they cost 36 MiB a session.
 #[test]
