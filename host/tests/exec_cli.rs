@@ -341,3 +341,53 @@ fn a_named_profile_is_kept_in_the_data_dir_across_runs() {
     let seen = &results(&run(read))[2]["result"]["value"];
     assert_eq!(seen["local"], "n3wer", "{seen}");
 }
+
+/// A proxy's login reaches the proxy and nothing else: the page comes through it, and the
+/// password is in no line of the host's log, traced to its finest.
+#[test]
+fn a_proxy_login_is_given_to_the_proxy_and_never_logged() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let proxy = runtime.block_on(tether_tests::proxy::TestProxy::with_login("ada", "pr0xy-s3cret"));
+    let steps = serde_json::json!([
+        {
+            "actionName": "session_start",
+            "params": {
+                "url": "http://tether-exec-login.test/",
+                "proxy": { "server": proxy.server(), "username": "ada", "password": "pr0xy-s3cret" },
+            },
+        },
+        { "actionName": "browser_wait_for_loaded" },
+        { "actionName": "browser_snapshot" },
+        { "actionName": "session_stop" },
+    ])
+    .to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tether-host"))
+        .args(["exec", "-"])
+        .env("RUST_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tether-host");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(steps.as_bytes()).unwrap();
+    drop(input);
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert_eq!(
+        results(&output)[2]["result"]["title"],
+        "Through the proxy",
+        "{stdout}"
+    );
+    assert!(proxy
+        .seen()
+        .contains(&"http://tether-exec-login.test/".to_owned()));
+    assert!(stderr.contains("TRACE"), "the log was traced: {stderr}");
+    assert!(
+        !stdout.contains("pr0xy-s3cret"),
+        "the password in a result: {stdout}"
+    );
+    assert!(!stderr.contains("pr0xy-s3cret"), "the password in the log");
+}
