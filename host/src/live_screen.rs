@@ -274,22 +274,23 @@ mod tests {
             "{}",
             same.markdown
         );
-        let mut elsewhere = seen(&now.blocks);
-        elsewhere.url = "http://127.0.0.1/".into();
-        let moved = render(&now, 3, Detail::Recent, Some(&elsewhere), 24_000);
-        assert!(
-            moved.markdown.starts_with("Page \"Shop\" at "),
-            "{}",
-            moved.markdown
-        );
-        let mut retitled = seen(&now.blocks);
-        retitled.title = "Shop (1)".into();
-        let renamed = render(&now, 4, Detail::Recent, Some(&retitled), 24_000);
-        assert!(
-            renamed.markdown.starts_with("Page \"Shop\" at "),
-            "{}",
-            renamed.markdown
-        );
+        // Another address, or another title: the header names the page.
+        for (url, title) in [
+            ("http://127.0.0.1/", "Shop"),
+            ("http://127.0.0.1/shop", "Shop (1)"),
+        ] {
+            let before = Previous {
+                url: url.into(),
+                title: title.into(),
+                blocks: now.blocks.clone(),
+            };
+            let named = render(&now, 3, Detail::Recent, Some(&before), 24_000);
+            assert!(
+                named.markdown.starts_with("Page \"Shop\" at "),
+                "{}",
+                named.markdown
+            );
+        }
     }
 
     #[test]

@@ -15,11 +15,22 @@ fn exec(args: &[&str], stdin: Option<&str>) -> Output {
 
 /// `exec` storing its artifacts in `artifacts`, which a later run can read back.
 fn exec_in(artifacts: &std::path::Path, args: &[&str], stdin: Option<&str>) -> Output {
+    exec_with(artifacts, args, stdin, &[])
+}
+
+/// The same with `env` set for the host.
+fn exec_with(
+    artifacts: &std::path::Path,
+    args: &[&str],
+    stdin: Option<&str>,
+    env: &[(&str, &str)],
+) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tether-host"))
         .arg("exec")
         .arg("--artifact-dir")
         .arg(artifacts)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -361,18 +372,9 @@ fn a_proxy_login_is_given_to_the_proxy_and_never_logged() {
         { "actionName": "session_stop" },
     ])
     .to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tether-host"))
-        .args(["exec", "-"])
-        .env("RUST_LOG", "trace")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run tether-host");
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(steps.as_bytes()).unwrap();
-    drop(input);
-    let output = child.wait_with_output().unwrap();
+    let artifacts = tempfile::tempdir().unwrap();
+    let traced = [("RUST_LOG", "trace")];
+    let output = exec_with(artifacts.path(), &["-"], Some(&steps), &traced);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "stdout: {stdout}\nstderr: {stderr}");

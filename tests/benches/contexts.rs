@@ -23,7 +23,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tether_tests::bench::{ms, new_window_in, open_loaded_tab_in, relayed_worker, stats, tether_open, RUNS};
+use tether_tests::bench::{loaded_tab_in, ms, open_loaded_tab_in, relayed_worker, stats, tether_open, RUNS};
 use tether_tests::playwright::Playwright;
 use tether_tests::process::{tree_pss_by_kind, tree_pss_kib};
 use tether_tests::proxy::TestProxy;
@@ -193,16 +193,7 @@ async fn raw_round(cdp: &tether_host::cdp::connection::CdpConnection, url: &str)
             .await
             .unwrap();
         let context = made["browserContextId"].as_str().unwrap().to_owned();
-        let (raw, _) = new_window_in(cdp, Some(&context)).await;
-        let mut events = cdp.subscribe();
-        raw.call("Page.enable", json!({})).await;
-        raw.call("Page.navigate", json!({ "url": url })).await;
-        loop {
-            let e = events.recv().await.unwrap();
-            if e.session_id.as_deref() == Some(&raw.session) && e.method == "Page.loadEventFired" {
-                break;
-            }
-        }
+        loaded_tab_in(cdp, url, Some(&context)).await;
         contexts.push(context);
     }
     for context in contexts {

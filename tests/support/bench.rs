@@ -237,6 +237,16 @@ pub async fn open_loaded_tab(cdp: &CdpConnection, url: &str) -> Duration {
 
 /// The same in browser context `context` (`None`: the default one).
 pub async fn open_loaded_tab_in(cdp: &CdpConnection, url: &str, context: Option<&str>) -> Duration {
+    let (took, target) = loaded_tab_in(cdp, url, context).await;
+    cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+        .await
+        .unwrap();
+    took
+}
+
+/// A tab of raw CDP's own in a window of its own in browser context `context`, `url` loaded
+/// in it and left open: how long that took, and the tab's target id.
+pub async fn loaded_tab_in(cdp: &CdpConnection, url: &str, context: Option<&str>) -> (Duration, Value) {
     let start = Instant::now();
     let (raw, target) = new_window_in(cdp, context).await;
     let mut events = cdp.subscribe();
@@ -248,11 +258,7 @@ pub async fn open_loaded_tab_in(cdp: &CdpConnection, url: &str, context: Option<
             break;
         }
     }
-    let took = start.elapsed();
-    cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
-        .await
-        .unwrap();
-    took
+    (start.elapsed(), target)
 }
 
 /// Tether opening a tab on a loaded page: `session_start` and `browser_wait_for_loaded`
