@@ -17,8 +17,8 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let version = state.next_version();
     let previous = state.previous_snapshot(cx.session.id);
     let screen = live_screen::render(&text, version, p.detail, previous.as_deref(), p.max_chars());
-    // A person's look (screen.md) leaves the session's previous snapshot as it was.
     let (url, title) = (text.url.clone(), text.title.clone());
+    // A person's look (screen.md) leaves the session's previous snapshot as it was.
     if !cx.session.peek {
         state.keep_snapshot(cx.session.id, text.into());
     }

@@ -172,6 +172,16 @@ impl WorkerTransport {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Navigates a blank tab to `url` once it is readied for its proxy's credentials.
+    async fn navigate_readied(&self, target_id: &str, url: &str) -> Result<(), CdpError> {
+        let session = self.proxy_auth.ready(target_id).await?;
+        if url != "about:blank" {
+            let go = json!({ "url": url });
+            self.cdp.call(Some(&session), "Page.navigate", go).await?;
+        }
+        Ok(())
+    }
+
     async fn window_of(&self, target_id: &str) -> Option<i64> {
         let window = self
             .cdp
@@ -212,10 +222,10 @@ impl Transport for WorkerTransport {
             .ok_or_else(|| CdpError::Other("Target.createTarget returned no targetId".into()))?
             .to_owned();
         if readied {
-            let session = self.proxy_auth.ready(&target_id).await?;
-            if first != url {
-                let go = json!({ "url": url });
-                self.cdp.call(Some(&session), "Page.navigate", go).await?;
+            if let Err(e) = self.navigate_readied(&target_id, url).await {
+                let close = json!({ "targetId": target_id });
+                let _ = self.cdp.call(None, "Target.closeTarget", close).await;
+                return Err(e);
             }
         }
         let window_id = self.window_of(&target_id).await;
