@@ -99,9 +99,7 @@ impl Contexts {
         if !transport.has_contexts() {
             return self.lent(session_id, &wanted).map(|()| None);
         }
-        if wanted.proxy.is_some_and(|p| {
-            p.username.is_some() && p.server.get(..5).is_some_and(|s| s.eq_ignore_ascii_case("socks"))
-        }) {
+        if wanted.proxy.is_some_and(|p| p.username.is_some() && p.is_socks()) {
             return Err(ActionError::new(
                 ErrorCode::Unsupported,
                 "Chromium does not sign in to SOCKS proxies: name an http or https proxy for credentials, or a SOCKS proxy that lets this host in without them",

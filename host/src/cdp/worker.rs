@@ -261,14 +261,17 @@ impl Transport for WorkerTransport {
         if let Some(folder) = &self.downloads {
             save_downloads_in(&self.cdp, folder.path(), Some(&context)).await?;
         }
-        if let Some((username, password)) =
-            proxy.and_then(|p| Some((p.username.clone()?, p.password.clone())))
+        if let Some(Proxy {
+            username: Some(username),
+            password,
+            ..
+        }) = proxy
         {
-            let password = password.unwrap_or_default();
-            let vouched = self
-                .proxy_auth
-                .vouch(&context, Credentials { username, password })
-                .await;
+            let credentials = Credentials {
+                username: username.clone(),
+                password: password.clone().unwrap_or_default(),
+            };
+            let vouched = self.proxy_auth.vouch(&context, credentials).await;
             if let Err(e) = vouched {
                 let _ = self.dispose_context(&context).await;
                 return Err(e);

@@ -63,6 +63,10 @@ pub struct Proxy {
     pub password: Option<String>,
 }
 
+fn is_socks(scheme: &str) -> bool {
+    scheme.starts_with("socks")
+}
+
 impl std::fmt::Debug for Proxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Proxy")
@@ -84,6 +88,12 @@ impl Proxy {
         }
     }
 
+    /// Whether the server is a SOCKS proxy (`socks4://`, `socks5://`), to which Chromium never
+    /// signs in.
+    pub fn is_socks(&self) -> bool {
+        url::Url::parse(&self.server).is_ok_and(|parsed| is_socks(parsed.scheme()))
+    }
+
     fn check(&self) -> Result<(), String> {
         let parsed = url::Url::parse(&self.server).map_err(|e| {
             format!(
@@ -97,8 +107,7 @@ impl Proxy {
                 parsed.scheme()
             ));
         }
-        if parsed.host_str().is_none_or(str::is_empty)
-            || parsed.port().is_none() && parsed.scheme().starts_with("socks")
+        if parsed.host_str().is_none_or(str::is_empty) || parsed.port().is_none() && is_socks(parsed.scheme())
         {
             return Err(format!(
                 "proxy.server must name a host and port, got {:?}",
