@@ -341,6 +341,30 @@ fn a_proxy_that_asks_for_a_login_gets_the_sessions() {
         assert_eq!(h.eval(opened, "document.title").await, "Through the proxy");
         assert!(proxy.seen().contains(&popup), "{:?}", proxy.seen());
 
+        // A site asking for a login of its own (through the proxy) is never given the proxy's.
+        // A site asking for a login of its own (through the proxy) is never given the proxy's:
+        // the navigation fails as it does through a proxy without a login.
+        let asks = format!("{site}site-asks");
+        let declined = h
+            .err(
+                "signed-in",
+                "browser_navigate",
+                json!({ "tabId": p, "url": asks }),
+            )
+            .await;
+        let logins = proxy.site_logins();
+        assert!(!logins.is_empty(), "the site was asked");
+        assert!(logins.iter().all(String::is_empty), "{logins:?}");
+        let open = tether_tests::proxy::TestProxy::start().await;
+        let plain_proxy = json!({ "server": open.server() });
+        let (q, _) = start(h, "no-login", json!({ "url": site, "proxy": plain_proxy })).await;
+        let plain = h
+            .err("no-login", "browser_navigate", json!({ "tabId": q, "url": asks }))
+            .await;
+        assert_eq!((declined.code, &declined.message), (plain.code, &plain.message));
+        assert!(!declined.message.contains("s3cret"), "{}", declined.message);
+        h.ok("no-login", "session_stop", json!({})).await;
+
         // Another session with no login is refused by the proxy, signed in by nobody.
         let refused_before = proxy.refused().len();
         let anonymous = json!({ "server": proxy.server(), "bypass": "<-loopback>" });

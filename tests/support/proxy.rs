@@ -3,6 +3,8 @@
 //! answers every request itself with a page titled "Through the proxy", and keeps the URLs it
 //! was asked for, so a test sees which session's requests went through it. One started with a
 //! login asks for it (`407` with a Basic challenge) and answers only requests that carry it.
+//! A URL ending in `/site-asks` is answered as a site asking for a login of its own would (`401`
+//! with a Basic challenge), and the `Authorization` each such request carried is kept.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -19,6 +21,7 @@ pub struct TestProxy {
     addr: SocketAddr,
     seen: Arc<Mutex<Vec<String>>>,
     refused: Arc<Mutex<Vec<String>>>,
+    site_logins: Arc<Mutex<Vec<String>>>,
 }
 
 impl TestProxy {
@@ -40,17 +43,24 @@ impl TestProxy {
         let addr = listener.local_addr().expect("the test proxy's address");
         let seen = Arc::new(Mutex::new(Vec::new()));
         let refused = Arc::new(Mutex::new(Vec::new()));
+        let site_logins = Arc::new(Mutex::new(Vec::new()));
         let kept = Kept {
             login: login.map(Arc::from),
             seen: seen.clone(),
             refused: refused.clone(),
+            site_logins: site_logins.clone(),
         };
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 tokio::spawn(answer(stream, kept.clone()));
             }
         });
-        Self { addr, seen, refused }
+        Self {
+            addr,
+            seen,
+            refused,
+            site_logins,
+        }
     }
 
     /// As `session_start`'s `proxy.server` names it.
@@ -67,6 +77,11 @@ impl TestProxy {
     pub fn refused(&self) -> Vec<String> {
         self.refused.lock().unwrap().clone()
     }
+
+    /// The `Authorization` values the `/site-asks` requests carried (`""`: none).
+    pub fn site_logins(&self) -> Vec<String> {
+        self.site_logins.lock().unwrap().clone()
+    }
 }
 
 #[derive(Clone)]
@@ -75,6 +90,7 @@ struct Kept {
     login: Option<Arc<str>>,
     seen: Arc<Mutex<Vec<String>>>,
     refused: Arc<Mutex<Vec<String>>>,
+    site_logins: Arc<Mutex<Vec<String>>>,
 }
 
 /// Reads one request's head and answers it with the page, then closes.
@@ -92,16 +108,27 @@ async fn answer(mut stream: TcpStream, kept: Kept) {
     }
     let text = String::from_utf8_lossy(&head);
     let target = text.split_whitespace().nth(1).unwrap_or_default().to_owned();
-    let signed_in = |login: &str| {
-        text.lines().any(|line| {
-            line.split_once(':').is_some_and(|(name, value)| {
-                name.eq_ignore_ascii_case("proxy-authorization") && value.trim() == login
-            })
+    let header = |wanted: &str| {
+        text.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case(wanted).then(|| value.trim().to_owned())
         })
     };
-    if kept.login.as_deref().is_some_and(|login| !signed_in(login)) {
+    if kept
+        .login
+        .as_deref()
+        .is_some_and(|login| header("proxy-authorization").as_deref() != Some(login))
+    {
         kept.refused.lock().unwrap().push(target);
         let ask = "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"test\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+        let _ = stream.write_all(ask.as_bytes()).await;
+        let _ = stream.shutdown().await;
+        return;
+    }
+    if target.ends_with("/site-asks") {
+        let carried = header("authorization").unwrap_or_default();
+        kept.site_logins.lock().unwrap().push(carried);
+        let ask = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"site\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
         let _ = stream.write_all(ask.as_bytes()).await;
         let _ = stream.shutdown().await;
         return;

@@ -264,7 +264,9 @@ impl Answering {
     }
 
     /// Answers a challenge: a proxy's with its context's credentials, the first time for a
-    /// request; a refused login (a second challenge) or a site's as the browser would alone.
+    /// request; a refused login (a second challenge) or a site's as the browser would alone
+    /// (headless, it signs in to neither: `net::ERR_INVALID_AUTH_CREDENTIALS`), never with the
+    /// proxy's login.
     fn challenged(&self, cdp: CdpConnection, session: Option<&str>, params: &Value) {
         let Some(session) = self.ours(session) else { return };
         let Some(request) = params.get("requestId").and_then(Value::as_str) else {
@@ -282,8 +284,6 @@ impl Answering {
             }
             match given {
                 Some(given) if from_proxy && state.tried.insert(request.to_owned()) => given,
-                // As the browser would alone: a refused login fails the request with
-                // `net::ERR_INVALID_AUTH_CREDENTIALS`.
                 _ => json!({ "response": "Default" }),
             }
         };
