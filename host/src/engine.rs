@@ -16,7 +16,8 @@ use crate::actions::{self, Context, Session};
 use crate::artifacts::ArtifactStore;
 use crate::cdp::{TabInfo, Transport};
 use crate::policy::Policy;
-use crate::tabs::{TabState, Tabs};
+use crate::tab_state::TabState;
+use crate::tabs::Tabs;
 use crate::{observed, settle};
 
 /// How far up an opener chain a new tab is traced back to a session tab.
@@ -189,7 +190,7 @@ impl Engine {
         let cx = Context {
             transport: &self.transport,
             artifacts: self.artifacts.as_ref(),
-            policy: &self.policy,
+            rules: &self.policy,
             session,
             handoffs: &self.handoffs,
             contexts: &self.contexts,

@@ -14,7 +14,7 @@ use tether_protocol::{ActionError, ErrorCode};
 
 use crate::library::{CrossFrame, PageText, Scan, Scanned, Snapshot};
 use crate::page::{remote_object_of, FrameScope, Page};
-use crate::policy::Policy;
+use crate::rules::Rules;
 
 /// How the library's snapshot writes a marked frame's block (`js/snapshot.js`).
 const FRAME_BLOCK: &str = "\u{1}frame ";
@@ -59,7 +59,7 @@ async fn mark_one(page: &Page<'_>, id: &str) -> Result<(), ActionError> {
 /// rest of its XPath there).
 pub async fn reach<'a, 'p>(
     page: Page<'a>,
-    policy: &Policy,
+    rules: &dyn Rules,
     at: Element<'p>,
 ) -> Result<(Page<'a>, Element<'p>), ActionError> {
     // A ref from a frame was handed out by a snapshot or scan that knew the frame; an XPath
@@ -75,7 +75,7 @@ pub async fn reach<'a, 'p>(
             let number = r#ref[1..].parse::<u64>().unwrap_or_default();
             match page.state().frames.holding(number) {
                 Some(id) => {
-                    let framed = enter(&page, policy, &id, true)
+                    let framed = enter(&page, rules, &id, true)
                         .await
                         .map_err(|e| stale(e, r#ref))?;
                     Ok((framed, at))
@@ -89,7 +89,7 @@ pub async fn reach<'a, 'p>(
             match crossing.frame {
                 Some(id) if xpath.ends_with(&crossing.rest) => {
                     let rest = &xpath[xpath.len() - crossing.rest.len()..];
-                    let framed = enter(&page, policy, &id, true).await?;
+                    let framed = enter(&page, rules, &id, true).await?;
                     Ok((framed, Element::Xpath(rest)))
                 }
                 _ => Ok((page, at)),
@@ -100,10 +100,10 @@ pub async fn reach<'a, 'p>(
 }
 
 /// The tab's cross-origin frames the session may touch, each as a page scoped to it.
-pub async fn each<'a>(page: &Page<'a>, policy: &Policy) -> Vec<Page<'a>> {
+pub async fn each<'a>(page: &Page<'a>, rules: &dyn Rules) -> Vec<Page<'a>> {
     let mut pages = Vec::new();
     for id in page.state().frames.ids() {
-        if let Ok(framed) = enter(page, policy, &id, false).await {
+        if let Ok(framed) = enter(page, rules, &id, false).await {
             pages.push(framed);
         }
     }
@@ -125,7 +125,7 @@ fn stale(error: ActionError, r#ref: &str) -> ActionError {
 /// input, which needs the frame's element (its place is read at the first pointer event).
 async fn enter<'a>(
     page: &Page<'a>,
-    policy: &Policy,
+    rules: &dyn Rules,
     id: &str,
     placed: bool,
 ) -> Result<Page<'a>, ActionError> {
@@ -147,7 +147,7 @@ async fn enter<'a>(
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    if let Some(why) = policy.refusal(&url) {
+    if let Some(why) = rules.refusal(&url) {
         return Err(ActionError::new(
             ErrorCode::ForbiddenTarget,
             format!("the element is in a frame of {url}: {why}"),
@@ -186,7 +186,7 @@ where
 /// naming its URL, for a frame the session may not touch or that could not be read).
 pub async fn snapshot(
     page: &Page<'_>,
-    policy: &Policy,
+    rules: &dyn Rules,
     scope: SnapshotScope,
 ) -> Result<PageText, ActionError> {
     let mut text = marked_call(page, || {
@@ -204,7 +204,7 @@ pub async fn snapshot(
             continue;
         };
         let indent = &block[..block.len() - trimmed.len()];
-        match frame_snapshot(page, policy, id, scope).await {
+        match frame_snapshot(page, rules, id, scope).await {
             Ok(inner) => {
                 blocks.push(format!("{indent}[frame {:?}]", inner.url));
                 blocks.extend(inner.blocks.iter().map(|b| format!("{indent}{b}")));
@@ -225,11 +225,11 @@ pub async fn snapshot(
 /// A frame's snapshot, or the line that stands for it.
 async fn frame_snapshot(
     page: &Page<'_>,
-    policy: &Policy,
+    rules: &dyn Rules,
     id: &str,
     scope: SnapshotScope,
 ) -> Result<PageText, String> {
-    let framed = enter(page, policy, id, false).await.map_err(|e| match e.code {
+    let framed = enter(page, rules, id, false).await.map_err(|e| match e.code {
         ErrorCode::ForbiddenTarget => format!("[frame: not shown: {}]", e.message),
         _ => "[frame: gone]".to_owned(),
     })?;
@@ -249,7 +249,7 @@ async fn frame_snapshot(
 /// element, boxes in the tab's viewport.
 pub async fn scan(
     page: &Page<'_>,
-    policy: &Policy,
+    rules: &dyn Rules,
     scope: ScanScope,
 ) -> Result<browser_xpath_scan::Output, ActionError> {
     let Scanned(mut output, spots) = marked_call(page, || {
@@ -258,7 +258,7 @@ pub async fn scan(
     .await?;
     // From the last, so each frame's place is still where the page said.
     for spot in spots.into_iter().rev() {
-        let Ok(framed) = enter(page, policy, &spot.id, false).await else {
+        let Ok(framed) = enter(page, rules, &spot.id, false).await else {
             continue;
         };
         let inner = match framed

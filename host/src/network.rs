@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use serde_json::Value;
 use tether_protocol::actions::browser_network::{Headers, Output, Params, Request, RequestType};
 
+use crate::glob::glob;
 use crate::numbered::{clipped, cut, Log, Numbered};
-use crate::policy::glob;
 
 /// How much of a posted body is kept.
 const POST_DATA_KEPT: usize = 64 * 1024;

@@ -13,7 +13,7 @@ use tether_protocol::actions::fields::Observe;
 use tether_protocol::actions::{browser_wait_for_loaded, TabId};
 
 use crate::actions::{self, Context};
-use crate::tabs::TabState;
+use crate::tab_state::TabState;
 
 /// How long a `screen` waits for a load the action started.
 const LOAD_WAIT_MS: u64 = 10_000;

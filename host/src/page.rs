@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use crate::artifacts::ArtifactStore;
 use crate::cdp::{BrowserEvent, Transport};
 use crate::library::{Installed, LibraryCall, RefsHanded, SOURCE as LIB_JS};
-use crate::tabs::TabState;
+use crate::tab_state::TabState;
 
 /// The name of Tether's isolated world in each document (`Page.createIsolatedWorld`).
 const WORLD: &str = "tether";

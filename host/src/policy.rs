@@ -199,28 +199,34 @@ impl MatchPattern {
             Some(q) => format!("{}?{q}", url.path()),
             None => url.path().to_owned(),
         };
-        scheme_ok && host_ok && glob(&self.path, &path)
+        scheme_ok && host_ok && crate::glob::glob(&self.path, &path)
     }
 }
 
-/// `*` matches any run of characters; everything else is literal.
-pub(crate) fn glob(pattern: &str, text: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or_default();
-    let Some(mut rest) = text.strip_prefix(first) else {
-        return false;
-    };
-    let parts: Vec<&str> = parts.collect();
-    for (i, part) in parts.iter().enumerate() {
-        if i == parts.len() - 1 {
-            return rest.ends_with(part);
-        }
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
+impl crate::rules::Rules for Policy {
+    fn refusal(&self, url: &str) -> Option<String> {
+        Policy::refusal(self, url)
     }
-    rest.is_empty()
+
+    fn allows_evaluate(&self) -> bool {
+        Policy::allows_evaluate(self)
+    }
+
+    fn allows_storage_state(&self) -> bool {
+        Policy::allows_storage_state(self)
+    }
+
+    fn keeps_page_log(&self) -> bool {
+        Policy::keeps_page_log(self)
+    }
+
+    fn secret_names(&self) -> Vec<tether_protocol::actions::browser_secrets::Named> {
+        self.secrets.named()
+    }
+
+    fn secret_for(&self, name: &str, page_url: &str) -> Result<String, tether_protocol::ActionError> {
+        self.secrets.value_for(name, page_url)
+    }
 }
 
 #[cfg(test)]
@@ -308,14 +314,5 @@ mod tests {
         let err = Policy::new(&["example.com"]).unwrap_err();
         assert!(err.contains("match pattern"), "{err}");
         assert!(Policy::new(&["https://ex*ample.com/"]).is_err());
-    }
-
-    #[test]
-    fn glob_matches_runs() {
-        assert!(glob("/*", "/anything/at/all"));
-        assert!(glob("/ui/*", "/ui/"));
-        assert!(glob("/a*b*c", "/aXXbYYc"));
-        assert!(!glob("/a*b*c", "/aXXbYY"));
-        assert!(glob("/exact", "/exact") && !glob("/exact", "/exact/more"));
     }
 }

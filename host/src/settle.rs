@@ -22,7 +22,7 @@ use crate::framed;
 use crate::library::LibraryCall;
 use crate::observed;
 use crate::page::Page;
-use crate::tabs::TabState;
+use crate::tab_state::TabState;
 
 /// How many of what still ran a result names.
 const PENDING_NAMED: usize = 5;
@@ -92,7 +92,7 @@ pub async fn arm(cx: &Context<'_>, tab: TabId, navigates: bool) -> Armed {
 /// The tab's page and the cross-origin frames in it that the session may touch (the others
 /// are not reached into: their work is seen at the network only).
 async fn documents<'a>(cx: &Context<'a>, page: &Page<'a>) -> Vec<Page<'a>> {
-    let mut documents = framed::each(page, cx.policy).await;
+    let mut documents = framed::each(page, cx.rules).await;
     documents.insert(0, cx.page(page.tab));
     documents
 }

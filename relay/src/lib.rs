@@ -25,6 +25,7 @@ pub mod host_link;
 pub mod host_tokens;
 pub mod housekeeping;
 pub mod ids;
+pub mod job;
 pub mod listener;
 pub mod live_view;
 pub mod metrics;

@@ -15,11 +15,12 @@ use tether_protocol::messages::{Message, SessionStatus, RESULT_KIND};
 use tether_protocol::{ActionError, ActionName, ActionResult, ErrorCode};
 
 use crate::events::Logged;
+use crate::job::Job;
 use crate::reply::Reply;
 use crate::request::{Refused, Request};
 use crate::session_log::Direction;
 use crate::sessions::Fact;
-use crate::sessions::{Admitted, Changed, Job, Kept, Stored};
+use crate::sessions::{Admitted, Changed, Kept, Stored};
 use crate::shutdown::Phase;
 use crate::state::Relay;
 use crate::store::Action;

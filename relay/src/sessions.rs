@@ -20,8 +20,6 @@ use tether_protocol::messages::{SessionState, SessionStatus};
 use tether_protocol::{ActionError, ActionName, ActionResult, ErrorCode};
 
 use crate::config::ConfirmMode;
-use crate::reply::Reply;
-use crate::request::Request;
 pub use crate::store::Stored;
 use crate::store::{Action, Head, Loaded, Standing, Unsettled};
 
@@ -35,10 +33,13 @@ const ACTIVITY_GRAIN_MS: i64 = 60_000;
 /// A `session.state` to publish, when a transition changed what subscribers see.
 pub type Changed = Option<SessionState>;
 
-/// One accepted action waiting for its turn.
-pub struct Job {
-    pub request: Request,
-    pub reply: Reply,
+/// What a session queues: an accepted action and whoever waits for its result. The
+/// scheduler's own type; the session reads only its action's id, and hands its waiters back.
+pub trait Work {
+    /// Who waits for an action's result (its asker's reply, each repeat's).
+    type Waiter;
+
+    fn action_id(&self) -> &str;
 }
 
 /// What the session is doing right now.
@@ -57,16 +58,16 @@ enum Activity {
 
 /// An action id's fate: running (with the repeats waiting for it), finished, or sent to the
 /// browser before a relay restart with no result since (the tab its params named).
-enum Outcome {
-    Running(Vec<Reply>),
+enum Outcome<T> {
+    Running(Vec<T>),
     Done(Stored),
     Unsettled(Option<TabId>),
 }
 
 /// What a browser's kept result did (see [`Session::kept`]).
-pub enum Kept {
+pub enum Kept<T> {
     /// It is the action's one result: publish it, and hand it to the repeats waiting.
-    Ended(Vec<Reply>, Changed),
+    Ended(Vec<T>, Changed),
     /// It replaced the relay's own verdict (`CLIENT_OFFLINE`, a timeout) for later repeats.
     Replaced,
     /// The relay has the browser's result already, or never sent the action.
@@ -74,30 +75,29 @@ pub enum Kept {
 }
 
 /// How [`Session::admit`] took a job.
-pub enum Admitted {
+pub enum Admitted<W> {
     /// Queued; start a runner for the session if it has none (`true`).
     Queued { start_runner: bool },
     /// The id already finished: answer with its stored result (JSON text).
-    Replay(Job, Stored),
+    Replay(W, Stored),
     /// The id is running: ack the repeat, then [`Session::attach`] it for the same result.
-    Repeat(Job),
+    Repeat(W),
     /// The queue is full.
-    Full(Job),
+    Full(W),
 }
 
-#[derive(Default)]
-pub struct Session {
+pub struct Session<W: Work> {
     id: String,
     client_id: Option<String>,
     activity: Activity,
     standing: Standing,
-    queue: VecDeque<Job>,
+    queue: VecDeque<W>,
     /// A runner task is draining the queue.
     runner: bool,
     last_error: Option<ActionError>,
     /// A person approved an action of this session (`--confirm first`).
     confirmed: bool,
-    outcomes: HashMap<String, Outcome>,
+    outcomes: HashMap<String, Outcome<W::Waiter>>,
     finished: VecDeque<String>,
     /// The session's current tab: the last one an action ran on or opened (docs/protocol.md §11).
     current_tab: Option<TabId>,
@@ -110,7 +110,29 @@ pub struct Session {
     stored_head: Option<Head>,
 }
 
-impl Session {
+/// Written out: a derived one would ask the scheduler's work to have a default too.
+impl<W: Work> Default for Session<W> {
+    fn default() -> Self {
+        Self {
+            id: String::new(),
+            client_id: None,
+            activity: Activity::default(),
+            standing: Standing::default(),
+            queue: VecDeque::new(),
+            runner: false,
+            last_error: None,
+            confirmed: false,
+            outcomes: HashMap::new(),
+            finished: VecDeque::new(),
+            current_tab: None,
+            active_at: 0,
+            pushed_out: None,
+            stored_head: None,
+        }
+    }
+}
+
+impl<W: Work> Session<W> {
     fn new(id: &str) -> Self {
         Self {
             id: id.to_owned(),
@@ -195,8 +217,8 @@ impl Session {
 
     /// Takes an accepted action: queued behind the running one, or answered by the outcome
     /// its id already has.
-    pub fn admit(&mut self, job: Job, queue_limit: usize) -> Admitted {
-        match self.outcomes.get(&job.request.action_id) {
+    pub fn admit(&mut self, job: W, queue_limit: usize) -> Admitted<W> {
+        match self.outcomes.get(job.action_id()) {
             Some(Outcome::Done(text)) => return Admitted::Replay(job, text.clone()),
             Some(Outcome::Running(_)) => return Admitted::Repeat(job),
             // Sent again: the browser answers a repeat from what it kept, never running twice.
@@ -206,7 +228,7 @@ impl Session {
             return Admitted::Full(job);
         }
         self.outcomes
-            .insert(job.request.action_id.clone(), Outcome::Running(Vec::new()));
+            .insert(job.action_id().to_owned(), Outcome::Running(Vec::new()));
         self.queue.push_back(job);
         let start_runner = !self.runner;
         self.runner = true;
@@ -214,7 +236,7 @@ impl Session {
     }
 
     /// A repeat of a running id gets that action's result too.
-    pub fn attach(&mut self, action_id: &str, reply: Reply) {
+    pub fn attach(&mut self, action_id: &str, reply: W::Waiter) {
         match self.outcomes.get_mut(action_id) {
             Some(Outcome::Running(waiting)) => waiting.push(reply),
             _ => tracing::error!(
@@ -225,7 +247,7 @@ impl Session {
     }
 
     /// The runner's next job; none ends the runner.
-    pub fn next_job(&mut self) -> Option<Job> {
+    pub fn next_job(&mut self) -> Option<W> {
         let job = self.queue.pop_front();
         self.runner = job.is_some();
         job
@@ -316,7 +338,7 @@ impl Session {
     /// session in `error` until an action succeeds; an action's own error does not), and the
     /// result kept for repeats (`stored`: its JSON text). Returns the repeats that were
     /// waiting for it.
-    pub fn finish(&mut self, result: &ActionResult, stored: Stored) -> (Vec<Reply>, Changed) {
+    pub fn finish(&mut self, result: &ActionResult, stored: Stored) -> (Vec<W::Waiter>, Changed) {
         let changed = self.transition(|s| s.settle(result));
         (self.keep(&result.action_id, stored), changed)
     }
@@ -324,7 +346,7 @@ impl Session {
     /// The browser's own result for an action the relay ended without it, or never heard the
     /// end of. Ends an unsettled action; replaces a verdict the relay made up for want of the
     /// browser's answer; is ignored otherwise (the relay has the browser's result already).
-    pub fn kept(&mut self, result: &ActionResult, stored: Stored) -> Kept {
+    pub fn kept(&mut self, result: &ActionResult, stored: Stored) -> Kept<W::Waiter> {
         match self.outcomes.get(&result.action_id) {
             Some(Outcome::Unsettled(tab)) => {
                 self.current_tab = result.current_tab_after(&json!({ "tabId": tab }), self.current_tab);
@@ -357,7 +379,7 @@ impl Session {
         };
     }
 
-    fn keep(&mut self, action_id: &str, stored: Stored) -> Vec<Reply> {
+    fn keep(&mut self, action_id: &str, stored: Stored) -> Vec<W::Waiter> {
         let id = action_id.to_owned();
         let waiting = match self.outcomes.insert(id.clone(), Outcome::Done(stored)) {
             Some(Outcome::Running(waiting)) => waiting,

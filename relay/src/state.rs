@@ -17,6 +17,7 @@ use crate::config::{Settings, Tokens};
 use crate::confirmations::Confirmations;
 use crate::events::{Events, Logged};
 use crate::host_link::Link;
+use crate::job::Job;
 use crate::metrics::Metrics;
 use crate::origins::Origins;
 use crate::registry::Registry;
@@ -34,7 +35,7 @@ pub struct Relay {
     pub tokens: Tokens,
     pub catalog: &'static [ActionDescriptor],
     pub registry: Registry,
-    pub sessions: Sessions,
+    pub sessions: Sessions<Job>,
     pub twins: Twins,
     pub events: Events,
     pub confirmations: Confirmations,
@@ -57,7 +58,7 @@ impl Relay {
         tokens: Tokens,
         artifacts: ArtifactStore,
         log: SessionLog,
-        sessions: Sessions,
+        sessions: Sessions<Job>,
     ) -> Self {
         let origins = Origins::new(settings.public_urls.clone(), settings.allowed_origins.clone());
         Self {

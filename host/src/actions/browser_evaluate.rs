@@ -14,7 +14,7 @@ use crate::page::{remote_object_of, Page};
 const REFUSED: &str = "browser_evaluate is off on this host: the browser's owner allows it with tether-host worker --allow-evaluate, or in the Tether extension's popup (\"Let agents run their own JavaScript\"). The other actions need no such permission.";
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    if !cx.policy.allows_evaluate() {
+    if !cx.rules.allows_evaluate() {
         return Err(ActionError::new(ErrorCode::Forbidden, REFUSED));
     }
     let page = cx.page(p.tab_id);

@@ -51,7 +51,7 @@ pub(super) async fn step(cx: &Context<'_>, p: Params, offset: isize) -> Result<O
                 format!("tab {} has nothing to go {way} to", page.tab),
             )
         })?;
-    if let Some(why) = cx.policy.refusal(&entry.url) {
+    if let Some(why) = cx.rules.refusal(&entry.url) {
         return Err(ActionError::new(ErrorCode::ForbiddenTarget, why));
     }
     let mut events = page.events();

@@ -35,7 +35,7 @@ const PAGE_STATE: &str = r"(() => {
 })()";
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    if let Some(why) = cx.policy.refusal(&p.url) {
+    if let Some(why) = cx.rules.refusal(&p.url) {
         return Err(ActionError::new(ErrorCode::ForbiddenTarget, why));
     }
     let page = cx.page(p.tab_id);

@@ -8,6 +8,6 @@ use super::Context;
 
 pub async fn run(cx: &Context<'_>, _: Params) -> Result<Output, ActionError> {
     Ok(Output {
-        secrets: cx.policy.secrets().named(),
+        secrets: cx.rules.secret_names(),
     })
 }

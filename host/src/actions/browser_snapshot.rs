@@ -12,7 +12,7 @@ use crate::live_screen::{self, count_refs};
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
     let scope = p.scope;
-    let text = crate::framed::snapshot(&page, cx.policy, scope).await?;
+    let text = crate::framed::snapshot(&page, cx.rules, scope).await?;
     let state = page.state();
     let version = state.next_version();
     let previous = state.previous_snapshot(cx.session.id);

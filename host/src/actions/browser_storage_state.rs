@@ -25,7 +25,7 @@ const REFUSED: &str = "browser_storage_state is off on this browser: save and lo
 const MAX_STATE_BYTES: u64 = 16 * 1024 * 1024;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    if !cx.policy.allows_storage_state() {
+    if !cx.rules.allows_storage_state() {
         return Err(ActionError::new(ErrorCode::Forbidden, REFUSED));
     }
     let tab = *cx.session.tabs().first().ok_or_else(|| {
@@ -150,7 +150,7 @@ fn not_a_state(artifact_id: &str, why: &str) -> ActionError {
 }
 
 fn refuse_if_forbidden(cx: &Context<'_>, origin: &str) -> Result<(), ActionError> {
-    match cx.policy.refusal(&format!("{origin}/")) {
+    match cx.rules.refusal(&format!("{origin}/")) {
         Some(why) => Err(ActionError::new(ErrorCode::ForbiddenTarget, why)),
         None => Ok(()),
     }

@@ -13,7 +13,7 @@ use crate::cdp::CdpError;
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let opened = match (p.action, p.tab_id) {
         (TabsAction::Open, _) => {
-            if let Some(why) = p.url.as_deref().and_then(|url| cx.policy.refusal(url)) {
+            if let Some(why) = p.url.as_deref().and_then(|url| cx.rules.refusal(url)) {
                 return Err(ActionError::new(ErrorCode::ForbiddenTarget, why));
             }
             Some(session_start::open(cx, p.url.as_deref()).await?)

@@ -45,7 +45,7 @@ pub async fn secret_value(cx: &Context<'_>, page: &Page<'_>, name: &str) -> Resu
             .map(|t| t.url)
             .unwrap_or_default(),
     };
-    cx.policy.secrets().value_for(name, &url)
+    cx.rules.secret_for(name, &url)
 }
 
 /// Types `text` into the focused field: replacing its selection when it is selected, else at

@@ -3,8 +3,8 @@
 //! defines. The dispatch below is generated from the protocol's one table (`with_catalog!`),
 //! so an action the table lists and this folder lacks does not compile.
 //!
-//! An action sees a narrow [`Context`]: the browser (`Transport`), the artifact store, the
-//! policy, and a handle on its own session's tabs; never the engine.
+//! An action sees a narrow [`Context`]: the browser (`Transport`), the artifact store, what
+//! the policy answers (`Rules`), and a handle on its own session's tabs; never the engine.
 
 pub mod browser_click;
 pub mod browser_console;
@@ -50,14 +50,16 @@ use tether_protocol::{ActionCall, ActionError, ActionOutcome};
 use crate::artifacts::ArtifactStore;
 use crate::cdp::Transport;
 use crate::page::Page;
-use crate::policy::Policy;
-use crate::tabs::{TabState, Tabs};
+use crate::rules::Rules;
+use crate::tab_state::TabState;
+use crate::tabs::Tabs;
 
 /// What an action runs with.
 pub struct Context<'a> {
     pub transport: &'a Arc<dyn Transport>,
     pub artifacts: &'a dyn ArtifactStore,
-    pub policy: &'a Policy,
+    /// What it may do and where (never the switches that change it).
+    pub rules: &'a dyn Rules,
     pub session: Session<'a>,
     /// The handoffs waiting for a person (`browser_handoff`).
     pub handoffs: &'a crate::handoffs::Handoffs,
@@ -68,7 +70,7 @@ pub struct Context<'a> {
 impl<'a> Context<'a> {
     /// Refuses a read of the pages' console or requests on a host that keeps none.
     pub fn page_log(&self) -> Result<(), ActionError> {
-        if self.policy.keeps_page_log() {
+        if self.rules.keeps_page_log() {
             return Ok(());
         }
         Err(ActionError::new(
@@ -104,7 +106,7 @@ impl<'a> Context<'a> {
         tab: TabId,
         at: Element<'p>,
     ) -> Result<(Page<'a>, Element<'p>), ActionError> {
-        crate::framed::reach(self.page(tab), self.policy, at).await
+        crate::framed::reach(self.page(tab), self.rules, at).await
     }
 
     /// As [`Context::reach`], for an action whose element is optional: the tab without one.

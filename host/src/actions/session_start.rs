@@ -11,7 +11,7 @@ use super::{browser_navigate, browser_storage_state, Context};
 use crate::contexts::Wanted;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    if let Some(why) = p.url.as_deref().and_then(|url| cx.policy.refusal(url)) {
+    if let Some(why) = p.url.as_deref().and_then(|url| cx.rules.refusal(url)) {
         return Err(ActionError::new(ErrorCode::ForbiddenTarget, why));
     }
     // A proxy at a place the session may not open would serve it that place's pages under
@@ -37,7 +37,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         let origins: Vec<_> = kept
             .origins
             .into_iter()
-            .filter(|o| cx.policy.refusal(&o.origin).is_none())
+            .filter(|o| cx.rules.refusal(&o.origin).is_none())
             .collect();
         if let Err(e) = browser_storage_state::put_origins(cx, &origins).await {
             tracing::warn!(
@@ -132,7 +132,7 @@ fn proxy_refusal(cx: &Context<'_>, server: &str) -> Option<String> {
         .port_or_known_default()
         .map_or(String::new(), |p| format!(":{p}"));
     let address = format!("http://{}{port}/", parsed.host_str()?);
-    cx.policy
+    cx.rules
         .refusal(&address)
         .map(|why| format!("proxy.server {server}: {why}"))
 }

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use tether_protocol::ActionResult;
 
-use super::{Activity, Outcome, Session};
+use super::{Activity, Outcome, Session, Work};
 use crate::store::{Loaded, Record, Snapshot, Standing, Store, Stored};
 
-impl Session {
+impl<W: Work> Session<W> {
     /// Applies one journal record, as the transition that wrote it did.
     pub(super) fn replay(&mut self, record: Record<'_>) {
         if self.holds_already(&record) {
@@ -115,10 +115,21 @@ fn stored(raw: &RawValue) -> Stored {
     Arc::from(raw.to_owned())
 }
 
+/// What a session rebuilt only to be written to the store queues: nothing.
+enum Nothing {}
+
+impl Work for Nothing {
+    type Waiter = Nothing;
+
+    fn action_id(&self) -> &str {
+        match *self {}
+    }
+}
+
 /// Imports the journal an earlier relay kept in `data_dir` (`sessions.jsonl`) into the store,
 /// then renames it `sessions.jsonl.imported` (docs/protocol.md §22). What it found.
 pub fn import_journal(data_dir: &std::path::Path, store: &Store) -> anyhow::Result<crate::store::Replayed> {
-    let mut sessions: HashMap<String, Session> = HashMap::new();
+    let mut sessions: HashMap<String, Session<Nothing>> = HashMap::new();
     let replayed = crate::store::read_journal(data_dir, |record| {
         let id = record.session_id().to_owned();
         let session = sessions.entry(id).or_insert_with_key(|id| Session::new(id));

@@ -5,7 +5,7 @@
 use tether_protocol::actions::TabId;
 use tether_protocol::messages::{SessionState, SessionStatus};
 
-use super::{now_ms, Fact, Session};
+use super::{now_ms, Fact, Session, Work};
 use crate::by_session::BySession;
 use crate::store::{Committed, Loaded, Record, Standing, Store, Stored};
 
@@ -13,8 +13,8 @@ use crate::store::{Committed, Loaded, Record, Standing, Store, Stored};
 const LISTED_FROM_STORE: usize = 500;
 
 /// Every session in memory, by id, and the store that keeps them all.
-pub struct Sessions {
-    table: BySession<Session>,
+pub struct Sessions<W: Work> {
+    table: BySession<Session<W>>,
     pub(super) store: std::sync::Arc<Store>,
     /// Actions in every session's queue together: past `--waiting-limit`, a session that is
     /// running one takes no more (docs/protocol.md §19), so the relay's memory is bounded
@@ -22,7 +22,7 @@ pub struct Sessions {
     pub waiting: std::sync::atomic::AtomicUsize,
 }
 
-impl Sessions {
+impl<W: Work> Sessions<W> {
     pub fn new(store: std::sync::Arc<Store>) -> Self {
         Self {
             table: BySession::default(),
@@ -38,7 +38,7 @@ impl Sessions {
     /// Runs a transition on a session (read back from the store if it is not in memory, made
     /// on first use) under its lock. Lock order: a session, then the registry (nothing takes
     /// them the other way round).
-    pub fn update<R>(&self, session_id: &str, transition: impl FnOnce(&mut Session) -> R) -> R {
+    pub fn update<R>(&self, session_id: &str, transition: impl FnOnce(&mut Session<W>) -> R) -> R {
         let mut table = self.table.part(session_id);
         // Found by the borrowed id: the id is copied only for a session new to memory, not on
         // each of the half dozen updates an action makes.
@@ -59,7 +59,7 @@ impl Sessions {
     pub fn keep<R>(
         &self,
         session_id: &str,
-        transition: impl FnOnce(&mut Session) -> (R, Fact),
+        transition: impl FnOnce(&mut Session<W>) -> (R, Fact),
     ) -> (R, Committed) {
         self.update(session_id, |session| {
             let (out, fact) = transition(session);
@@ -73,7 +73,7 @@ impl Sessions {
     }
 
     /// Reads a session: from memory, else as the store has it, else as a new one.
-    fn read<R>(&self, session_id: &str, read: impl FnOnce(&Session) -> R) -> R {
+    fn read<R>(&self, session_id: &str, read: impl FnOnce(&Session<W>) -> R) -> R {
         if let Some(session) = self.table.part(session_id).get(session_id) {
             return read(session);
         }
@@ -81,7 +81,7 @@ impl Sessions {
     }
 
     /// A session not in memory: as the store has it, else a new one.
-    fn kept_or_new(&self, session_id: &str) -> Session {
+    fn kept_or_new(&self, session_id: &str) -> Session<W> {
         match self.store.load(session_id) {
             Some(loaded) => Session::from_loaded(session_id, loaded),
             None => Session::new(session_id),
@@ -158,7 +158,7 @@ impl Sessions {
     pub fn all(&self) -> Vec<SessionState> {
         let mut states = std::collections::BTreeMap::new();
         for (id, head) in self.store.latest(LISTED_FROM_STORE) {
-            let state = Session::from_loaded(
+            let state = Session::<W>::from_loaded(
                 &id,
                 Loaded {
                     head,
@@ -190,7 +190,7 @@ impl Sessions {
 
     /// The store's sessions bound to a browser (going ones only, if `going`), as memory has
     /// them where it has them, sorted.
-    fn kept_where(&self, client_id: &str, going: bool, keep: impl Fn(&Session) -> bool) -> Vec<String> {
+    fn kept_where(&self, client_id: &str, going: bool, keep: impl Fn(&Session<W>) -> bool) -> Vec<String> {
         let mut ids = std::collections::BTreeSet::new();
         for id in self.store.bound_to(client_id, going) {
             if self.table.part(&id).get(&id).is_none_or(&keep) {

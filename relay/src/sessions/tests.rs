@@ -9,6 +9,9 @@ use tokio::sync::oneshot;
 use std::sync::Arc;
 
 use super::*;
+use crate::job::Job;
+use crate::reply::Reply;
+use crate::request::Request;
 use crate::store::{Record, Store};
 
 fn request(action_id: &str, action_name: &str) -> Request {
@@ -46,13 +49,13 @@ fn result(action_id: &str, action_name: &str, error: Option<ErrorCode>) -> Actio
     ActionResult::new(header, Utc::now(), Utc::now(), outcome)
 }
 
-fn finish(session: &mut Session, result: ActionResult) -> (Vec<Reply>, Changed) {
+fn finish(session: &mut Session<Job>, result: ActionResult) -> (Vec<Reply>, Changed) {
     let stored = Arc::from(serde_json::value::to_raw_value(&result).unwrap());
     session.finish(&result, stored)
 }
 
 /// Runs one action through the session: start, then finish with `error`.
-fn run(session: &mut Session, action_name: &str, error: Option<ErrorCode>) -> Changed {
+fn run(session: &mut Session<Job>, action_name: &str, error: Option<ErrorCode>) -> Changed {
     session.start("a");
     finish(session, result("a", action_name, error)).1
 }
@@ -63,7 +66,7 @@ fn status_after(changed: Changed) -> Option<SessionStatus> {
 
 #[test]
 fn a_session_is_created_then_running_then_ongoing() {
-    let mut session = Session::new("s");
+    let mut session = Session::<Job>::new("s");
     assert_eq!(session.status(), SessionStatus::Created);
     assert_eq!(status_after(session.start("a")), Some(SessionStatus::Running));
     assert_eq!(session.state().in_flight.as_deref(), Some("a"));
@@ -74,7 +77,7 @@ fn a_session_is_created_then_running_then_ongoing() {
 
 #[test]
 fn a_browser_failure_is_error_until_a_success() {
-    let mut session = Session::new("s");
+    let mut session = Session::<Job>::new("s");
     for code in [
         ErrorCode::AckTimeout,
         ErrorCode::ActionTimeout,
@@ -95,7 +98,7 @@ fn a_browser_failure_is_error_until_a_success() {
 
 #[test]
 fn an_actions_own_error_leaves_the_session_ongoing() {
-    let mut session = Session::new("s");
+    let mut session = Session::<Job>::new("s");
     run(&mut session, "browser_click", None);
     let changed = run(&mut session, "browser_click", Some(ErrorCode::ElementNotFound));
     assert_eq!(status_after(changed), Some(SessionStatus::Ongoing));
@@ -108,7 +111,7 @@ fn an_actions_own_error_leaves_the_session_ongoing() {
 
 #[test]
 fn a_stopped_session_runs_only_session_start() {
-    let mut session = Session::new("s");
+    let mut session = Session::<Job>::new("s");
     assert_eq!(
         status_after(run(&mut session, "session_stop", None)),
         Some(SessionStatus::Completed)
@@ -122,7 +125,7 @@ fn a_stopped_session_runs_only_session_start() {
 
 #[test]
 fn the_browser_is_the_named_one_the_bound_one_or_the_only_one() {
-    let mut session = Session::new("s");
+    let mut session = Session::<Job>::new("s");
     let (chosen, changed) = session.choose_client(None, || vec!["only".into()]);
     assert_eq!(chosen.unwrap(), "only");
     assert_eq!(
@@ -144,7 +147,7 @@ fn the_browser_is_the_named_one_the_bound_one_or_the_only_one() {
 #[test]
 fn without_a_choice_the_session_waits_for_a_person() {
     for online in [vec![], vec!["a".to_owned(), "b".to_owned()]] {
-        let mut session = Session::new("s");
+        let mut session = Session::<Job>::new("s");
         let (chosen, changed) = session.choose_client(None, || online.clone());
         assert_eq!(chosen.unwrap_err().code, ErrorCode::NoClientSelected);
         assert_eq!(
@@ -165,7 +168,7 @@ fn without_a_choice_the_session_waits_for_a_person() {
 
 #[test]
 fn confirmation_is_asked_as_the_mode_says() {
-    let mut session = Session::new("s");
+    let mut session = Session::<Job>::new("s");
     assert!(!session.needs_confirmation(ConfirmMode::Never));
     assert!(session.needs_confirmation(ConfirmMode::First));
     assert_eq!(
@@ -179,7 +182,7 @@ fn confirmation_is_asked_as_the_mode_says() {
 
 #[test]
 fn one_runner_drains_the_queue_in_order_up_to_its_limit() {
-    let mut session = Session::new("s");
+    let mut session = Session::<Job>::new("s");
     let admitted: Vec<bool> = ["a", "b"]
         .into_iter()
         .map(|id| match session.admit(job(id).0, 2) {
@@ -207,7 +210,7 @@ fn one_runner_drains_the_queue_in_order_up_to_its_limit() {
 
 #[test]
 fn a_repeated_action_id_gets_the_one_result() {
-    let mut session = Session::new("s");
+    let mut session = Session::<Job>::new("s");
     assert!(matches!(session.admit(job("a").0, 8), Admitted::Queued { .. }));
     let (repeat, repeat_rx) = job("a");
     let Admitted::Repeat(repeat) = session.admit(repeat, 8) else {
@@ -228,7 +231,7 @@ fn a_repeated_action_id_gets_the_one_result() {
 
 #[test]
 fn only_the_last_results_are_kept_for_replay() {
-    let mut session = Session::new("s");
+    let mut session = Session::<Job>::new("s");
     for n in 0..=KEPT_RESULTS {
         finish(&mut session, result(&format!("a{n}"), "browser_click", None));
     }
@@ -245,7 +248,7 @@ fn stored_of(result: &ActionResult) -> Stored {
 
 /// Runs action `id` of session "s" on tab 7 as the relay does, each change kept; `end` none
 /// leaves it with the browser, as a relay that dies does.
-async fn act(sessions: &Sessions, id: &str, end: Option<Option<ErrorCode>>) {
+async fn act(sessions: &Sessions<Job>, id: &str, end: Option<Option<ErrorCode>>) {
     let started = Action::Started {
         action_id: id.into(),
         action_name: "browser_click".into(),
@@ -268,16 +271,16 @@ async fn act(sessions: &Sessions, id: &str, end: Option<Option<ErrorCode>>) {
 }
 
 /// The sessions of a relay started again on the same store: nothing in memory.
-fn restarted(sessions: Sessions) -> Sessions {
-    Sessions::new(sessions.store.clone())
+fn restarted(sessions: Sessions<Job>) -> Sessions<Job> {
+    Sessions::<Job>::new(sessions.store.clone())
 }
 
-fn new_sessions() -> Sessions {
-    Sessions::new(Arc::new(Store::in_memory()))
+fn new_sessions() -> Sessions<Job> {
+    Sessions::<Job>::new(Arc::new(Store::in_memory()))
 }
 
 /// The ids of the results session "s" keeps for replay in the store, in order.
-fn kept_ids(sessions: &Sessions) -> Vec<String> {
+fn kept_ids(sessions: &Sessions<Job>) -> Vec<String> {
     let loaded = sessions.store().load("s").unwrap();
     loaded.results.into_iter().map(|(id, _)| id).collect()
 }
@@ -340,7 +343,7 @@ async fn an_unsettled_action_repeated_goes_to_the_browser_again() {
 
 #[test]
 fn a_browsers_kept_result_replaces_the_relays_verdict_only() {
-    let mut session = Session::new("s");
+    let mut session = Session::<Job>::new("s");
     finish(
         &mut session,
         result("offline", "browser_click", Some(ErrorCode::ClientOffline)),
@@ -470,7 +473,7 @@ fn an_earlier_versions_journal_is_imported_once() {
     assert!(dir.path().join("sessions.jsonl.imported").exists());
     assert!(!dir.path().join("sessions.jsonl").exists());
     assert_eq!(import_journal(dir.path(), &store).unwrap().records, 0, "once");
-    let sessions = Sessions::new(store);
+    let sessions = Sessions::<Job>::new(store);
     let state = sessions.state("s");
     assert_eq!(
         (state.status, state.client_id.as_deref()),
