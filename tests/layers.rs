@@ -83,6 +83,104 @@ fn lower_floors_reach_no_higher_ones() {
     );
 }
 
+/// The host names CDP's commands and events by chromiumoxide_cdp's types (or ours beside them,
+/// `cdp/ours.rs`), not by strings: none in the actions, and no file outside `cdp/` (the
+/// transport, which speaks the wire) names more than it did when this was written. Each count
+/// below only falls, to none, as its file is turned.
+#[test]
+fn cdp_is_named_by_type() {
+    let still: BTreeMap<&str, usize> = BTreeMap::from(NAMED_BY_STRING);
+    let mut over = Vec::new();
+    for (module, text) in sources(&workspace().join("host")) {
+        let name = module.join("::");
+        if module.first().is_some_and(|m| m == "cdp") {
+            continue;
+        }
+        let count = cdp_names(&text);
+        let allowed = still.get(name.as_str()).copied().unwrap_or(0);
+        if count > allowed {
+            over.push(format!(
+                "{name}: {count} CDP names as strings (at most {allowed})"
+            ));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "name CDP by its typed commands and events (chromiumoxide_cdp, or host/src/cdp/ours.rs):\n{}",
+        over.join("\n")
+    );
+}
+
+/// The host's files that still name CDP by strings, and how many.
+const NAMED_BY_STRING: [(&str, usize); 13] = [
+    ("chromium", 2),
+    ("console", 3),
+    ("dialogs", 1),
+    ("downloads", 2),
+    ("framed", 4),
+    ("frames", 2),
+    ("live_view", 11),
+    ("loading", 10),
+    ("network", 7),
+    ("page", 18),
+    ("profiles", 1),
+    ("tabs", 23),
+    ("worker", 1),
+];
+
+/// How many string literals in `code` are a CDP method or event (`"Domain.name"`).
+fn cdp_names(code: &str) -> usize {
+    const DOMAINS: &[&str] = &[
+        "Accessibility",
+        "Animation",
+        "Audits",
+        "Browser",
+        "CSS",
+        "CacheStorage",
+        "Console",
+        "DOM",
+        "DOMSnapshot",
+        "DOMStorage",
+        "Debugger",
+        "Emulation",
+        "Fetch",
+        "HeadlessExperimental",
+        "HeapProfiler",
+        "IO",
+        "IndexedDB",
+        "Input",
+        "Inspector",
+        "LayerTree",
+        "Log",
+        "Media",
+        "Memory",
+        "Network",
+        "Overlay",
+        "Page",
+        "Performance",
+        "Profiler",
+        "Runtime",
+        "Security",
+        "ServiceWorker",
+        "Storage",
+        "SystemInfo",
+        "Target",
+        "Tracing",
+        "WebAuthn",
+    ];
+    code.split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|literal| {
+            literal.split_once('.').is_some_and(|(domain, name)| {
+                DOMAINS.contains(&domain)
+                    && name.starts_with(|c: char| c.is_ascii_lowercase())
+                    && name.chars().all(|c| c.is_ascii_alphanumeric())
+            })
+        })
+        .count()
+}
+
 /// A crate's references between sibling modules (see the module doc).
 fn edges(krate: &str) -> BTreeMap<Module, BTreeSet<Module>> {
     let files = sources(&workspace().join(krate));

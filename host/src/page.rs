@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
+use chromiumoxide::types::Command;
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_click::MouseButton;
 use tether_protocol::actions::{ArtifactRef, TabId};
@@ -14,7 +15,7 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use crate::artifacts::ArtifactStore;
-use crate::cdp::{BrowserEvent, Transport};
+use crate::cdp::{typed, BrowserEvent, Transport};
 use crate::library::{Installed, LibraryCall, RefsHanded, SOURCE as LIB_JS};
 use crate::tab_state::TabState;
 
@@ -185,6 +186,20 @@ impl<'a> Page<'a> {
             }
         }
         Ok(self.transport.send(self.tab, method, params).await?)
+    }
+
+    /// One typed CDP command (chromiumoxide_cdp's), routed as [`Page::cdp`] routes its
+    /// method; its typed answer.
+    pub async fn command<C: Command>(&self, command: C) -> Result<C::Response, ActionError> {
+        let (method, params) = typed::wire(&command)?;
+        let reply = self.cdp(&method, params).await?;
+        Ok(typed::answer::<C>(&method, reply)?)
+    }
+
+    /// One typed CDP command, its answer as JSON (`cdp/typed.rs` says where).
+    pub async fn command_json<C: Command>(&self, command: C) -> Result<Value, ActionError> {
+        let (method, params) = typed::wire(&command)?;
+        self.cdp(&method, params).await
     }
 
     /// Evaluates a fixed expression in the page's main world, awaiting a returned promise.

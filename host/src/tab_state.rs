@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::console::ConsoleLog;
@@ -34,7 +35,7 @@ pub struct TabState {
     /// The device metrics `browser_resize` set on the tab (CDP's
     /// `Emulation.setDeviceMetricsOverride` params), for what overrides them for a moment (a
     /// full-page screenshot) to put back.
-    device_metrics: Mutex<Option<serde_json::Value>>,
+    device_metrics: Mutex<Option<SetDeviceMetricsOverrideParams>>,
     /// What the page wrote to its console, and the browser's messages about it.
     pub console: ConsoleLog,
     /// The requests the page made.
@@ -116,14 +117,14 @@ impl TabState {
         *navigations = (navigations.0 + 1, url.to_owned());
     }
 
-    pub fn device_metrics(&self) -> Option<serde_json::Value> {
+    pub fn device_metrics(&self) -> Option<SetDeviceMetricsOverrideParams> {
         self.device_metrics
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
 
-    pub fn set_device_metrics(&self, metrics: Option<serde_json::Value>) {
+    pub fn set_device_metrics(&self, metrics: Option<SetDeviceMetricsOverrideParams>) {
         *self.device_metrics.lock().unwrap_or_else(|p| p.into_inner()) = metrics;
     }
 

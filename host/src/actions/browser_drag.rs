@@ -9,7 +9,10 @@
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchDragEventParams, DispatchDragEventType, DragData, EventDragIntercepted, SetInterceptDragsParams,
+};
+use serde_json::Value;
 use tether_protocol::actions::browser_drag::{Output, Params, Spot};
 use tether_protocol::actions::fields::{ElementSeen, Point};
 use tether_protocol::{ActionError, ErrorCode};
@@ -116,15 +119,15 @@ async fn moves(
     intercepting: bool,
 ) -> Result<Option<ElementSeen>, ActionError> {
     let mut events = page.events();
-    let mut dragging: Option<Value> = None;
+    let mut dragging: Option<DragData> = None;
     for step in 1..=steps {
         let t = f64::from(step) / f64::from(steps);
         let at = (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t);
         match &dragging {
-            Some(data) => drag_event(page, "dragOver", at, data).await?,
+            Some(data) => drag_event(page, DispatchDragEventType::DragOver, at, data).await?,
             None => match intercepting.then(|| handed_over_now(&mut events)).flatten() {
                 Some(data) => {
-                    drag_event(page, "dragEnter", at, &data).await?;
+                    drag_event(page, DispatchDragEventType::DragEnter, at, &data).await?;
                     dragging = Some(data);
                 }
                 None => page.mouse("mouseMoved", at, "left", 1).await?,
@@ -133,33 +136,37 @@ async fn moves(
     }
     if dragging.is_none() && intercepting && page.call(&DragStarted {}).await?.started {
         let data = handed_over(&mut events).await?;
-        drag_event(page, "dragEnter", to, &data).await?;
+        drag_event(page, DispatchDragEventType::DragEnter, to, &data).await?;
         dragging = Some(data);
     }
     let under = page.call(&HitAt { x: to.0, y: to.1 }).await?.element;
     match &dragging {
-        Some(data) => drag_event(page, "drop", to, data).await?,
+        Some(data) => drag_event(page, DispatchDragEventType::Drop, to, data).await?,
         None => page.mouse("mouseReleased", to, "left", 0).await?,
     }
     Ok(under)
 }
 
 /// The data of a drag the browser has handed over already, if it has.
-fn handed_over_now(events: &mut TabEvents) -> Option<Value> {
+fn handed_over_now(events: &mut TabEvents) -> Option<DragData> {
     while let Some((method, params)) = events.ready() {
-        if method == "Input.dragIntercepted" {
-            return Some(params["data"].clone());
+        if method == EventDragIntercepted::IDENTIFIER {
+            return drag_data(params).ok();
         }
     }
     None
 }
 
+/// The drag's data from the browser's `dragIntercepted` event.
+fn drag_data(params: Value) -> Result<DragData, ActionError> {
+    serde_json::from_value::<EventDragIntercepted>(params)
+        .map(|event| event.data)
+        .map_err(|e| ActionError::internal(format!("the browser's drag data is unreadable: {e}")))
+}
+
 /// Turns the browser's handing over of HTML5 drags on or off; false if it will not.
 async fn intercept(page: &Page<'_>, enabled: bool) -> bool {
-    match page
-        .cdp("Input.setInterceptDrags", json!({ "enabled": enabled }))
-        .await
-    {
+    match page.command(SetInterceptDragsParams::new(enabled)).await {
         Ok(_) => true,
         Err(e) => {
             tracing::debug!(tab = page.tab, "the browser does not hand over drags: {e}");
@@ -169,11 +176,11 @@ async fn intercept(page: &Page<'_>, enabled: bool) -> bool {
 }
 
 /// The data of the drag the page started, as the browser hands it over.
-async fn handed_over(events: &mut TabEvents) -> Result<Value, ActionError> {
+async fn handed_over(events: &mut TabEvents) -> Result<DragData, ActionError> {
     let deadline = Instant::now() + INTERCEPT_WAIT;
     while let Some((method, params)) = events.next_until(deadline).await? {
-        if method == "Input.dragIntercepted" {
-            return Ok(params["data"].clone());
+        if method == EventDragIntercepted::IDENTIFIER {
+            return drag_data(params);
         }
     }
     Err(ActionError::new(
@@ -184,10 +191,10 @@ async fn handed_over(events: &mut TabEvents) -> Result<Value, ActionError> {
 
 async fn drag_event(
     page: &Page<'_>,
-    kind: &str,
+    kind: DispatchDragEventType,
     (x, y): (f64, f64),
-    data: &Value,
+    data: &DragData,
 ) -> Result<(), ActionError> {
-    let event = json!({ "type": kind, "x": x, "y": y, "data": data });
-    page.cdp("Input.dispatchDragEvent", event).await.map(drop)
+    let event = DispatchDragEventParams::new(kind, x, y, data.clone());
+    page.command(event).await.map(drop)
 }

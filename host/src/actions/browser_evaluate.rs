@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, TimeDelta};
+use serde_json::Value;
 use tether_protocol::actions::browser_evaluate::{Output, Params, DEFAULT_TIMEOUT_MS, MAX_INLINE_BYTES};
 use tether_protocol::{ActionError, ErrorCode};
 
@@ -58,15 +59,14 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 
 /// The value's typeof and its JSON value.
 async fn evaluate(page: &Page<'_>, expression: &str, limit: u64) -> Result<(String, Value), ActionError> {
-    let params = json!({
-        "expression": expression,
-        "awaitPromise": true,
-        "returnByValue": true,
-        // Ends a script that never yields (a loop); the caller's bound covers a Promise that
-        // never settles.
-        "timeout": limit,
-    });
-    let reply = page.cdp("Runtime.evaluate", params).await.map_err(|e| {
+    let mut params = EvaluateParams::new(expression);
+    params.await_promise = Some(true);
+    params.return_by_value = Some(true);
+    // Ends a script that never yields (a loop); the caller's bound covers a Promise that never
+    // settles.
+    params.timeout = Some(TimeDelta::new(limit as f64));
+    // Read as JSON: a remote object's type and subtype are enums Chromium extends.
+    let reply = page.command_json(params).await.map_err(|e| {
         let by_value = e.message.contains("returned by value") || e.message.contains("reference chain");
         if e.code == ErrorCode::CdpError && by_value {
             return ActionError::new(

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use chromiumoxide::cdp::browser_protocol::page::{GetNavigationHistoryParams, NavigateToHistoryEntryParams};
 use serde::Deserialize;
 use tether_protocol::actions::browser_go_back::{Output, Params};
 use tether_protocol::actions::browser_navigate::DEFAULT_TIMEOUT_MS;
@@ -35,9 +36,8 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 pub(super) async fn step(cx: &Context<'_>, p: Params, offset: isize) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
     let until = deadline(p.timeout_ms, DEFAULT_TIMEOUT);
-    let reply = page
-        .cdp("Page.getNavigationHistory", serde_json::json!({}))
-        .await?;
+    // Read as JSON: its entries' transition types are an enum Chromium extends.
+    let reply = page.command_json(GetNavigationHistoryParams {}).await?;
     let history: History = serde_json::from_value(reply)
         .map_err(|e| ActionError::internal(format!("the browser's history is unreadable: {e}")))?;
     let entry = history
@@ -55,11 +55,7 @@ pub(super) async fn step(cx: &Context<'_>, p: Params, offset: isize) -> Result<O
         return Err(ActionError::new(ErrorCode::ForbiddenTarget, why));
     }
     let mut events = page.events();
-    page.cdp(
-        "Page.navigateToHistoryEntry",
-        serde_json::json!({ "entryId": entry.id }),
-    )
-    .await?;
+    page.command(NavigateToHistoryEntryParams::new(entry.id)).await?;
     let loaded = browser_navigate::follow(&mut events, until).await?;
     Ok(browser_navigate::outcome(&page, loaded, &entry.url).await)
 }

@@ -3,7 +3,7 @@
 //! carries them (a canvas sees a stroke, not a hover). A step is done once the page has seen
 //! it: the browser hands moves and wheels to the page with its next frame, after CDP answered.
 
-use serde_json::json;
+use chromiumoxide::cdp::browser_protocol::input::{DispatchMouseEventParams, DispatchMouseEventType};
 use tether_protocol::actions::browser_click::MouseButton;
 use tether_protocol::actions::browser_mouse::{MouseStep, Output, Params};
 use tether_protocol::ActionError;
@@ -44,11 +44,11 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
             state.set_held_buttons(held);
         }
         MouseStep::Wheel => {
-            let wheel = json!({
-                "type": "mouseWheel", "x": at.0, "y": at.1, "buttons": held,
-                "deltaX": p.delta_x.unwrap_or(0.0), "deltaY": p.delta_y.unwrap_or(0.0),
-            });
-            page.cdp("Input.dispatchMouseEvent", wheel).await?;
+            let mut wheel = DispatchMouseEventParams::new(DispatchMouseEventType::MouseWheel, at.0, at.1);
+            wheel.buttons = Some(held.into());
+            wheel.delta_x = Some(p.delta_x.unwrap_or(0.0));
+            wheel.delta_y = Some(p.delta_y.unwrap_or(0.0));
+            page.command(wheel).await?;
         }
     }
     page.call(&InputSeen {

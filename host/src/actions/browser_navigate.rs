@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventFrameNavigated, EventLifecycleEvent, EventNavigatedWithinDocument, NavigateParams,
+};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_navigate::{LoadStatus, Output, Params, DEFAULT_TIMEOUT_MS};
@@ -48,7 +51,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         let Some((method, params)) = events.next_until(until).await? else {
             break;
         };
-        loaded = method == "Page.lifecycleEvent"
+        loaded = method == EventLifecycleEvent::IDENTIFIER
             && params.get("name").and_then(Value::as_str) == Some("load")
             && params.get("loaderId").and_then(Value::as_str) == loader.as_deref();
     }
@@ -77,8 +80,8 @@ pub async fn follow(events: &mut TabEvents, until: Instant) -> Result<bool, Acti
     let mut loader: Option<String> = None;
     while let Some((method, params)) = events.next_until(until).await? {
         match method.as_str() {
-            "Page.navigatedWithinDocument" if loader.is_none() => return Ok(true),
-            "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
+            EventNavigatedWithinDocument::IDENTIFIER if loader.is_none() => return Ok(true),
+            EventFrameNavigated::IDENTIFIER if params.pointer("/frame/parentId").is_none() => {
                 if params.get("type").and_then(Value::as_str) == Some("BackForwardCacheRestore") {
                     return Ok(true);
                 }
@@ -87,7 +90,7 @@ pub async fn follow(events: &mut TabEvents, until: Instant) -> Result<bool, Acti
                     .and_then(Value::as_str)
                     .map(str::to_owned);
             }
-            "Page.lifecycleEvent" => {
+            EventLifecycleEvent::IDENTIFIER => {
                 let load = params.get("name").and_then(Value::as_str) == Some("load");
                 if load
                     && loader.is_some()
@@ -105,14 +108,14 @@ pub async fn follow(events: &mut TabEvents, until: Instant) -> Result<bool, Acti
 /// Starts a navigation and returns once it committed, with its loader id (`None` for a
 /// same-document navigation).
 pub async fn commit(page: &Page<'_>, url: &str) -> Result<Option<String>, ActionError> {
-    let reply = page.cdp("Page.navigate", json!({ "url": url })).await?;
-    match reply.get("errorText").and_then(Value::as_str) {
+    let reply = page.command(NavigateParams::new(url)).await?;
+    match reply.error_text.as_deref() {
         Some(error) if !error.is_empty() && error != HTTP_ERROR_PAGE => Err(ActionError::new(
             ErrorCode::NavigationFailed,
             format!("navigation to {url} failed: {error}"),
         )
         .with_details(json!({ "errorText": error }))),
-        _ => Ok(reply.get("loaderId").and_then(Value::as_str).map(str::to_owned)),
+        _ => Ok(reply.loader_id.map(|id| id.inner().clone())),
     }
 }
 

@@ -3,7 +3,7 @@
 //! an artifact when asked.
 
 use base64::Engine;
-use serde_json::json;
+use chromiumoxide::cdp::browser_protocol::network::GetResponseBodyParams;
 use tether_protocol::actions::browser_network::{Output, Params};
 use tether_protocol::{ActionError, ErrorCode};
 
@@ -28,7 +28,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     })?;
     if p.body {
         let body = page
-            .cdp("Network.getResponseBody", json!({ "requestId": id }))
+            .command(GetResponseBodyParams::new(id.to_owned()))
             .await
             .map_err(|e| {
                 ActionError::new(
@@ -39,9 +39,9 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
                     ),
                 )
             })?;
-        let text = body["body"].as_str().unwrap_or_default();
-        let bytes = match body["base64Encoded"].as_bool() {
-            Some(true) => base64::engine::general_purpose::STANDARD
+        let text = body.body.as_str();
+        let bytes = match body.base64_encoded {
+            true => base64::engine::general_purpose::STANDARD
                 .decode(text)
                 .map_err(|e| ActionError::internal(format!("the body is not base64: {e}")))?,
             _ => text.as_bytes().to_vec(),

@@ -2,7 +2,7 @@
 //! `application/pdf` artifact.
 
 use base64::Engine;
-use serde_json::{json, Value};
+use chromiumoxide::cdp::browser_protocol::page::PrintToPdfParams;
 use tether_protocol::actions::browser_pdf::{Output, Params};
 use tether_protocol::{ActionError, ErrorCode};
 
@@ -11,28 +11,24 @@ use super::Context;
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
     let (width, height) = p.paper.inches();
-    let print = json!({
-        "landscape": p.landscape,
-        "printBackground": p.print_background.unwrap_or(true),
-        "paperWidth": width,
-        "paperHeight": height,
-    });
-    let printed = page.cdp("Page.printToPDF", print).await.map_err(|e| match e.code {
+    let print = PrintToPdfParams {
+        landscape: Some(p.landscape),
+        print_background: Some(p.print_background.unwrap_or(true)),
+        paper_width: Some(width),
+        paper_height: Some(height),
+        ..PrintToPdfParams::default()
+    };
+    let printed = page.command(print).await.map_err(|e| match e.code {
         ErrorCode::CdpError => ActionError::new(
             ErrorCode::Unsupported,
             format!("this browser will not print the page for Tether ({}); a worker's own Chromium can: tether-host worker", e.message),
         ),
         _ => e,
     })?;
-    let bytes = printed
-        .get("data")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ActionError::internal("Page.printToPDF returned no data"))
-        .and_then(|data| {
-            base64::engine::general_purpose::STANDARD
-                .decode(data)
-                .map_err(|e| ActionError::internal(format!("the PDF is not base64: {e}")))
-        })?;
+    let data: &str = printed.data.as_ref();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| ActionError::internal(format!("the PDF is not base64: {e}")))?;
     let pages = pages(&bytes);
     let size = bytes.len() as u64;
     let stored = page.store(bytes, "application/pdf").await?;

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use chromiumoxide::cdp::browser_protocol::page::ReloadParams;
 use tether_protocol::actions::browser_navigate::DEFAULT_TIMEOUT_MS;
 use tether_protocol::actions::browser_reload::{Output, Params};
 use tether_protocol::ActionError;
@@ -22,7 +22,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         .map(|t| t.url)
         .unwrap_or_default();
     let mut events = page.events();
-    page.cdp("Page.reload", json!({})).await?;
+    page.command(ReloadParams::default()).await?;
     let loaded = browser_navigate::follow(&mut events, until).await?;
     Ok(browser_navigate::outcome(&page, loaded, &url).await)
 }

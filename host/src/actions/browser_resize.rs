@@ -7,7 +7,12 @@
 //! has seen it (its `resize` event dispatched, where the size changes, then a frame painted),
 //! so what it answers, a reset's too, is what the page's own code now reads.
 
-use serde_json::{json, Value};
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    ClearDeviceMetricsOverrideParams, MediaFeature, SetDeviceMetricsOverrideParams, SetEmulatedMediaParams,
+    SetTouchEmulationEnabledParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use serde_json::Value;
 use tether_protocol::actions::browser_resize::{Output, Params};
 use tether_protocol::ActionError;
 
@@ -19,12 +24,9 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let before = viewport(&page, ARM).await?;
     if p.reset == Some(true) {
         let overridden = page.state().device_metrics().is_some();
-        page.cdp("Emulation.clearDeviceMetricsOverride", json!({}))
-            .await?;
-        page.cdp("Emulation.setTouchEmulationEnabled", json!({ "enabled": false }))
-            .await?;
-        page.cdp("Emulation.setEmulatedMedia", json!({ "features": [] }))
-            .await?;
+        page.command(ClearDeviceMetricsOverrideParams {}).await?;
+        page.command(SetTouchEmulationEnabledParams::new(false)).await?;
+        page.command(media(Vec::new())).await?;
         page.state().set_device_metrics(None);
         return seen(&page, overridden).await;
     }
@@ -34,21 +36,18 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         ));
     };
     let mobile = p.mobile.unwrap_or(false);
-    let metrics = json!({
-        "width": width,
-        "height": height,
-        "deviceScaleFactor": p.device_scale_factor.unwrap_or(1.0),
-        "mobile": mobile,
-    });
-    page.cdp("Emulation.setDeviceMetricsOverride", metrics.clone())
-        .await?;
+    let metrics = SetDeviceMetricsOverrideParams::new(
+        i64::from(width),
+        i64::from(height),
+        p.device_scale_factor.unwrap_or(1.0),
+        mobile,
+    );
+    page.command(metrics.clone()).await?;
     page.state().set_device_metrics(Some(metrics));
-    page.cdp("Emulation.setTouchEmulationEnabled", json!({ "enabled": mobile }))
-        .await?;
+    page.command(SetTouchEmulationEnabledParams::new(mobile)).await?;
     if let Some(scheme) = p.color_scheme {
-        let features = json!([{ "name": "prefers-color-scheme", "value": scheme.as_str() }]);
-        page.cdp("Emulation.setEmulatedMedia", json!({ "features": features }))
-            .await?;
+        let feature = MediaFeature::new("prefers-color-scheme", scheme.as_str());
+        page.command(media(vec![feature])).await?;
     }
     let resizes = mobile || (before.width, before.height) != (width, height);
     seen(&page, resizes).await
@@ -77,13 +76,18 @@ async fn seen(page: &Page<'_>, resizes: bool) -> Result<Output, ActionError> {
     .await
 }
 
+/// Emulates these media features (none: the browser's own again).
+fn media(features: Vec<MediaFeature>) -> SetEmulatedMediaParams {
+    SetEmulatedMediaParams {
+        features: Some(features),
+        ..SetEmulatedMediaParams::default()
+    }
+}
+
 async fn viewport(page: &Page<'_>, expression: &str) -> Result<Output, ActionError> {
-    let reply = page
-        .cdp(
-            "Runtime.evaluate",
-            json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
-        )
-        .await?;
+    let mut read = EvaluateParams::new(expression);
+    (read.return_by_value, read.await_promise) = (Some(true), Some(true));
+    let reply = page.command_json(read).await?;
     let value = reply.pointer("/result/value").cloned().unwrap_or(Value::Null);
     serde_json::from_value(value)
         .map_err(|e| ActionError::internal(format!("the page's viewport could not be read: {e}")))

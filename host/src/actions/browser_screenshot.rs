@@ -6,8 +6,14 @@
 use std::io::Cursor;
 
 use base64::Engine as _;
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    ClearDeviceMetricsOverrideParams, SetDeviceMetricsOverrideParams,
+};
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, CaptureScreenshotParams, GetLayoutMetricsParams, Viewport,
+};
 use image::{ImageFormat as Codec, ImageReader};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tether_protocol::actions::browser_screenshot::{Output, Params, DEFAULT_JPEG_QUALITY};
 use tether_protocol::actions::ImageFormat;
 use tether_protocol::ActionError;
@@ -27,10 +33,14 @@ struct Region {
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = &cx.page(p.tab_id);
-    let mut params = json!({ "format": p.format.as_str() });
-    if p.format == ImageFormat::Jpeg {
-        params["quality"] = json!(p.quality.unwrap_or(DEFAULT_JPEG_QUALITY));
-    }
+    let params = CaptureScreenshotParams {
+        format: Some(match p.format {
+            ImageFormat::Png => CaptureScreenshotFormat::Png,
+            ImageFormat::Jpeg => CaptureScreenshotFormat::Jpeg,
+        }),
+        quality: (p.format == ImageFormat::Jpeg).then(|| p.quality.unwrap_or(DEFAULT_JPEG_QUALITY).into()),
+        ..CaptureScreenshotParams::default()
+    };
     let plain = p.xpath.is_none() && p.r#ref.is_none() && !p.full_page && p.max_width.is_none();
     let mut bytes = match plain && !page.state().clips_viewport() {
         true => viewport(page, params).await?,
@@ -59,7 +69,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 /// metrics that tell are asked beside the capture, not before it: a `Page.getLayoutMetrics`
 /// first cost 0.6-1.7 ms before every shot (timed in the host under the against_playwright
 /// bench).
-async fn viewport(page: &Page<'_>, params: Value) -> Result<Vec<u8>, ActionError> {
+async fn viewport(page: &Page<'_>, params: CaptureScreenshotParams) -> Result<Vec<u8>, ActionError> {
     let (shot, region) = tokio::join!(capture(page, params.clone()), measure(page, false));
     let (shot, region) = (shot?, region?);
     let (w, h) = dimensions(&shot)?;
@@ -74,7 +84,11 @@ async fn viewport(page: &Page<'_>, params: Value) -> Result<Vec<u8>, ActionError
 
 /// A clipped capture: of an element, the full page, a scaled shot, or a viewport that shows
 /// more than the page's content.
-async fn clipped(page: &Page<'_>, p: &Params, params: Value) -> Result<Vec<u8>, ActionError> {
+async fn clipped(
+    page: &Page<'_>,
+    p: &Params,
+    params: CaptureScreenshotParams,
+) -> Result<Vec<u8>, ActionError> {
     let box_of = match element(&p.xpath, &p.r#ref)? {
         Some(at) => Some(page.call(&BoxOf { at }).await?),
         None => None,
@@ -100,10 +114,13 @@ async fn clipped(page: &Page<'_>, p: &Params, params: Value) -> Result<Vec<u8>, 
 }
 
 /// The capture's params clipped to `region`: the page's content alone, never a scrollbar strip.
-fn with_clip(mut params: Value, region: &Region, scale: f64) -> Value {
-    params["clip"] = json!({
-        "x": region.x, "y": region.y,
-        "width": region.width.max(1.0), "height": region.height.max(1.0), "scale": scale,
+fn with_clip(mut params: CaptureScreenshotParams, region: &Region, scale: f64) -> CaptureScreenshotParams {
+    params.clip = Some(Viewport {
+        x: region.x,
+        y: region.y,
+        width: region.width.max(1.0),
+        height: region.height.max(1.0),
+        scale,
     });
     params
 }
@@ -126,7 +143,9 @@ impl Region {
 }
 
 async fn measure(page: &Page<'_>, full_page: bool) -> Result<Region, ActionError> {
-    let metrics = page.cdp("Page.getLayoutMetrics", json!({})).await?;
+    // Read as JSON: `visualViewport.clientWidth` is in device pixels, a field the crate leaves
+    // out as deprecated (the CSS one alone does not give the pixel ratio).
+    let metrics = page.command_json(GetLayoutMetricsParams {}).await?;
     let number = |pointer: &str| metrics.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0);
     // The visual viewport's width in CSS pixels excludes the scrollbar: the content's width.
     let content_width = number("/cssVisualViewport/clientWidth");
@@ -156,38 +175,33 @@ async fn measure(page: &Page<'_>, full_page: bool) -> Result<Region, ActionError
 /// Captures the whole page by making the viewport as tall as the content for the shot.
 /// (`captureBeyondViewport` would be one call, but it leaves the page without its scrollbar
 /// afterwards: a visible change to the user's page. The override is undone whatever happens.)
-async fn capture_full_page(page: &Page<'_>, region: &Region, params: Value) -> Result<Vec<u8>, ActionError> {
+async fn capture_full_page(
+    page: &Page<'_>,
+    region: &Region,
+    params: CaptureScreenshotParams,
+) -> Result<Vec<u8>, ActionError> {
     // A viewport browser_resize set keeps its scale and mobile layout, and comes back after.
     let resized = page.state().device_metrics();
-    let setting = |key: &str, otherwise: Value| {
-        resized
-            .as_ref()
-            .and_then(|m| m.get(key).cloned())
-            .unwrap_or(otherwise)
-    };
-    let viewport = json!({
-        "width": region.width.round() as u64,
-        "height": region.height.round().max(1.0) as u64,
-        "deviceScaleFactor": setting("deviceScaleFactor", json!(0)),
-        "mobile": setting("mobile", json!(false)),
-    });
-    page.cdp("Emulation.setDeviceMetricsOverride", viewport).await?;
+    let tall = SetDeviceMetricsOverrideParams::new(
+        region.width.round() as i64,
+        region.height.round().max(1.0) as i64,
+        resized.as_ref().map_or(0.0, |m| m.device_scale_factor),
+        resized.as_ref().is_some_and(|m| m.mobile),
+    );
+    page.command(tall).await?;
     let shot = capture(page, params).await;
     let cleared = match resized {
-        Some(metrics) => page.cdp("Emulation.setDeviceMetricsOverride", metrics).await,
-        None => page.cdp("Emulation.clearDeviceMetricsOverride", json!({})).await,
+        Some(metrics) => page.command(metrics).await.map(drop),
+        None => page.command(ClearDeviceMetricsOverrideParams {}).await.map(drop),
     };
     let bytes = shot?;
     cleared?;
     Ok(bytes)
 }
 
-async fn capture(page: &Page<'_>, params: Value) -> Result<Vec<u8>, ActionError> {
-    let shot = page.cdp("Page.captureScreenshot", params).await?;
-    let data = shot
-        .get("data")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ActionError::internal("Page.captureScreenshot returned no data"))?;
+async fn capture(page: &Page<'_>, params: CaptureScreenshotParams) -> Result<Vec<u8>, ActionError> {
+    let shot = page.command(params).await?;
+    let data: &str = shot.data.as_ref();
     base64::engine::general_purpose::STANDARD
         .decode(data)
         .map_err(|e| ActionError::internal(format!("screenshot data is not base64: {e}")))

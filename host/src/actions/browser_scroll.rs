@@ -2,7 +2,7 @@
 //! then the position once the scroll ended, as the page reports it; or, with `intoView`, the
 //! element scrolled to the viewport's centre.
 
-use serde_json::json;
+use chromiumoxide::cdp::browser_protocol::input::{DispatchMouseEventParams, DispatchMouseEventType};
 use tether_protocol::actions::browser_scroll::{Direction, Output, Params};
 use tether_protocol::ActionError;
 
@@ -32,11 +32,9 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         Direction::Right => (amount, 0.0),
         Direction::Left => (-amount, 0.0),
     };
-    page.cdp(
-        "Input.dispatchMouseEvent",
-        json!({ "type": "mouseWheel", "x": wheel.x, "y": wheel.y, "deltaX": dx, "deltaY": dy }),
-    )
-    .await?;
+    let mut event = DispatchMouseEventParams::new(DispatchMouseEventType::MouseWheel, wheel.x, wheel.y);
+    (event.delta_x, event.delta_y) = (Some(dx), Some(dy));
+    page.command(event).await?;
     page.call(&Scrolled {
         at,
         direction: p.direction,

@@ -8,7 +8,13 @@
 use std::time::Duration;
 
 use base64::Engine;
-use serde_json::{json, Value};
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    EnableParams, EventRequestPaused, FulfillRequestParams, HeaderEntry, RequestId, RequestPattern,
+    RequestStage,
+};
+use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use serde_json::Value;
 use tether_protocol::actions::browser_storage_state::{
     origin_of, Cookie, Direction, OriginStorage, OriginsDone, Output, Params, StorageState,
 };
@@ -16,7 +22,8 @@ use tether_protocol::actions::TabId;
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::Context;
-use crate::cdp::BrowserEvent;
+use crate::cdp::ours::{GetAllCookies, SetCookies};
+use crate::cdp::{typed, BrowserEvent};
 use crate::profiles::{self, cookie_param};
 
 const REFUSED: &str = "browser_storage_state is off on this browser: save and load reach the person's own logins (every site's cookies), so the browser's owner allows them in the Tether extension's popup (\"Let agents save and load logins\"). A worker's own browser needs no such permission.";
@@ -83,9 +90,7 @@ async fn load(cx: &Context<'_>, tab: TabId, artifact_id: &str) -> Result<Output,
         refuse_if_forbidden(cx, &origin)?;
     }
     let cookies: Vec<Value> = state.cookies.iter().map(cookie_param).collect();
-    cx.page(tab)
-        .cdp("Network.setCookies", json!({ "cookies": cookies }))
-        .await?;
+    cx.page(tab).command(SetCookies { cookies }).await?;
     put_origins(cx, &state.origins).await?;
     Ok(Output {
         artifact_id: None,
@@ -113,8 +118,9 @@ const COOKIES_SETTLE: Duration = Duration::from_secs(1);
 async fn all_cookies(cx: &Context<'_>, tab: TabId) -> Result<Vec<Cookie>, ActionError> {
     let mut seen = std::collections::HashSet::new();
     for tab in cx.session.tabs() {
-        let read = json!({ "expression": "document.cookie", "returnByValue": true });
-        if let Ok(cookie) = cx.page(tab).cdp("Runtime.evaluate", read).await {
+        let mut read = EvaluateParams::new("document.cookie");
+        read.return_by_value = Some(true);
+        if let Ok(cookie) = cx.page(tab).command_json(read).await {
             let text = cookie
                 .pointer("/result/value")
                 .and_then(Value::as_str)
@@ -128,8 +134,8 @@ async fn all_cookies(cx: &Context<'_>, tab: TabId) -> Result<Vec<Cookie>, Action
     }
     let settled = tokio::time::Instant::now() + COOKIES_SETTLE;
     loop {
-        let all = cx.page(tab).cdp("Network.getAllCookies", json!({})).await?;
-        let cookies: Vec<Cookie> = serde_json::from_value(all["cookies"].clone()).map_err(|e| {
+        let all = cx.page(tab).command(GetAllCookies {}).await?;
+        let cookies: Vec<Cookie> = serde_json::from_value(Value::Array(all.cookies)).map_err(|e| {
             ActionError::internal(format!(
                 "the browser's cookies are not as CDP describes them: {e}"
             ))
@@ -196,26 +202,30 @@ async fn run_in_origin(
     let transport = cx.transport;
     let mut events = transport.events();
     transport.attach(tab).await?;
-    let pattern = json!({ "patterns": [{ "urlPattern": format!("{origin}/*"), "requestStage": "Request" }] });
-    transport.send(tab, "Fetch.enable", pattern).await?;
-    let navigate = transport.send(tab, "Page.navigate", json!({ "url": format!("{origin}/") }));
+    let pattern = RequestPattern {
+        url_pattern: Some(format!("{origin}/*")),
+        resource_type: None,
+        request_stage: Some(RequestStage::Request),
+    };
+    let fetch = EnableParams {
+        patterns: Some(vec![pattern]),
+        handle_auth_requests: None,
+    };
+    typed::command(transport.as_ref(), tab, fetch).await?;
+    let navigate = typed::command(transport.as_ref(), tab, NavigateParams::new(format!("{origin}/")));
     let navigated = tokio::select! {
         navigated = navigate => navigated?,
         failed = answer_requests(cx, tab, &mut events) => return Err(failed),
     };
-    if let Some(error) = navigated.get("errorText").and_then(Value::as_str) {
+    if let Some(error) = navigated.error_text {
         return Err(ActionError::new(
             ErrorCode::NavigationFailed,
             format!("cannot open {origin} to reach its localStorage: {error}"),
         ));
     }
-    let evaluated = transport
-        .send(
-            tab,
-            "Runtime.evaluate",
-            json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
-        )
-        .await?;
+    let mut evaluate = EvaluateParams::new(expression);
+    (evaluate.return_by_value, evaluate.await_promise) = (Some(true), Some(true));
+    let evaluated = typed::command_json(transport.as_ref(), tab, evaluate).await?;
     if let Some(thrown) = evaluated.get("exceptionDetails") {
         let why = thrown
             .pointer("/exception/description")
@@ -241,14 +251,21 @@ async fn answer_requests(
                 tab: t,
                 method,
                 params,
-            }) if t == tab && method == "Fetch.requestPaused" => {
-                let empty = json!({
-                    "requestId": params["requestId"],
-                    "responseCode": 200,
-                    "responseHeaders": [{ "name": "Content-Type", "value": "text/html" }],
-                    "body": base64::engine::general_purpose::STANDARD.encode("<!doctype html>"),
-                });
-                if let Err(e) = cx.transport.send(tab, "Fetch.fulfillRequest", empty).await {
+            }) if t == tab && method == EventRequestPaused::IDENTIFIER => {
+                let request = params["requestId"].as_str().unwrap_or_default();
+                let empty = FulfillRequestParams {
+                    request_id: RequestId::new(request),
+                    response_code: 200,
+                    response_headers: Some(vec![HeaderEntry::new("Content-Type", "text/html")]),
+                    binary_response_headers: None,
+                    body: Some(
+                        base64::engine::general_purpose::STANDARD
+                            .encode("<!doctype html>")
+                            .into(),
+                    ),
+                    response_phrase: None,
+                };
+                if let Err(e) = typed::command(cx.transport.as_ref(), tab, empty).await {
                     return e.into();
                 }
             }

@@ -3,10 +3,11 @@
 //! (the default) replaces the content; `submit` presses Enter. A `secret` is typed as its
 //! value, only into a page of one of its origins.
 
-use serde_json::json;
+use chromiumoxide::cdp::browser_protocol::input::{DispatchKeyEventType, InsertTextParams};
 use tether_protocol::actions::browser_type::{Output, Params};
 use tether_protocol::ActionError;
 
+use super::browser_press_key::key_event;
 use super::{required_element, Context};
 use crate::library::FocusForTyping;
 use crate::page::Page;
@@ -52,7 +53,7 @@ pub async fn secret_value(cx: &Context<'_>, page: &Page<'_>, name: &str) -> Resu
 /// the caret. Nothing to type over a selection (`selected`) deletes it, as a person would.
 pub async fn into_focused(page: &Page<'_>, text: &str, selected: bool) -> Result<(), ActionError> {
     if !text.is_empty() {
-        page.cdp("Input.insertText", json!({ "text": text })).await?;
+        page.command(InsertTextParams::new(text)).await?;
     } else if selected {
         press(page, "Delete", "Delete", 46, None).await?;
     }
@@ -67,18 +68,9 @@ async fn press(
     key_code: u32,
     text: Option<&str>,
 ) -> Result<(), ActionError> {
-    let mut down = json!({
-        "type": if text.is_some() { "keyDown" } else { "rawKeyDown" },
-        "key": key, "code": code, "windowsVirtualKeyCode": key_code,
-    });
-    if let Some(text) = text {
-        down["text"] = json!(text);
-    }
-    page.cdp("Input.dispatchKeyEvent", down).await?;
-    page.cdp(
-        "Input.dispatchKeyEvent",
-        json!({ "type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": key_code }),
-    )
-    .await?;
+    let down = super::browser_press_key::down(text.is_some());
+    page.command(key_event(down, key, code, key_code, text)).await?;
+    page.command(key_event(DispatchKeyEventType::KeyUp, key, code, key_code, None))
+        .await?;
     Ok(())
 }

@@ -6,7 +6,11 @@
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventFileChooserOpened, FileChooserOpenedMode, SetInterceptFileChooserDialogParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::RemoteObjectId;
 use tether_protocol::actions::browser_click::MouseButton;
 use tether_protocol::actions::browser_upload_file::{Output, Params, UploadedFile};
 use tether_protocol::{ActionError, ErrorCode};
@@ -32,12 +36,9 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let count = files.len();
     match page.call_for_node(&FileInput { at, count }).await? {
         NodeOr::Node(field) => {
-            let set = page
-                .cdp(
-                    "DOM.setFileInputFiles",
-                    json!({ "files": paths, "objectId": field }),
-                )
-                .await;
+            let mut set = SetFileInputFilesParams::new(paths.clone());
+            set.object_id = Some(RemoteObjectId::new(field.clone()));
+            let set = page.command(set).await;
             page.release(&field).await;
             set.map_err(refused)?;
         }
@@ -51,27 +52,28 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 /// Clicks the element with the file chooser intercepted, and sets the files on the field
 /// whose chooser opened.
 async fn through_chooser(page: &Page<'_>, point: Point, paths: &[String]) -> Result<(), ActionError> {
-    page.cdp("Page.setInterceptFileChooserDialog", json!({ "enabled": true }))
+    page.command(SetInterceptFileChooserDialogParams::new(true))
         .await
         .map_err(refused)?;
     let picked = async {
         let mut events = page.events();
         page.click_at((point.x, point.y), MouseButton::Left, 1, 0).await?;
         let opened = chooser_opened(&mut events).await?;
-        if opened["mode"] == "selectSingle" && paths.len() > 1 {
+        if opened.mode == FileChooserOpenedMode::SelectSingle && paths.len() > 1 {
             return Err(ActionError::invalid_params(format!(
                 "the file chooser this click opened takes one file, not {}",
                 paths.len()
             )));
         }
-        let field = json!({ "files": paths, "backendNodeId": opened["backendNodeId"] });
-        page.cdp("DOM.setFileInputFiles", field).await.map_err(refused)?;
+        let mut field = SetFileInputFilesParams::new(paths.to_vec());
+        field.backend_node_id = opened.backend_node_id;
+        page.command(field).await.map_err(refused)?;
         Ok(())
     }
     .await;
     // Later choosers (a person's, in their own browser) open as usual again.
     if let Err(e) = page
-        .cdp("Page.setInterceptFileChooserDialog", json!({ "enabled": false }))
+        .command(SetInterceptFileChooserDialogParams::new(false))
         .await
     {
         tracing::debug!(tab = page.tab, "cannot stop intercepting file choosers: {e}");
@@ -79,11 +81,13 @@ async fn through_chooser(page: &Page<'_>, point: Point, paths: &[String]) -> Res
     picked
 }
 
-async fn chooser_opened(events: &mut crate::page::TabEvents) -> Result<Value, ActionError> {
+async fn chooser_opened(events: &mut crate::page::TabEvents) -> Result<EventFileChooserOpened, ActionError> {
     let deadline = Instant::now() + CHOOSER_WAIT;
     while let Some((method, params)) = events.next_until(deadline).await? {
-        if method == "Page.fileChooserOpened" {
-            return Ok(params);
+        if method == EventFileChooserOpened::IDENTIFIER {
+            return serde_json::from_value(params).map_err(|e| {
+                ActionError::internal(format!("the browser's file chooser event is unreadable: {e}"))
+            });
         }
     }
     Err(ActionError::new(

@@ -4,7 +4,9 @@
 //! extension. No action knows which one it runs on.
 
 pub mod connection;
+pub mod ours;
 pub mod proxy_auth;
+pub mod typed;
 pub mod worker;
 
 use async_trait::async_trait;

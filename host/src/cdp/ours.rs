@@ -1,0 +1,57 @@
+//! CDP commands typed here rather than taken from chromiumoxide_cdp, each saying why: the crate
+//! is generated from one protocol revision and leaves out what it marks deprecated, and its
+//! enums have no catch-all. Each is the same JSON the browser takes; [`super::typed`] sends
+//! them as it sends the crate's.
+
+use chromiumoxide::types::{Command, Method, MethodId};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `Network.getAllCookies`: every cookie of the tab's browser context. Deprecated in the
+/// protocol (for `Storage.getCookies`, which names a context instead of following the tab's),
+/// so absent from the crate; Chromium 148 still answers it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GetAllCookies {}
+
+impl GetAllCookies {
+    pub const IDENTIFIER: &'static str = "Network.getAllCookies";
+}
+
+/// Its answer: the cookies as CDP `Network.Cookie` objects, read by the caller's own type
+/// (their `sameSite`, `priority` and `sourceScheme` are enums Chromium extends).
+#[derive(Debug, Clone, Deserialize)]
+pub struct AllCookies {
+    pub cookies: Vec<Value>,
+}
+
+impl Method for GetAllCookies {
+    fn identifier(&self) -> MethodId {
+        Self::IDENTIFIER.into()
+    }
+}
+
+impl Command for GetAllCookies {
+    type Response = AllCookies;
+}
+
+/// `Network.setCookies` with the cookies as saved (`Network.CookieParam` objects from a
+/// storage state file): the crate's `CookieParam` would refuse an enum value it does not know
+/// that the browser that saved the file wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct SetCookies {
+    pub cookies: Vec<Value>,
+}
+
+impl SetCookies {
+    pub const IDENTIFIER: &'static str = "Network.setCookies";
+}
+
+impl Method for SetCookies {
+    fn identifier(&self) -> MethodId {
+        Self::IDENTIFIER.into()
+    }
+}
+
+impl Command for SetCookies {
+    type Response = Value;
+}

@@ -1,0 +1,50 @@
+//! CDP commands as chromiumoxide_cdp types: the params a command's struct serializes to, sent
+//! under its method's name, and its answer read back as the command's response type. What the
+//! browser carries is the same JSON either way (the extension's `chrome.debugger` bridge too);
+//! a misspelt method, a renamed field or a wrong type is the compiler's to find.
+//!
+//! An answer is read as JSON instead ([`command_json`]) where its type holds enums a later
+//! Chromium may extend (chromiumoxide_cdp's enums have no catch-all, and one unknown value
+//! would fail the whole answer), or where a field is read that the crate leaves out as
+//! deprecated.
+
+use chromiumoxide::types::Command;
+use serde_json::Value;
+use tether_protocol::actions::TabId;
+
+use super::{CdpError, Transport};
+
+/// The command's method name and params as the wire carries them.
+pub fn wire<C: Command>(command: &C) -> Result<(String, Value), CdpError> {
+    let method = command.identifier().into_owned();
+    let params = serde_json::to_value(command)
+        .map_err(|e| CdpError::Other(format!("cannot write {method}'s params: {e}")))?;
+    Ok((method, params))
+}
+
+/// Reads a command's answer as its response type.
+pub fn answer<C: Command>(method: &str, answer: Value) -> Result<C::Response, CdpError> {
+    serde_json::from_value(answer)
+        .map_err(|e| CdpError::Other(format!("cannot read the browser's answer to {method}: {e}")))
+}
+
+/// Sends a typed command to an attached tab; its typed answer.
+pub async fn command<C: Command>(
+    transport: &dyn Transport,
+    tab: TabId,
+    command: C,
+) -> Result<C::Response, CdpError> {
+    let (method, params) = wire(&command)?;
+    let reply = transport.send(tab, &method, params).await?;
+    answer::<C>(&method, reply)
+}
+
+/// Sends a typed command to an attached tab; its answer as JSON (see the module doc).
+pub async fn command_json<C: Command>(
+    transport: &dyn Transport,
+    tab: TabId,
+    command: C,
+) -> Result<Value, CdpError> {
+    let (method, params) = wire(&command)?;
+    transport.send(tab, &method, params).await
+}
