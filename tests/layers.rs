@@ -112,7 +112,7 @@ fn cdp_is_named_by_type() {
 }
 
 /// The host's files that still name CDP by strings, and how many.
-const NAMED_BY_STRING: [(&str, usize); 13] = [
+const NAMED_BY_STRING: [(&str, usize); 12] = [
     ("chromium", 2),
     ("console", 3),
     ("dialogs", 1),
@@ -122,7 +122,6 @@ const NAMED_BY_STRING: [(&str, usize); 13] = [
     ("live_view", 11),
     ("loading", 10),
     ("network", 7),
-    ("page", 18),
     ("profiles", 1),
     ("tabs", 23),
     ("worker", 1),

@@ -6,6 +6,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchDragEventParams, DispatchKeyEventParams, DispatchMouseEventParams, DispatchMouseEventType,
+    InsertTextParams, MouseButton as CdpButton,
+};
+use chromiumoxide::cdp::browser_protocol::page::{
+    CreateIsolatedWorldParams, FrameId, GetFrameTreeParams, GetLayoutMetricsParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{
+    CallArgument, CallFunctionOnParams, EvaluateParams, ExecutionContextId, ReleaseObjectParams,
+    RemoteObjectId,
+};
 use chromiumoxide::types::Command;
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_click::MouseButton;
@@ -143,12 +154,16 @@ impl<'a> Page<'a> {
             return Ok((0.0, 0.0));
         };
         let corner = self.corner.get_or_try_init(|| async {
-            let asked = json!({ "objectId": frame.owner, "functionDeclaration": VIEWPORT_CORNER, "returnByValue": true });
-            let reply = self.transport.send(self.tab, "Runtime.callFunctionOn", asked).await?;
+            let mut asked = CallFunctionOnParams::new(VIEWPORT_CORNER);
+            asked.object_id = Some(RemoteObjectId::new(frame.owner.clone()));
+            asked.return_by_value = Some(true);
+            let reply = typed::command_json(self.transport.as_ref(), self.tab, asked).await?;
             let corner = remote_object_of(reply)?;
             match (corner["value"][0].as_f64(), corner["value"][1].as_f64()) {
                 (Some(x), Some(y)) => Ok((x, y)),
-                _ => Err(ActionError::internal(format!("a frame's corner came back as {corner}"))),
+                _ => Err(ActionError::internal(format!(
+                    "a frame's corner came back as {corner}"
+                ))),
             }
         });
         corner.await.copied()
@@ -166,17 +181,27 @@ impl<'a> Page<'a> {
     /// the tab's viewport (a person's press is the page's to hit-test: an overlay takes it).
     pub async fn cdp(&self, method: &str, mut params: Value) -> Result<Value, ActionError> {
         if let Some(frame) = &self.frame {
-            let keys = matches!(method, "Input.insertText" | "Input.dispatchKeyEvent");
+            let keys = [InsertTextParams::IDENTIFIER, DispatchKeyEventParams::IDENTIFIER].contains(&method);
             // The frame's own document: its scripts, its nodes, and the world Tether's library
             // runs in there.
-            let world = matches!(method, "Page.getFrameTree" | "Page.createIsolatedWorld");
-            if keys || world || method.starts_with("Runtime.") || method.starts_with("DOM.") {
+            let world = [
+                GetFrameTreeParams::IDENTIFIER,
+                CreateIsolatedWorldParams::IDENTIFIER,
+            ]
+            .contains(&method);
+            let domain = method.split('.').next();
+            if keys || world || matches!(domain, Some("Runtime" | "DOM")) {
                 return Ok(self
                     .transport
                     .send_in(self.tab, &frame.session, method, params)
                     .await?);
             }
-            if matches!(method, "Input.dispatchMouseEvent" | "Input.dispatchDragEvent") {
+            if [
+                DispatchMouseEventParams::IDENTIFIER,
+                DispatchDragEventParams::IDENTIFIER,
+            ]
+            .contains(&method)
+            {
                 let (ox, oy) = self.offset().await?;
                 for (key, by) in [("x", ox), ("y", oy)] {
                     if let Some(at) = params[key].as_f64() {
@@ -204,13 +229,9 @@ impl<'a> Page<'a> {
 
     /// Evaluates a fixed expression in the page's main world, awaiting a returned promise.
     pub async fn evaluate(&self, expression: &str) -> Result<Value, ActionError> {
-        let reply = self
-            .cdp(
-                "Runtime.evaluate",
-                json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
-            )
-            .await?;
-        value_of(reply)
+        let mut evaluate = EvaluateParams::new(expression);
+        (evaluate.return_by_value, evaluate.await_promise) = (Some(true), Some(true));
+        value_of(self.command_json(evaluate).await?)
     }
 
     /// Calls a function of the in-page library; its `{ error }` answers become action errors.
@@ -249,9 +270,7 @@ impl<'a> Page<'a> {
     /// event the browser sent before now: a CDP answer comes after the events sent before it,
     /// then the tab's watcher takes what it has received.
     pub async fn caught_up(&self) -> Result<(), ActionError> {
-        self.transport
-            .send(self.tab, "Runtime.evaluate", json!({ "expression": "0" }))
-            .await?;
+        typed::command_json(self.transport.as_ref(), self.tab, EvaluateParams::new("0")).await?;
         self.state.caught_up().await;
         Ok(())
     }
@@ -281,7 +300,7 @@ impl<'a> Page<'a> {
     /// Lets the page forget a handle [`Page::call_for_node`] gave.
     pub async fn release(&self, node: &str) {
         if let Err(e) = self
-            .cdp("Runtime.releaseObject", json!({ "objectId": node }))
+            .command(ReleaseObjectParams::new(RemoteObjectId::new(node)))
             .await
         {
             tracing::debug!(tab = self.tab, "cannot release a node handle: {e}");
@@ -322,27 +341,19 @@ impl<'a> Page<'a> {
     async fn install(&self) -> Result<Installed, ActionError> {
         // The document's frame as its own session names it (a cross-origin frame's session
         // names it otherwise than the tab's does).
-        let tree = self.cdp("Page.getFrameTree", json!({})).await?;
+        // Read as JSON: a frame's description holds enums Chromium extends.
+        let tree = self.command_json(GetFrameTreeParams {}).await?;
         let frame_id = tree
             .pointer("/frameTree/frame/id")
             .and_then(Value::as_str)
             .ok_or_else(|| ActionError::internal(format!("the page has no frame: {tree}")))?;
-        let world = self
-            .cdp(
-                "Page.createIsolatedWorld",
-                json!({ "frameId": frame_id, "worldName": WORLD }),
-            )
-            .await?;
-        let context = world
-            .get("executionContextId")
-            .and_then(Value::as_i64)
-            .ok_or_else(|| ActionError::internal(format!("no isolated world for the library: {world}")))?;
-        let reply = self
-            .cdp(
-                "Runtime.evaluate",
-                json!({ "expression": &*INSTALL, "contextId": context, "returnByValue": false }),
-            )
-            .await?;
+        let mut world = CreateIsolatedWorldParams::new(FrameId::new(frame_id));
+        world.world_name = Some(WORLD.to_owned());
+        let context = *self.command(world).await?.execution_context_id.inner();
+        let mut evaluate = EvaluateParams::new(&*INSTALL);
+        evaluate.context_id = Some(ExecutionContextId::new(context));
+        evaluate.return_by_value = Some(false);
+        let reply = self.command_json(evaluate).await?;
         let object_id = reply
             .pointer("/result/objectId")
             .and_then(Value::as_str)
@@ -385,18 +396,12 @@ impl<'a> Page<'a> {
         function: &str,
         args: &Value,
     ) -> Result<Value, ActionError> {
-        let reply = self
-            .cdp(
-                "Runtime.callFunctionOn",
-                json!({
-                    "objectId": library,
-                    "functionDeclaration": declaration,
-                    "arguments": [{ "value": function }, { "value": args }],
-                    "returnByValue": by_value,
-                    "awaitPromise": true,
-                }),
-            )
-            .await?;
+        let mut call = CallFunctionOnParams::new(declaration);
+        call.object_id = Some(RemoteObjectId::new(library));
+        call.arguments = Some(vec![argument(json!(function)), argument(args.clone())]);
+        (call.return_by_value, call.await_promise) = (Some(by_value), Some(true));
+        // Read as JSON: a remote object's type and subtype are enums Chromium extends.
+        let reply = self.command_json(call).await?;
         if by_value {
             return value_of(reply);
         }
@@ -412,8 +417,9 @@ impl<'a> Page<'a> {
         count: u8,
         modifiers: u32,
     ) -> Result<(), ActionError> {
-        let moved = json!({ "type": "mouseMoved", "x": x, "y": y, "buttons": 0, "modifiers": modifiers });
-        self.cdp("Input.dispatchMouseEvent", moved).await?;
+        let mut moved = DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, x, y);
+        (moved.buttons, moved.modifiers) = (Some(0), Some(modifiers.into()));
+        self.command(moved).await?;
         self.press_at((x, y), button, count, modifiers).await
     }
 
@@ -428,38 +434,39 @@ impl<'a> Page<'a> {
         modifiers: u32,
     ) -> Result<(), ActionError> {
         for count in 1..=count {
-            for (kind, buttons) in [("mousePressed", button.bit()), ("mouseReleased", 0)] {
-                let event = json!({
-                    "type": kind, "x": x, "y": y, "button": button.as_str(), "buttons": buttons,
-                    "clickCount": count, "modifiers": modifiers,
-                });
-                self.cdp("Input.dispatchMouseEvent", event).await?;
+            let presses = [
+                (DispatchMouseEventType::MousePressed, button.bit()),
+                (DispatchMouseEventType::MouseReleased, 0),
+            ];
+            for (kind, buttons) in presses {
+                let mut event = mouse_event(kind, (x, y), Some(button), buttons);
+                (event.click_count, event.modifiers) = (Some(count.into()), Some(modifiers.into()));
+                self.command(event).await?;
             }
         }
         Ok(())
     }
 
     /// One mouse event at a point of the viewport, as CDP's `Input.dispatchMouseEvent` takes
-    /// it: `kind` (`mouseMoved`, `mousePressed`, `mouseReleased`), the button it is about
-    /// (`"none"` for a plain move), the buttons held once it happened (their bits).
+    /// it: `kind`, the button it is about (none for a plain move), the buttons held once it
+    /// happened (their bits).
     pub async fn mouse(
         &self,
-        kind: &str,
-        (x, y): (f64, f64),
-        button: &str,
+        kind: DispatchMouseEventType,
+        at: (f64, f64),
+        button: Option<MouseButton>,
         buttons: u32,
     ) -> Result<(), ActionError> {
-        let click_count = u8::from(kind != "mouseMoved");
-        let event = json!({
-            "type": kind, "x": x, "y": y, "button": button, "buttons": buttons, "clickCount": click_count,
-        });
-        self.cdp("Input.dispatchMouseEvent", event).await.map(drop)
+        let click_count = i64::from(kind != DispatchMouseEventType::MouseMoved);
+        let mut event = mouse_event(kind, at, button, buttons);
+        event.click_count = Some(click_count);
+        self.command(event).await.map(drop)
     }
 
     /// A point of the tab's viewport given as x and y, once it is inside the viewport (a press
     /// outside it would reach no element, or the browser's frame), as a point of this page's.
     pub async fn inside_viewport(&self, x: f64, y: f64) -> Result<(f64, f64), ActionError> {
-        let metrics = self.cdp("Page.getLayoutMetrics", json!({})).await?;
+        let metrics = self.command_json(GetLayoutMetricsParams {}).await?;
         let viewport = &metrics["cssLayoutViewport"];
         let width = viewport["clientWidth"].as_f64().unwrap_or(f64::INFINITY);
         let height = viewport["clientHeight"].as_f64().unwrap_or(f64::INFINITY);
@@ -608,4 +615,30 @@ impl TabEvents {
 /// A deadline `timeout_ms` from now, or `default` when absent.
 pub fn deadline(timeout_ms: Option<u64>, default: Duration) -> Instant {
     Instant::now() + timeout_ms.map(Duration::from_millis).unwrap_or(default)
+}
+
+/// A mouse event at a point: the button it is about (none for a move) and the buttons held.
+fn mouse_event(
+    kind: DispatchMouseEventType,
+    (x, y): (f64, f64),
+    button: Option<MouseButton>,
+    buttons: u32,
+) -> DispatchMouseEventParams {
+    let mut event = DispatchMouseEventParams::new(kind, x, y);
+    event.button = Some(match button {
+        None => CdpButton::None,
+        Some(MouseButton::Left) => CdpButton::Left,
+        Some(MouseButton::Right) => CdpButton::Right,
+        Some(MouseButton::Middle) => CdpButton::Middle,
+    });
+    event.buttons = Some(buttons.into());
+    event
+}
+
+/// A value passed to a function the page runs.
+fn argument(value: Value) -> CallArgument {
+    CallArgument {
+        value: Some(value),
+        ..CallArgument::default()
+    }
 }

@@ -7,6 +7,7 @@
 //! again the same way, twice at most. The result names the element the press reached, which
 //! for an element target is that element or inside it, or the click fails. Tabs the click opened join the session and are listed in `openedTabIds`.
 
+use chromiumoxide::cdp::browser_protocol::input::DispatchMouseEventType;
 use tether_protocol::actions::browser_click::{Output, Params};
 use tether_protocol::actions::TabId;
 use tether_protocol::{ActionError, ErrorCode};
@@ -33,7 +34,8 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     };
     let before: Vec<TabId> = cx.transport.tabs().await?.iter().map(|t| t.tab_id).collect();
 
-    page.mouse("mouseMoved", aimed, "none", 0).await?;
+    page.mouse(DispatchMouseEventType::MouseMoved, aimed, None, 0)
+        .await?;
     let point = match at {
         Some(at) => {
             let landing = Landing {

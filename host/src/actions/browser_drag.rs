@@ -10,9 +10,11 @@
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::input::{
-    DispatchDragEventParams, DispatchDragEventType, DragData, EventDragIntercepted, SetInterceptDragsParams,
+    DispatchDragEventParams, DispatchDragEventType, DispatchMouseEventType, DragData, EventDragIntercepted,
+    SetInterceptDragsParams,
 };
 use serde_json::Value;
+use tether_protocol::actions::browser_click::MouseButton;
 use tether_protocol::actions::browser_drag::{Output, Params, Spot};
 use tether_protocol::actions::fields::{ElementSeen, Point};
 use tether_protocol::{ActionError, ErrorCode};
@@ -53,7 +55,13 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
         Spot::Point(x, y) => page.inside_viewport(x, y).await?,
         Spot::By(dx, dy) => page.inside_viewport(ox + from.0 + dx, oy + from.1 + dy).await?,
     };
-    page.mouse("mousePressed", from, "left", 1).await?;
+    page.mouse(
+        DispatchMouseEventType::MousePressed,
+        from,
+        Some(MouseButton::Left),
+        1,
+    )
+    .await?;
     if let Some(hold) = p.hold_ms.filter(|ms| *ms > 0) {
         // The drag's own pause (a long press), not a wait for anything.
         tokio::time::sleep(Duration::from_millis(hold)).await;
@@ -65,7 +73,14 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     }
     if dragged.is_err() {
         // The page must not be left with a button held down.
-        let _ = page.mouse("mouseReleased", to, "left", 0).await;
+        let _ = page
+            .mouse(
+                DispatchMouseEventType::MouseReleased,
+                to,
+                Some(MouseButton::Left),
+                0,
+            )
+            .await;
     }
     Ok(Output {
         dragged: true,
@@ -91,7 +106,8 @@ async fn pointer_on(page: &Page<'_>, start: Spot<'_>) -> Result<(f64, f64), Acti
         }
         Spot::Point(x, y) | Spot::By(x, y) => page.inside_viewport(x, y).await?,
     };
-    page.mouse("mouseMoved", aimed, "none", 0).await?;
+    page.mouse(DispatchMouseEventType::MouseMoved, aimed, None, 0)
+        .await?;
     let Spot::At(at) = start else {
         return Ok(aimed);
     };
@@ -130,7 +146,10 @@ async fn moves(
                     drag_event(page, DispatchDragEventType::DragEnter, at, &data).await?;
                     dragging = Some(data);
                 }
-                None => page.mouse("mouseMoved", at, "left", 1).await?,
+                None => {
+                    page.mouse(DispatchMouseEventType::MouseMoved, at, Some(MouseButton::Left), 1)
+                        .await?
+                }
             },
         }
     }
@@ -142,7 +161,15 @@ async fn moves(
     let under = page.call(&HitAt { x: to.0, y: to.1 }).await?.element;
     match &dragging {
         Some(data) => drag_event(page, DispatchDragEventType::Drop, to, data).await?,
-        None => page.mouse("mouseReleased", to, "left", 0).await?,
+        None => {
+            page.mouse(
+                DispatchMouseEventType::MouseReleased,
+                to,
+                Some(MouseButton::Left),
+                0,
+            )
+            .await?
+        }
     }
     Ok(under)
 }

@@ -3,6 +3,7 @@
 //! `mouseover` fire as for a person's mouse, and checks the element is still what the pointer
 //! rests on (docs/protocol.md §16).
 
+use chromiumoxide::cdp::browser_protocol::input::DispatchMouseEventType;
 use tether_protocol::actions::browser_hover::{Output, Params};
 use tether_protocol::ActionError;
 
@@ -13,7 +14,8 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let at = required_element(&p.xpath, &p.r#ref)?;
     let (page, at) = cx.reach(p.tab_id, at).await?;
     let point = page.call(&ClickPoint { at }).await?;
-    page.mouse("mouseMoved", (point.x, point.y), "none", 0).await?;
+    page.mouse(DispatchMouseEventType::MouseMoved, (point.x, point.y), None, 0)
+        .await?;
     // What the hover opened or changed must still leave the element under the pointer.
     let landing = Landing {
         at,

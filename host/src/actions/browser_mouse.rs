@@ -32,15 +32,20 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     };
     page.call(&ArmInput { kind }).await?;
     match p.action {
-        MouseStep::Move => page.mouse("mouseMoved", at, held_button(held), held).await?,
+        MouseStep::Move => {
+            page.mouse(DispatchMouseEventType::MouseMoved, at, held_button(held), held)
+                .await?
+        }
         MouseStep::Down => {
             let held = held | p.button.bit();
-            page.mouse("mousePressed", at, p.button.as_str(), held).await?;
+            page.mouse(DispatchMouseEventType::MousePressed, at, Some(p.button), held)
+                .await?;
             state.set_held_buttons(held);
         }
         MouseStep::Up => {
             let held = held & !p.button.bit();
-            page.mouse("mouseReleased", at, p.button.as_str(), held).await?;
+            page.mouse(DispatchMouseEventType::MouseReleased, at, Some(p.button), held)
+                .await?;
             state.set_held_buttons(held);
         }
         MouseStep::Wheel => {
@@ -59,9 +64,8 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 }
 
 /// The button a move reports while `held` are down: the first of them, as a mouse reports it.
-fn held_button(held: u32) -> &'static str {
+fn held_button(held: u32) -> Option<MouseButton> {
     [MouseButton::Left, MouseButton::Right, MouseButton::Middle]
         .into_iter()
         .find(|button| held & button.bit() != 0)
-        .map_or("none", MouseButton::as_str)
 }
