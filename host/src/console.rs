@@ -3,6 +3,8 @@
 //! read from CDP's events from the moment the tab was prepared, the latest 1000 kept, each
 //! numbered (`seq`) so a listing can go on where the last one ended.
 
+use chromiumoxide::cdp::browser_protocol::log::EventEntryAdded;
+use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
 use std::sync::Mutex;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -31,9 +33,9 @@ impl ConsoleLog {
     /// Takes a CDP event of the tab, if it is one the console keeps.
     pub fn observe(&self, method: &str, params: &Value) {
         let entry = match method {
-            "Runtime.consoleAPICalled" => console_call(params),
-            "Runtime.exceptionThrown" => exception(params),
-            "Log.entryAdded" => browser_message(params),
+            EventConsoleApiCalled::IDENTIFIER => console_call(params),
+            EventExceptionThrown::IDENTIFIER => exception(params),
+            EventEntryAdded::IDENTIFIER => browser_message(params),
             _ => None,
         };
         if let Some(entry) = entry {

@@ -3,9 +3,10 @@
 //! `beforeunload`, dismiss `confirm` and `prompt`) and records it, so the action during which
 //! it opened can list it.
 
+use chromiumoxide::cdp::browser_protocol::page::HandleJavaScriptDialogParams;
 use std::sync::Mutex;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tether_protocol::actions::{Dialog, DialogAnswer, TabId};
 
 use crate::cdp::Transport;
@@ -64,11 +65,9 @@ pub async fn answer(transport: &dyn Transport, tab: TabId, log: &DialogLog, para
     let accept = answer
         .as_ref()
         .map_or(matches!(kind.as_str(), "alert" | "beforeunload"), |a| a.accept);
-    let mut reply = json!({ "accept": accept });
-    if let Some(text) = answer.and_then(|a| a.prompt_text) {
-        reply["promptText"] = json!(text);
-    }
-    if let Err(e) = transport.send(tab, "Page.handleJavaScriptDialog", reply).await {
+    let mut reply = HandleJavaScriptDialogParams::new(accept);
+    reply.prompt_text = answer.and_then(|a| a.prompt_text);
+    if let Err(e) = crate::cdp::typed::command(transport, tab, reply).await {
         tracing::warn!(tab, "could not answer a {kind} dialog: {e}");
     }
 }

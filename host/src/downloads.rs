@@ -4,6 +4,7 @@
 //! A tab keeps its latest [`KEPT`] downloads; every change is signalled on one channel for the
 //! whole host, so `browser_downloads` can wait across a session's tabs.
 
+use crate::cdp::ours::{EventDownloadProgress, EventDownloadWillBegin};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -64,8 +65,10 @@ impl DownloadLog {
     pub fn observe(self: &Arc<Self>, method: &str, params: &Value, storing: &Storing) {
         let text = |key: &str| params.get(key).and_then(Value::as_str).unwrap_or_default();
         match method {
-            "Page.downloadWillBegin" => self.begin(text("guid"), text("url"), text("suggestedFilename")),
-            "Page.downloadProgress" => {
+            EventDownloadWillBegin::IDENTIFIER => {
+                self.begin(text("guid"), text("url"), text("suggestedFilename"))
+            }
+            EventDownloadProgress::IDENTIFIER => {
                 let received = params.get("receivedBytes").and_then(Value::as_u64).unwrap_or(0);
                 match text("state") {
                     "completed" => {

@@ -6,6 +6,11 @@
 //! (which reads where the frame sits once it moves the pointer).
 //! A frame at a URL the session may not touch stays one line, and nothing reaches into it.
 
+use chromiumoxide::cdp::browser_protocol::dom::{GetFrameOwnerParams, ResolveNodeParams};
+use chromiumoxide::cdp::browser_protocol::page::FrameId;
+use chromiumoxide::cdp::js_protocol::runtime::{
+    CallArgument, CallFunctionOnParams, EvaluateParams, ExecutionContextId, RemoteObjectId,
+};
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_snapshot::SnapshotScope;
 use tether_protocol::actions::browser_xpath_scan::{self, ScanScope};
@@ -34,23 +39,27 @@ pub async fn mark(page: &Page<'_>) {
 }
 
 async fn mark_one(page: &Page<'_>, id: &str) -> Result<(), ActionError> {
-    let owner = page.cdp("DOM.getFrameOwner", json!({ "frameId": id })).await?;
+    let owner = page.command(GetFrameOwnerParams::new(FrameId::new(id))).await?;
     // Marked in Tether's own world of the page, where the library reads it.
     let world = page.world().await?;
-    let resolved = page
-        .cdp(
-            "DOM.resolveNode",
-            json!({ "backendNodeId": owner["backendNodeId"], "executionContextId": world }),
-        )
-        .await?;
+    let resolve = ResolveNodeParams {
+        backend_node_id: Some(owner.backend_node_id),
+        execution_context_id: Some(ExecutionContextId::new(world)),
+        ..ResolveNodeParams::default()
+    };
+    // Read as JSON: the node's remote object has enums Chromium extends.
+    let resolved = page.command_json(resolve).await?;
     let element = resolved
         .pointer("/object/objectId")
         .and_then(Value::as_str)
         .ok_or_else(|| ActionError::internal("the frame's element has no handle"))?;
-    let marked = json!({
-        "objectId": element, "functionDeclaration": MARK, "arguments": [{ "value": id }],
-    });
-    remote_object_of(page.cdp("Runtime.callFunctionOn", marked).await?)?;
+    let mut marked = CallFunctionOnParams::new(MARK);
+    marked.object_id = Some(RemoteObjectId::new(element));
+    marked.arguments = Some(vec![CallArgument {
+        value: Some(json!(id)),
+        ..CallArgument::default()
+    }]);
+    remote_object_of(page.command_json(marked).await?)?;
     page.state().frames.set_owner(id, element.to_owned());
     Ok(())
 }
@@ -137,10 +146,9 @@ async fn enter<'a>(
         None if placed => return Err(gone()),
         None => String::new(),
     };
-    let location = json!({ "expression": "location.href", "returnByValue": true });
-    let url = page
-        .transport()
-        .send_in(page.tab, &session, "Runtime.evaluate", location)
+    let mut location = EvaluateParams::new("location.href");
+    location.return_by_value = Some(true);
+    let url = crate::cdp::typed::command_json_in(page.transport().as_ref(), page.tab, &session, location)
         .await
         .map_err(|_| gone())?;
     let url = remote_object_of(url)?["value"]

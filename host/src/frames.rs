@@ -5,6 +5,7 @@
 //! it, the in-page library's handle in its document) and which refs its document handed out.
 //! What crosses into a frame is `framed.rs`.
 
+use chromiumoxide::cdp::browser_protocol::target::{EventAttachedToTarget, EventDetachedFromTarget};
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 use std::sync::{LazyLock, Mutex, MutexGuard};
@@ -61,7 +62,7 @@ impl Frames {
     pub fn observe(&self, method: &str, params: &Value) {
         let text = |pointer: &str| params.pointer(pointer).and_then(Value::as_str);
         match method {
-            "Target.attachedToTarget" if text("/targetInfo/type") == Some("iframe") => {
+            EventAttachedToTarget::IDENTIFIER if text("/targetInfo/type") == Some("iframe") => {
                 if let (Some(id), Some(session)) = (text("/targetInfo/targetId"), text("/sessionId")) {
                     let frame = Frame {
                         session: session.to_owned(),
@@ -72,7 +73,7 @@ impl Frames {
                     inner.attached += 1;
                 }
             }
-            "Target.detachedFromTarget" => {
+            EventDetachedFromTarget::IDENTIFIER => {
                 if let Some(session) = text("/sessionId") {
                     self.lock().frames.retain(|_, f| f.session != session);
                 }

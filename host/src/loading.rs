@@ -13,6 +13,11 @@
 //! document, a download, nothing at all), so an action that started one can wait for it
 //! ([`Loading::requested_ended`]) before it shows the page.
 
+use crate::cdp::ours::{EventDownloadWillBegin, EventFrameClearedScheduledNavigation};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventFrameDetached, EventFrameNavigated, EventFrameRequestedNavigation, EventFrameStartedLoading,
+    EventFrameStoppedLoading, EventLoadEventFired, EventNavigatedWithinDocument,
+};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -83,10 +88,10 @@ impl Loading {
             .as_str()
             .or(params.pointer("/frame/id").and_then(Value::as_str));
         match method {
-            "Page.loadEventFired" => self.seen().complete = true,
-            "Page.frameStartedLoading" => self.started(),
-            "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => self.started(),
-            "Page.frameRequestedNavigation" if params["disposition"] == "currentTab" => {
+            EventLoadEventFired::IDENTIFIER => self.seen().complete = true,
+            EventFrameStartedLoading::IDENTIFIER => self.started(),
+            EventFrameNavigated::IDENTIFIER if params.pointer("/frame/parentId").is_none() => self.started(),
+            EventFrameRequestedNavigation::IDENTIFIER if params["disposition"] == "currentTab" => {
                 let mut seen = self.seen();
                 if let Some(frame) = frame.filter(|f| !seen.requested.iter().any(|r| r == f)) {
                     seen.requested.push(frame.to_owned());
@@ -96,12 +101,12 @@ impl Loading {
         }
         let ends = matches!(
             method,
-            "Page.frameNavigated"
-                | "Page.navigatedWithinDocument"
-                | "Page.downloadWillBegin"
-                | "Page.frameStoppedLoading"
-                | "Page.frameClearedScheduledNavigation"
-                | "Page.frameDetached"
+            EventFrameNavigated::IDENTIFIER
+                | EventNavigatedWithinDocument::IDENTIFIER
+                | EventDownloadWillBegin::IDENTIFIER
+                | EventFrameStoppedLoading::IDENTIFIER
+                | EventFrameClearedScheduledNavigation::IDENTIFIER
+                | EventFrameDetached::IDENTIFIER
         );
         if let Some(frame) = frame.filter(|_| ends) {
             self.seen().requested.retain(|r| r != frame);

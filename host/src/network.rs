@@ -3,6 +3,10 @@
 //! listing goes on where the last one ended; one in full with its headers, the secret ones
 //! redacted wherever the browser reports them.
 
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventLoadingFailed, EventLoadingFinished, EventRequestServedFromCache, EventRequestWillBeSent,
+    EventRequestWillBeSentExtraInfo, EventResponseReceived, EventResponseReceivedExtraInfo,
+};
 use std::sync::Mutex;
 
 use serde_json::Value;
@@ -61,7 +65,7 @@ impl NetworkLog {
         let mut log = self.log();
         let id = params["requestId"].as_str().unwrap_or_default();
         match method {
-            "Network.requestWillBeSent" => {
+            EventRequestWillBeSent::IDENTIFIER => {
                 if let (Some(record), Some(response)) = (find(&mut log, id), params.get("redirectResponse")) {
                     // A redirect ends the request it answers; the next leg is a request of its own.
                     record.listed.status = response["status"].as_u64().and_then(|s| u16::try_from(s).ok());
@@ -69,12 +73,12 @@ impl NetworkLog {
                 }
                 log.push(sent(params));
             }
-            "Network.requestWillBeSentExtraInfo" => {
+            EventRequestWillBeSentExtraInfo::IDENTIFIER => {
                 if let Some(record) = find(&mut log, id) {
                     keep_headers(&mut record.request_headers, &params["headers"]);
                 }
             }
-            "Network.responseReceived" => {
+            EventResponseReceived::IDENTIFIER => {
                 if let Some(record) = find(&mut log, id) {
                     let response = &params["response"];
                     record.listed.status = response["status"].as_u64().and_then(|s| u16::try_from(s).ok());
@@ -85,22 +89,22 @@ impl NetworkLog {
                     keep_headers(&mut record.response_headers, &response["headers"]);
                 }
             }
-            "Network.responseReceivedExtraInfo" => {
+            EventResponseReceivedExtraInfo::IDENTIFIER => {
                 if let Some(record) = find(&mut log, id) {
                     keep_headers(&mut record.response_headers, &params["headers"]);
                 }
             }
-            "Network.requestServedFromCache" => {
+            EventRequestServedFromCache::IDENTIFIER => {
                 if let Some(record) = find(&mut log, id) {
                     record.listed.from_cache = true;
                 }
             }
-            "Network.loadingFinished" => {
+            EventLoadingFinished::IDENTIFIER => {
                 if let Some(record) = find(&mut log, id) {
                     record.finish(params["timestamp"].as_f64(), params["encodedDataLength"].as_f64());
                 }
             }
-            "Network.loadingFailed" => {
+            EventLoadingFailed::IDENTIFIER => {
                 if let Some(record) = find(&mut log, id) {
                     let canceled = params["canceled"].as_bool() == Some(true);
                     let error = params["errorText"].as_str().filter(|e| !e.is_empty());

@@ -55,3 +55,27 @@ impl Method for SetCookies {
 impl Command for SetCookies {
     type Response = Value;
 }
+
+/// `Page.downloadWillBegin`: a download the tab started. Deprecated in the protocol for
+/// `Browser.downloadWillBegin`, which names no tab, so absent from the crate; Chromium 148 still
+/// sends it to the tab's session, which is what ties a download to its session.
+pub struct EventDownloadWillBegin;
+
+impl EventDownloadWillBegin {
+    pub const IDENTIFIER: &'static str = "Page.downloadWillBegin";
+}
+
+/// `Page.downloadProgress`: the same, for a download's progress and end.
+pub struct EventDownloadProgress;
+
+impl EventDownloadProgress {
+    pub const IDENTIFIER: &'static str = "Page.downloadProgress";
+}
+
+/// `Page.frameClearedScheduledNavigation`: a navigation the page scheduled will not happen.
+/// Deprecated in the protocol, absent from the crate; Chromium 148 still sends it.
+pub struct EventFrameClearedScheduledNavigation;
+
+impl EventFrameClearedScheduledNavigation {
+    pub const IDENTIFIER: &'static str = "Page.frameClearedScheduledNavigation";
+}

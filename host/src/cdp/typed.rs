@@ -48,3 +48,15 @@ pub async fn command_json<C: Command>(
     let (method, params) = wire(&command)?;
     transport.send(tab, &method, params).await
 }
+
+/// Sends a typed command to a child session of an attached tab (a cross-origin frame's); its
+/// answer as JSON.
+pub async fn command_json_in<C: Command>(
+    transport: &dyn Transport,
+    tab: TabId,
+    session: &str,
+    command: C,
+) -> Result<Value, CdpError> {
+    let (method, params) = wire(&command)?;
+    transport.send_in(tab, session, &method, params).await
+}
