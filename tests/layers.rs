@@ -84,41 +84,24 @@ fn lower_floors_reach_no_higher_ones() {
 }
 
 /// The host names CDP's commands and events by chromiumoxide_cdp's types (or ours beside them,
-/// `cdp/ours.rs`), not by strings: none in the actions, the page or what keeps a tab's logs,
-/// and no file outside `cdp/` (the transport, which speaks the wire) names more than it did
-/// when this was written. Each count
-/// below only falls, to none, as its file is turned.
+/// `cdp/ours.rs`), not by strings: no file outside `cdp/` (the transport, which speaks the
+/// wire) names one.
 #[test]
 fn cdp_is_named_by_type() {
-    let still: BTreeMap<&str, usize> = BTreeMap::from(NAMED_BY_STRING);
-    let mut over = Vec::new();
-    for (module, text) in sources(&workspace().join("host")) {
-        let name = module.join("::");
-        if module.first().is_some_and(|m| m == "cdp") {
-            continue;
-        }
-        let count = cdp_names(&text);
-        let allowed = still.get(name.as_str()).copied().unwrap_or(0);
-        if count > allowed {
-            over.push(format!(
-                "{name}: {count} CDP names as strings (at most {allowed})"
-            ));
-        }
-    }
+    let named: Vec<String> = sources(&workspace().join("host"))
+        .into_iter()
+        .filter(|(module, _)| module.first().is_none_or(|m| m != "cdp"))
+        .filter_map(|(module, text)| match cdp_names(&text) {
+            0 => None,
+            n => Some(format!("{}: {n}", module.join("::"))),
+        })
+        .collect();
     assert!(
-        over.is_empty(),
-        "name CDP by its typed commands and events (chromiumoxide_cdp, or host/src/cdp/ours.rs):\n{}",
-        over.join("\n")
+        named.is_empty(),
+        "name CDP by its typed commands and events (chromiumoxide_cdp, or host/src/cdp/ours.rs), not as strings:\n{}",
+        named.join("\n")
     );
 }
-
-/// The host's files that still name CDP by strings, and how many.
-const NAMED_BY_STRING: [(&str, usize); 4] = [
-    ("chromium", 2),
-    ("live_view", 11),
-    ("tabs", 23),
-    ("worker", 1),
-];
 
 /// How many string literals in `code` are a CDP method or event (`"Domain.name"`).
 fn cdp_names(code: &str) -> usize {

@@ -27,10 +27,11 @@ async fn prepared_then_navigated(cdp: &CdpConnection, url: &str) -> Duration {
     let start = Instant::now();
     let (raw, target) = new_window(cdp).await;
     let mut events = cdp.subscribe();
+    let raw_ref = &raw;
     futures::future::join_all(
         preparation(true)
             .into_iter()
-            .map(|(method, params)| raw.call(method, params)),
+            .map(|(method, params)| async move { raw_ref.call(&method, params).await }),
     )
     .await;
     raw.call("Page.navigate", json!({ "url": url })).await;

@@ -8,6 +8,7 @@
 //! port, which any local process could drive, only where several clients must share one
 //! browser (the test kit, benchmarks).
 
+use chromiumoxide::cdp::browser_protocol::browser::{CloseParams, GetVersionParams};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -230,7 +231,7 @@ impl Chromium {
     pub async fn close(mut self) {
         let running = !*self.exited.borrow();
         if let (Endpoint::Pipe(cdp), true) = (&self.endpoint, running) {
-            let asked = cdp.call(None, "Browser.close", serde_json::json!({}));
+            let asked = cdp.command(None, CloseParams {});
             let _ = tokio::time::timeout(CLOSE_TIMEOUT, asked).await;
             let exited = self.exited.wait_for(|exited| *exited);
             let _ = tokio::time::timeout(CLOSE_TIMEOUT, exited).await;
@@ -350,7 +351,7 @@ async fn port_address(ws_rx: tokio::sync::oneshot::Receiver<WsUrl>, pid: u32) ->
 /// Waits until a browser driven over its pipe answers, or says why it never will (its
 /// stderr, when it exited during start-up).
 async fn ready(cdp: &CdpConnection, exited: tokio::sync::oneshot::Receiver<WsUrl>, pid: u32) -> Result<()> {
-    let answered = cdp.call(None, "Browser.getVersion", serde_json::json!({}));
+    let answered = cdp.command(None, GetVersionParams {});
     let outcome = tokio::time::timeout(LAUNCH_TIMEOUT, async {
         tokio::select! {
             answer = answered => answer.map(|_| ()).map_err(|e| anyhow!("Chromium did not answer over its pipe: {e}")),

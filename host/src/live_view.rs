@@ -12,6 +12,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use chromiumoxide::cdp::browser_protocol::input::{DispatchKeyEventParams, DispatchMouseEventParams};
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, CaptureScreenshotParams, EventScreencastFrame, GetLayoutMetricsParams,
+    ScreencastFrameAckParams, StartScreencastFormat, StartScreencastParams, StopScreencastParams, Viewport,
+};
 use serde_json::json;
 use tether_protocol::actions::TabId;
 use tether_protocol::person::{HandoffInput, LiveFrame, PersonButton, PersonInput, Press};
@@ -19,7 +24,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::cdp::{BrowserEvent, CdpError, Transport};
+use crate::cdp::{typed, BrowserEvent, CdpError, Transport};
 use crate::handoffs::Handoffs;
 
 /// How long a person's input waits for the handoff it names to begin here: the relay shows
@@ -107,14 +112,20 @@ fn stop_screencast(transport: &Arc<dyn Transport>, tab: TabId) {
     let transport = transport.clone();
     tokio::spawn(async move {
         // A tab that closed meanwhile has nothing to stop.
-        let _ = transport.send(tab, "Page.stopScreencast", json!({})).await;
+        let _ = typed::command(transport.as_ref(), tab, StopScreencastParams {}).await;
     });
 }
 
 async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, sink: FrameSink) {
     let mut events = transport.events();
-    let start = json!({ "format": "jpeg", "quality": QUALITY, "maxWidth": MAX_WIDTH, "maxHeight": MAX_HEIGHT, "everyNthFrame": EVERY_NTH_PAINT });
-    if let Err(e) = transport.send(tab, "Page.startScreencast", start.clone()).await {
+    let start = StartScreencastParams {
+        format: Some(StartScreencastFormat::Jpeg),
+        quality: Some(QUALITY.into()),
+        max_width: Some(MAX_WIDTH.into()),
+        max_height: Some(MAX_HEIGHT.into()),
+        every_nth_frame: Some(EVERY_NTH_PAINT.into()),
+    };
+    if let Err(e) = typed::command(transport.as_ref(), tab, start.clone()).await {
         return tracing::warn!(session_id, tab, "cannot show the tab live: {e}");
     }
     let frame = |(data, width, height): (String, f64, f64)| LiveFrame {
@@ -155,14 +166,14 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
                 tab: from,
                 method,
                 params,
-            }) if from == tab && method == "Page.screencastFrame" => params,
+            }) if from == tab && method == EventScreencastFrame::IDENTIFIER => params,
             Ok(_) => continue,
             Err(RecvError::Lagged(_)) => {
                 // A frame may be among the events missed: the browser would wait for its ack
                 // and send no other, and the view would stay as it was. Started again, the
                 // screencast waits for none; the page as it is comes once the frames settle.
-                let _ = transport.send(tab, "Page.stopScreencast", json!({})).await;
-                if let Err(e) = transport.send(tab, "Page.startScreencast", start.clone()).await {
+                let _ = typed::command(transport.as_ref(), tab, StopScreencastParams {}).await;
+                if let Err(e) = typed::command(transport.as_ref(), tab, start.clone()).await {
                     return tracing::warn!(session_id, tab, "cannot show the tab live again: {e}");
                 }
                 settled = Some(tokio::time::Instant::now() + 2 * FRAME_EVERY);
@@ -188,8 +199,8 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
         tokio::time::sleep_until(next).await;
         next = tokio::time::Instant::now();
         settled = Some(next + 2 * FRAME_EVERY);
-        let ack = json!({ "sessionId": params["sessionId"] });
-        if transport.send(tab, "Page.screencastFrameAck", ack).await.is_err() {
+        let ack = ScreencastFrameAckParams::new(params["sessionId"].as_i64().unwrap_or_default());
+        if typed::command(transport.as_ref(), tab, ack).await.is_err() {
             return;
         }
     }
@@ -206,7 +217,8 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
 /// The tab as it shows now, as a screencast frame would carry it: a JPEG within the frame
 /// bounds, and the viewport's CSS size.
 async fn capture(transport: &Arc<dyn Transport>, tab: TabId) -> Result<(String, f64, f64), CdpError> {
-    let metrics = transport.send(tab, "Page.getLayoutMetrics", json!({})).await?;
+    // Read as JSON, as `browser_screenshot` reads it.
+    let metrics = typed::command_json(transport.as_ref(), tab, GetLayoutMetricsParams {}).await?;
     let viewport = &metrics["cssVisualViewport"];
     let (width, height) = (
         viewport["clientWidth"].as_f64().unwrap_or(1.0).max(1.0),
@@ -215,14 +227,21 @@ async fn capture(transport: &Arc<dyn Transport>, tab: TabId) -> Result<(String, 
     let scale = (f64::from(MAX_WIDTH) / width)
         .min(f64::from(MAX_HEIGHT) / height)
         .min(1.0);
-    let clip = json!({ "x": viewport["pageX"], "y": viewport["pageY"], "width": width, "height": height, "scale": scale });
-    let shot = json!({ "format": "jpeg", "quality": QUALITY, "clip": clip });
-    let shot = transport.send(tab, "Page.captureScreenshot", shot).await?;
-    Ok((
-        shot["data"].as_str().unwrap_or_default().to_owned(),
-        width,
-        height,
-    ))
+    let shot = CaptureScreenshotParams {
+        format: Some(CaptureScreenshotFormat::Jpeg),
+        quality: Some(QUALITY.into()),
+        clip: Some(Viewport {
+            x: viewport["pageX"].as_f64().unwrap_or_default(),
+            y: viewport["pageY"].as_f64().unwrap_or_default(),
+            width,
+            height,
+            scale,
+        }),
+        ..CaptureScreenshotParams::default()
+    };
+    let shot = typed::command(transport.as_ref(), tab, shot).await?;
+    let data: &str = shot.data.as_ref();
+    Ok((data.to_owned(), width, height))
 }
 
 /// Passes a person's input to the tab, as the browser's own input events.
@@ -247,7 +266,7 @@ async fn pass_input(transport: &Arc<dyn Transport>, tab: TabId, input: &PersonIn
             };
             let click_count = u32::from(*action != Press::Move);
             let event = json!({ "type": kind, "x": x, "y": y, "button": button, "buttons": buttons, "clickCount": click_count });
-            ("Input.dispatchMouseEvent", event)
+            (DispatchMouseEventParams::IDENTIFIER, event)
         }
         PersonInput::Wheel {
             x,
@@ -256,7 +275,7 @@ async fn pass_input(transport: &Arc<dyn Transport>, tab: TabId, input: &PersonIn
             delta_y,
         } => {
             let event = json!({ "type": "mouseWheel", "x": x, "y": y, "deltaX": delta_x, "deltaY": delta_y });
-            ("Input.dispatchMouseEvent", event)
+            (DispatchMouseEventParams::IDENTIFIER, event)
         }
         PersonInput::Key { action, key, code } => {
             // A key that types a character carries it as text; others (Enter, arrows) are raw.
@@ -281,7 +300,7 @@ async fn pass_input(transport: &Arc<dyn Transport>, tab: TabId, input: &PersonIn
                 event["text"] = json!("\r");
                 event["windowsVirtualKeyCode"] = json!(13);
             }
-            ("Input.dispatchKeyEvent", event)
+            (DispatchKeyEventParams::IDENTIFIER, event)
         }
     };
     transport.send(tab, method, params).await.map(|_| ())

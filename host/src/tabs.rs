@@ -5,6 +5,16 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
+use chromiumoxide::cdp::browser_protocol::emulation::SetFocusEmulationEnabledParams;
+use chromiumoxide::cdp::browser_protocol::page::{
+    self, AddScriptToEvaluateOnNewDocumentParams, SetLifecycleEventsEnabledParams,
+};
+use chromiumoxide::cdp::browser_protocol::target::{
+    EventAttachedToTarget, EventDetachedFromTarget, SetAutoAttachParams,
+};
+use chromiumoxide::cdp::browser_protocol::{log, network};
+use chromiumoxide::cdp::js_protocol::runtime::{self, RunIfWaitingForDebuggerParams};
+use chromiumoxide::types::{Command, MethodId};
 use serde_json::{json, Value};
 use tether_protocol::actions::TabId;
 use tether_protocol::ActionError;
@@ -12,6 +22,7 @@ use tether_protocol::ActionError;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use crate::artifacts::ArtifactStore;
+use crate::cdp::ours::{EventDownloadProgress, EventDownloadWillBegin};
 use crate::cdp::{BrowserEvent, Transport};
 use crate::dialogs;
 use crate::downloads::Storing;
@@ -33,36 +44,43 @@ pub static HOOKS_JS: LazyLock<String> = LazyLock::new(|| {
 /// tab reports itself unfocused; pages that wait for focus would stall), and its cross-origin
 /// frames attached as they come (`frames.rs`). Without the page's log (`--no-page-log`), the
 /// commands that only keep it are left out.
-pub fn preparation(page_log: bool) -> Vec<(&'static str, Value)> {
+pub fn preparation(page_log: bool) -> Vec<(MethodId, Value)> {
     let mut commands = every_preparation();
     if !page_log {
-        commands.retain(|(method, _)| !PAGE_LOG.contains(method));
+        commands.retain(|(method, _)| !PAGE_LOG.contains(&method.as_ref()));
     }
     commands
 }
 
 /// The commands of the preparation that only keep the page's log.
-const PAGE_LOG: [&str; 2] = ["Log.enable", "Network.enable"];
+const PAGE_LOG: [&str; 2] = [log::EnableParams::IDENTIFIER, network::EnableParams::IDENTIFIER];
+
+/// A typed command as the transport sends it: its method and params.
+fn wire<C: Command>(command: C) -> (MethodId, Value) {
+    (command.identifier(), json!(command))
+}
 
 /// Installs the hooks in every document of a target before its own scripts (and in those it
 /// has now).
-fn install_hooks() -> (&'static str, Value) {
-    (
-        "Page.addScriptToEvaluateOnNewDocument",
-        json!({ "source": &*HOOKS_JS, "runImmediately": true }),
-    )
+fn install_hooks() -> (MethodId, Value) {
+    let mut hooks = AddScriptToEvaluateOnNewDocumentParams::new(&*HOOKS_JS);
+    hooks.run_immediately = Some(true);
+    wire(hooks)
 }
 
-fn every_preparation() -> Vec<(&'static str, Value)> {
+fn every_preparation() -> Vec<(MethodId, Value)> {
     vec![
-        ("Page.enable", json!({})),
-        ("Runtime.enable", json!({})),
-        ("Log.enable", json!({})),
-        ("Network.enable", json!({})),
-        ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
+        wire(page::EnableParams::default()),
+        wire(runtime::EnableParams::default()),
+        wire(log::EnableParams::default()),
+        wire(network::EnableParams::default()),
+        wire(SetLifecycleEventsEnabledParams::new(true)),
         install_hooks(),
-        ("Emulation.setFocusEmulationEnabled", json!({ "enabled": true })),
-        ("Target.setAutoAttach", crate::frames::AUTO_ATTACH.clone()),
+        wire(SetFocusEmulationEnabledParams::new(true)),
+        (
+            SetAutoAttachParams::IDENTIFIER.into(),
+            crate::frames::AUTO_ATTACH.clone(),
+        ),
     ]
 }
 
@@ -125,7 +143,7 @@ impl Tabs {
         // extension mode, 179-186 -> 174 in worker mode (modes bench, alternated).
         let sent = preparation(self.page_log)
             .into_iter()
-            .map(|(method, params)| self.transport.send(tab, method, params));
+            .map(|(method, params)| async move { self.transport.send(tab, &method, params).await });
         futures::future::try_join_all(sent).await?;
 
         let (state, catch_ups) = TabState::new(self.page_log);
@@ -195,7 +213,9 @@ fn pending(
 fn is_logged(method: &str) -> bool {
     matches!(
         method,
-        "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded"
+        runtime::EventConsoleApiCalled::IDENTIFIER
+            | runtime::EventExceptionThrown::IDENTIFIER
+            | log::EventEntryAdded::IDENTIFIER
     ) || method.starts_with("Network.")
 }
 
@@ -222,24 +242,25 @@ fn prepare_frame(storing: &Storing, tab: TabId, state: &TabState, attached: &Val
     let Some(session) = attached["sessionId"].as_str().filter(|_| frame) else {
         return;
     };
-    let mut commands = vec![("Page.enable", json!({})), install_hooks()];
+    let mut commands = vec![wire(page::EnableParams::default()), install_hooks()];
     if state.keeps_page_log() {
-        let log = std::iter::once("Runtime.enable").chain(PAGE_LOG);
-        commands.extend(log.map(|method| (method, json!({}))));
+        let log = std::iter::once(runtime::EnableParams::IDENTIFIER).chain(PAGE_LOG);
+        commands.extend(log.map(|method| (method.into(), json!({}))));
     }
     let (transport, session) = (storing.transport.clone(), session.to_owned());
     tokio::spawn(async move {
         // Sent together (a session takes its commands in order): the frame waits one round trip.
-        let methods: Vec<&str> = commands.iter().map(|(method, _)| *method).collect();
+        let methods: Vec<MethodId> = commands.iter().map(|(method, _)| method.clone()).collect();
+        let (transport, session) = (&transport, &session);
         let sent = commands
             .into_iter()
-            .map(|(method, params)| transport.send_in(tab, &session, method, params));
+            .map(|(method, params)| async move { transport.send_in(tab, session, &method, params).await });
         for (answer, method) in futures::future::join_all(sent).await.into_iter().zip(methods) {
             if let Err(e) = answer {
                 tracing::debug!(tab, "a frame's {method} failed (it may have gone): {e}");
             }
         }
-        let run = transport.send_in(tab, &session, "Runtime.runIfWaitingForDebugger", json!({}));
+        let run = transport.send_in(tab, session, RunIfWaitingForDebuggerParams::IDENTIFIER, json!({}));
         if let Err(e) = run.await {
             tracing::debug!(tab, "a frame could not be let run (it may have gone): {e}");
         }
@@ -259,11 +280,11 @@ async fn take(
             method,
             params,
         }) if t == tab => match method.as_str() {
-            "Page.javascriptDialogOpening" => {
+            page::EventJavascriptDialogOpening::IDENTIFIER => {
                 dialogs::answer(storing.transport.as_ref(), tab, &state.dialogs, &params).await
             }
-            "Page.downloadWillBegin" | "Page.downloadProgress" => {
-                if method == "Page.downloadWillBegin" {
+            EventDownloadWillBegin::IDENTIFIER | EventDownloadProgress::IDENTIFIER => {
+                if method == EventDownloadWillBegin::IDENTIFIER {
                     state
                         .network
                         .became_download(params["url"].as_str().unwrap_or_default());
@@ -272,12 +293,12 @@ async fn take(
                 state.downloads.observe(&method, &params, storing)
             }
             logged if is_logged(logged) => keep_logged(state, &method, &params),
-            "Target.attachedToTarget" => {
+            EventAttachedToTarget::IDENTIFIER => {
                 state.frames.observe(&method, &params);
                 prepare_frame(storing, tab, state, &params);
             }
-            "Target.detachedFromTarget" => state.frames.observe(&method, &params),
-            "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
+            EventDetachedFromTarget::IDENTIFIER => state.frames.observe(&method, &params),
+            page::EventFrameNavigated::IDENTIFIER if params.pointer("/frame/parentId").is_none() => {
                 state.navigated(
                     params
                         .pointer("/frame/url")

@@ -1,12 +1,12 @@
 //! `tether-host worker`: a host with a browser of its own. It launches Chromium (or uses the
 //! one at `--browser-ws`), then serves the relay's actions on it until stopped.
 
+use chromiumoxide::cdp::browser_protocol::browser::GetVersionParams;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use serde_json::json;
 use tether_protocol::messages::HostMeta;
 use tether_protocol::ActionName;
 
@@ -234,11 +234,10 @@ impl Worker {
                 .await
                 .context("cannot drive the browser it launched")?,
         };
-        let version = transport
-            .connection()
-            .call(None, "Browser.getVersion", json!({}))
-            .await
-            .unwrap_or_default();
+        let product = match transport.connection().command(None, GetVersionParams {}).await {
+            Ok(version) => version.product,
+            Err(_) => "Chromium/unknown".to_owned(),
+        };
         let transport: Arc<dyn Transport> = Arc::new(transport);
         let twin = TransportTwin::new(transport.clone());
         let tls = crate::tls::client_config(self.ca_file.as_deref())?;
@@ -257,10 +256,7 @@ impl Worker {
             client_id: self.client_id,
             meta: HostMeta {
                 secrets: Some(policy.secrets().named().into_iter().map(|s| s.name).collect()),
-                ..meta(
-                    version["product"].as_str().unwrap_or("Chromium/unknown"),
-                    "worker",
-                )
+                ..meta(&product, "worker")
             },
             twin,
             on_link: None,

@@ -127,6 +127,18 @@ impl CdpConnection {
         Self { calls, events, taps }
     }
 
+    /// Sends a typed command (chromiumoxide_cdp's) to the browser (`session_id` none) or to a
+    /// target's session; its typed answer.
+    pub async fn command<C: chromiumoxide::types::Command>(
+        &self,
+        session_id: Option<&str>,
+        command: C,
+    ) -> Result<C::Response, CdpError> {
+        let (method, params) = super::typed::wire(&command)?;
+        let answer = self.call(session_id, &method, params).await?;
+        super::typed::answer::<C>(&method, answer)
+    }
+
     /// Sends a command to the browser (`session_id: None`) or to an attached session.
     pub async fn call(
         &self,
