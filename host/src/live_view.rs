@@ -12,12 +12,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use chromiumoxide::cdp::browser_protocol::input::{DispatchKeyEventParams, DispatchMouseEventParams};
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    MouseButton,
+};
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotFormat, CaptureScreenshotParams, EventScreencastFrame, GetLayoutMetricsParams,
     ScreencastFrameAckParams, StartScreencastFormat, StartScreencastParams, StopScreencastParams, Viewport,
 };
-use serde_json::json;
 use tether_protocol::actions::TabId;
 use tether_protocol::person::{HandoffInput, LiveFrame, PersonButton, PersonInput, Press};
 use tokio::sync::broadcast::error::RecvError;
@@ -246,27 +248,30 @@ async fn capture(transport: &Arc<dyn Transport>, tab: TabId) -> Result<(String, 
 
 /// Passes a person's input to the tab, as the browser's own input events.
 async fn pass_input(transport: &Arc<dyn Transport>, tab: TabId, input: &PersonInput) -> Result<(), CdpError> {
-    let (method, params) = match input {
+    let transport = transport.as_ref();
+    match input {
         PersonInput::Mouse { action, x, y, button } => {
             let kind = match action {
-                Press::Down => "mousePressed",
-                Press::Up => "mouseReleased",
-                Press::Move => "mouseMoved",
+                Press::Down => DispatchMouseEventType::MousePressed,
+                Press::Up => DispatchMouseEventType::MouseReleased,
+                Press::Move => DispatchMouseEventType::MouseMoved,
             };
             let (name, held) = match button {
-                PersonButton::Left => ("left", 1),
-                PersonButton::Right => ("right", 2),
-                PersonButton::Middle => ("middle", 4),
+                PersonButton::Left => (MouseButton::Left, 1),
+                PersonButton::Right => (MouseButton::Right, 2),
+                PersonButton::Middle => (MouseButton::Middle, 4),
             };
             // `buttons` is what is held once the event happened.
             let (button, buttons) = match action {
                 Press::Down => (name, held),
                 Press::Up => (name, 0),
-                Press::Move => ("none", 0),
+                Press::Move => (MouseButton::None, 0),
             };
-            let click_count = u32::from(*action != Press::Move);
-            let event = json!({ "type": kind, "x": x, "y": y, "button": button, "buttons": buttons, "clickCount": click_count });
-            (DispatchMouseEventParams::IDENTIFIER, event)
+            let mut event = DispatchMouseEventParams::new(kind, *x, *y);
+            event.button = Some(button);
+            event.buttons = Some(buttons);
+            event.click_count = Some(i64::from(*action != Press::Move));
+            typed::command(transport, tab, event).await.map(drop)
         }
         PersonInput::Wheel {
             x,
@@ -274,34 +279,41 @@ async fn pass_input(transport: &Arc<dyn Transport>, tab: TabId, input: &PersonIn
             delta_x,
             delta_y,
         } => {
-            let event = json!({ "type": "mouseWheel", "x": x, "y": y, "deltaX": delta_x, "deltaY": delta_y });
-            (DispatchMouseEventParams::IDENTIFIER, event)
+            let mut event = DispatchMouseEventParams::new(DispatchMouseEventType::MouseWheel, *x, *y);
+            (event.delta_x, event.delta_y) = (Some(*delta_x), Some(*delta_y));
+            typed::command(transport, tab, event).await.map(drop)
         }
         PersonInput::Key { action, key, code } => {
-            // A key that types a character carries it as text; others (Enter, arrows) are raw.
-            let text = (key.chars().count() == 1).then_some(key.as_str());
-            let kind = match (action, text) {
-                (Press::Up, _) => "keyUp",
-                (_, Some(_)) => "keyDown",
-                (_, None) => "rawKeyDown",
-            };
-            let mut event = json!({ "type": kind, "key": key, "code": code });
-            if let Some(c) = text
-                .and_then(|t| t.chars().next())
-                .filter(char::is_ascii_alphanumeric)
-            {
-                event["windowsVirtualKeyCode"] = json!(c.to_ascii_uppercase() as u32);
-            }
-            if let (Some(text), "keyDown") = (text, kind) {
-                event["text"] = json!(text);
-            }
-            if key == "Enter" && kind == "rawKeyDown" {
-                event["type"] = json!("keyDown");
-                event["text"] = json!("\r");
-                event["windowsVirtualKeyCode"] = json!(13);
-            }
-            (DispatchKeyEventParams::IDENTIFIER, event)
+            typed::command(transport, tab, key_event(*action, key, code))
+                .await
+                .map(drop)
         }
+    }
+}
+
+/// A person's key as the browser's key event: a key that types a character carries it as
+/// text; others (arrows) are raw; Enter types a return.
+fn key_event(action: Press, key: &str, code: &str) -> DispatchKeyEventParams {
+    let text = (key.chars().count() == 1).then_some(key);
+    let kind = match (action, text) {
+        (Press::Up, _) => DispatchKeyEventType::KeyUp,
+        (_, Some(_)) => DispatchKeyEventType::KeyDown,
+        (_, None) => DispatchKeyEventType::RawKeyDown,
     };
-    transport.send(tab, method, params).await.map(|_| ())
+    let mut event = DispatchKeyEventParams::new(kind.clone());
+    event.key = Some(key.to_owned());
+    event.code = Some(code.to_owned());
+    event.windows_virtual_key_code = text
+        .and_then(|t| t.chars().next())
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| i64::from(u32::from(c.to_ascii_uppercase())));
+    if kind == DispatchKeyEventType::KeyDown {
+        event.text = text.map(str::to_owned);
+    }
+    if key == "Enter" && kind == DispatchKeyEventType::RawKeyDown {
+        event.r#type = DispatchKeyEventType::KeyDown;
+        event.text = Some("\r".to_owned());
+        event.windows_virtual_key_code = Some(13);
+    }
+    event
 }
