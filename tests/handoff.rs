@@ -206,11 +206,49 @@ async fn click_live(page: &RawSession<'_>, session: &str, x: f64, y: f64) {
     }
 }
 
+/// A watched page that changes once (a paint or two, which the screencast may skip: it
+/// captures one paint in four) is shown as it changed, however still it is after.
+#[test]
+fn a_watched_page_that_changes_once_is_shown_as_it_changed() {
+    run_worker(|h| async move {
+        let s = "still";
+        // Its own address: the other tests' workers show person.html in the same browser.
+        let Started { relay, .. } = started(h, "still-worker", s, "person.html?still").await;
+        let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
+        let (page, target) = signed_in_console(&cdp, &relay.http("/")).await;
+        click(&page, &format!("[data-session='{s}'] button.watch")).await;
+        frames_past(&page, s, 0).await;
+        let worker_page = worker_tab(&cdp, "/fixtures/person.html?still").await;
+        worker_page
+            .eval_checked("document.getElementById('greeting').textContent = 'Hello, Ada', true")
+            .await;
+        page.eval_checked(&drawn_dark(s, (40.0, 160.0, 300.0, 200.0)))
+            .await;
+        cdp.call(None, "Target.closeTarget", json!({ "targetId": target }))
+            .await
+            .unwrap();
+    });
+}
+
+/// The worker's own tab showing `path`, attached on a raw session (the relay's session is
+/// busy, or need not be asked).
+async fn worker_tab<'c>(cdp: &'c CdpConnection, path: &str) -> RawSession<'c> {
+    let targets = cdp.call(None, "Target.getTargets", json!({})).await.unwrap();
+    let tab = targets["targetInfos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["url"].as_str().unwrap_or_default().ends_with(path))
+        .expect("the worker's tab")["targetId"]
+        .clone();
+    RawSession::attach(cdp, &tab).await
+}
+
 #[test]
 fn a_person_acts_in_a_headless_tab_through_the_live_view() {
     run_worker(|h| async move {
         let s = "live";
-        let Started { relay, tab, .. } = started(h, "live-worker", s, "person.html").await;
+        let Started { relay, tab, .. } = started(h, "live-worker", s, "person.html?live").await;
         let cdp = CdpConnection::connect(h.browser_ws()).await.unwrap();
         let (page, target) = signed_in_console(&cdp, &relay.http("/")).await;
 
@@ -242,20 +280,7 @@ fn a_person_acts_in_a_headless_tab_through_the_live_view() {
         click_live(&page, s, 100.0, 120.0).await;
         // The worker's headless page heard the person (read straight from the browser: the
         // session itself is busy with the handoff).
-        let targets = cdp.call(None, "Target.getTargets", json!({})).await.unwrap();
-        let worker_tab = targets["targetInfos"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| {
-                t["url"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .ends_with("/fixtures/person.html")
-            })
-            .expect("the worker's tab")["targetId"]
-            .clone();
-        let worker_page = RawSession::attach(&cdp, &worker_tab).await;
+        let worker_page = worker_tab(&cdp, "/fixtures/person.html?live").await;
         let greeted = r#"new Promise((resolve, reject) => {
             const limit = setTimeout(() => reject(new Error("not greeted; the page heard " + JSON.stringify(heard))), 20000);
             const check = () => {

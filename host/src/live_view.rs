@@ -42,6 +42,13 @@ const QUALITY: u32 = 60;
 /// captured 15 times, of which 8 are sent (every paint: Chromium spent 5.5 s of CPU more per
 /// 10 s watched, docs/performance.md). The capture once a burst settles shows the last paint.
 const EVERY_NTH_PAINT: u32 = 4;
+/// How soon a watched page that went still is looked at again, then twice as late each time
+/// it has not changed, up to `STILL_LOOK_AT_MOST`: a change the screencast did not send shows
+/// within a second after the page was busy, within 8 s on a page long still, and a still page
+/// costs a capture every 8 s (tests/handoff.rs
+/// `a_watched_page_that_changes_once_is_shown_as_it_changed` failed 2 runs in 6 without it).
+const STILL_LOOK: Duration = Duration::from_secs(1);
+const STILL_LOOK_AT_MOST: Duration = Duration::from_secs(8);
 
 /// Where a watched tab's frames go (the link to the relay); false once nothing takes them.
 pub type FrameSink = Arc<dyn Fn(LiveFrame) -> bool + Send + Sync>;
@@ -137,11 +144,15 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
         width,
         height,
     };
-    // The browser sends a frame when the page paints anew, and drops those it paints while
-    // two wait for their ack: a still page would show nothing, and the last change of a burst
-    // could be missed. So the view starts with the page as it is, and once a burst of frames
-    // has settled the page as it is is sent once more.
-    let mut settled = Some(tokio::time::Instant::now());
+    // The browser sends a frame when the page paints anew, but for one paint in
+    // `EVERY_NTH_PAINT` only, and drops those it paints while two wait for their ack: a still
+    // page would show nothing, the last change of a burst could be missed, and a change of a
+    // paint or two after the page was still may never be sent. So the view starts with the
+    // page as it is, the page as it is is sent once more when a burst of frames has settled,
+    // and while none come the page is looked at again (sent only if it changed; `STILL_LOOK`).
+    let mut settled = tokio::time::Instant::now();
+    let mut shown = String::new();
+    let mut still_look = STILL_LOOK;
     // The viewport's CSS size, as the last capture measured it: a screencast frame's metadata
     // gives the frame's own size there (960 for a 1280 px page), not where input lands.
     let mut viewport = (0.0, 0.0);
@@ -149,11 +160,18 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
-            () = sleep_until(settled) => {
-                settled = None;
-                match capture(&transport, tab).await {
+            () = tokio::time::sleep_until(settled) => {
+                let captured = capture(&transport, tab).await;
+                still_look = match &captured {
+                    Ok(now) if now.0 == shown => (still_look * 2).min(STILL_LOOK_AT_MOST),
+                    _ => STILL_LOOK,
+                };
+                settled = tokio::time::Instant::now() + still_look;
+                match captured {
+                    Ok(now) if now.0 == shown => viewport = (now.1, now.2),
                     Ok(now) => {
                         viewport = (now.1, now.2);
+                        shown.clone_from(&now.0);
                         if !sink(frame(now)) {
                             return stop_screencast(&transport, tab);
                         }
@@ -178,7 +196,7 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
                 if let Err(e) = typed::command(transport.as_ref(), tab, start.clone()).await {
                     return tracing::warn!(session_id, tab, "cannot show the tab live again: {e}");
                 }
-                settled = Some(tokio::time::Instant::now() + 2 * FRAME_EVERY);
+                settled = tokio::time::Instant::now() + 2 * FRAME_EVERY;
                 continue;
             }
             Err(RecvError::Closed) => return,
@@ -192,6 +210,7 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
             ),
             measured => measured,
         };
+        shown.clone_from(&data);
         if !sink(frame((data, width, height))) {
             // The link that asked for it is gone: so is every watcher.
             return stop_screencast(&transport, tab);
@@ -200,19 +219,12 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
         next += FRAME_EVERY;
         tokio::time::sleep_until(next).await;
         next = tokio::time::Instant::now();
-        settled = Some(next + 2 * FRAME_EVERY);
+        settled = next + 2 * FRAME_EVERY;
+        still_look = STILL_LOOK;
         let ack = ScreencastFrameAckParams::new(params["sessionId"].as_i64().unwrap_or_default());
         if typed::command(transport.as_ref(), tab, ack).await.is_err() {
             return;
         }
-    }
-}
-
-/// Sleeps until `at`; never, without one.
-async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 
