@@ -46,7 +46,7 @@ const EVERY_NTH_PAINT: u32 = 4;
 /// it has not changed, up to `STILL_LOOK_AT_MOST`: a change the screencast did not send shows
 /// within a second after the page was busy, within 8 s on a page long still, and a still page
 /// costs a capture every 8 s (tests/handoff.rs
-/// `a_watched_page_that_changes_once_is_shown_as_it_changed` failed 2 runs in 6 without it).
+/// `a_watched_page_that_changes_once_is_shown_as_it_changed` failed 2 runs in 6, then 5 in 6, without it).
 const STILL_LOOK: Duration = Duration::from_secs(1);
 const STILL_LOOK_AT_MOST: Duration = Duration::from_secs(8);
 
@@ -125,6 +125,66 @@ fn stop_screencast(transport: &Arc<dyn Transport>, tab: TabId) {
     });
 }
 
+/// What a watcher was shown, and when the page as it is is looked at next. The browser sends a
+/// frame when the page paints anew, but for one paint in `EVERY_NTH_PAINT` only, and drops
+/// those it paints while two wait for their ack: a still page would show nothing, the last
+/// change of a burst could be missed, and a change of a paint or two after the page went still
+/// might never be sent. So the view starts with the page as it is, the page as it is is sent
+/// once more when a burst of frames has settled, and while none come the page is looked at
+/// again (`STILL_LOOK`), sent only if it changed.
+struct Shown {
+    /// The last frame the watcher has (JPEG, base64).
+    data: String,
+    look_at: tokio::time::Instant,
+    /// How long after a look that found nothing new the next one comes.
+    still_look: Duration,
+    /// The viewport's CSS size, as the last capture measured it: a screencast frame's metadata
+    /// gives the frame's own size there (960 for a 1280 px page), not where input lands.
+    viewport: (f64, f64),
+}
+
+impl Shown {
+    fn new() -> Self {
+        Self {
+            data: String::new(),
+            look_at: tokio::time::Instant::now(),
+            still_look: STILL_LOOK,
+            viewport: (0.0, 0.0),
+        }
+    }
+
+    /// A burst of frames goes on at `at` (a frame acked, or the screencast started again): the
+    /// page as it is is looked at once it settles.
+    fn burst_goes_on(&mut self, at: tokio::time::Instant) {
+        self.look_at = at + 2 * FRAME_EVERY;
+        self.still_look = STILL_LOOK;
+    }
+
+    /// Takes a capture of the page as it is: the frame to send, when it is news to the
+    /// watcher; the next look comes twice as late while the page stays the same.
+    fn look(&mut self, captured: Result<(String, f64, f64), CdpError>) -> Option<(String, f64, f64)> {
+        let news = match captured {
+            Ok(now) => {
+                self.viewport = (now.1, now.2);
+                (now.0 != self.data).then_some(now)
+            }
+            Err(e) => {
+                tracing::debug!("cannot capture a tab for its live view: {e}");
+                None
+            }
+        };
+        self.still_look = match news {
+            Some(_) => STILL_LOOK,
+            None => (self.still_look * 2).min(STILL_LOOK_AT_MOST),
+        };
+        self.look_at = tokio::time::Instant::now() + self.still_look;
+        if let Some(now) = &news {
+            self.data.clone_from(&now.0);
+        }
+        news
+    }
+}
+
 async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, sink: FrameSink) {
     let mut events = transport.events();
     let start = StartScreencastParams {
@@ -144,39 +204,16 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
         width,
         height,
     };
-    // The browser sends a frame when the page paints anew, but for one paint in
-    // `EVERY_NTH_PAINT` only, and drops those it paints while two wait for their ack: a still
-    // page would show nothing, the last change of a burst could be missed, and a change of a
-    // paint or two after the page was still may never be sent. So the view starts with the
-    // page as it is, the page as it is is sent once more when a burst of frames has settled,
-    // and while none come the page is looked at again (sent only if it changed; `STILL_LOOK`).
-    let mut settled = tokio::time::Instant::now();
-    let mut shown = String::new();
-    let mut still_look = STILL_LOOK;
-    // The viewport's CSS size, as the last capture measured it: a screencast frame's metadata
-    // gives the frame's own size there (960 for a 1280 px page), not where input lands.
-    let mut viewport = (0.0, 0.0);
+    let mut shown = Shown::new();
     let mut next = tokio::time::Instant::now();
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
-            () = tokio::time::sleep_until(settled) => {
-                let captured = capture(&transport, tab).await;
-                still_look = match &captured {
-                    Ok(now) if now.0 == shown => (still_look * 2).min(STILL_LOOK_AT_MOST),
-                    _ => STILL_LOOK,
-                };
-                settled = tokio::time::Instant::now() + still_look;
-                match captured {
-                    Ok(now) if now.0 == shown => viewport = (now.1, now.2),
-                    Ok(now) => {
-                        viewport = (now.1, now.2);
-                        shown.clone_from(&now.0);
-                        if !sink(frame(now)) {
-                            return stop_screencast(&transport, tab);
-                        }
+            () = tokio::time::sleep_until(shown.look_at) => {
+                if let Some(now) = shown.look(capture(&transport, tab).await) {
+                    if !sink(frame(now)) {
+                        return stop_screencast(&transport, tab);
                     }
-                    Err(e) => tracing::debug!(tab, "cannot capture the tab for its live view: {e}"),
                 }
                 continue;
             }
@@ -196,21 +233,21 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
                 if let Err(e) = typed::command(transport.as_ref(), tab, start.clone()).await {
                     return tracing::warn!(session_id, tab, "cannot show the tab live again: {e}");
                 }
-                settled = tokio::time::Instant::now() + 2 * FRAME_EVERY;
+                shown.burst_goes_on(tokio::time::Instant::now());
                 continue;
             }
             Err(RecvError::Closed) => return,
         };
         let data = params["data"].as_str().unwrap_or_default().to_owned();
         let shows = &params["metadata"];
-        let (width, height) = match viewport {
+        let (width, height) = match shown.viewport {
             (0.0, _) => (
                 shows["deviceWidth"].as_f64().unwrap_or_default(),
                 shows["deviceHeight"].as_f64().unwrap_or_default(),
             ),
             measured => measured,
         };
-        shown.clone_from(&data);
+        shown.data.clone_from(&data);
         if !sink(frame((data, width, height))) {
             // The link that asked for it is gone: so is every watcher.
             return stop_screencast(&transport, tab);
@@ -219,8 +256,7 @@ async fn stream(transport: Arc<dyn Transport>, session_id: String, tab: TabId, s
         next += FRAME_EVERY;
         tokio::time::sleep_until(next).await;
         next = tokio::time::Instant::now();
-        settled = next + 2 * FRAME_EVERY;
-        still_look = STILL_LOOK;
+        shown.burst_goes_on(next);
         let ack = ScreencastFrameAckParams::new(params["sessionId"].as_i64().unwrap_or_default());
         if typed::command(transport.as_ref(), tab, ack).await.is_err() {
             return;
