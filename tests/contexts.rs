@@ -341,7 +341,6 @@ fn a_proxy_that_asks_for_a_login_gets_the_sessions() {
         assert_eq!(h.eval(opened, "document.title").await, "Through the proxy");
         assert!(proxy.seen().contains(&popup), "{:?}", proxy.seen());
 
-        // A site asking for a login of its own (through the proxy) is never given the proxy's.
         // A site asking for a login of its own (through the proxy) is never given the proxy's:
         // the navigation fails as it does through a proxy without a login.
         let asks = format!("{site}site-asks");

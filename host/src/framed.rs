@@ -9,7 +9,7 @@
 use chromiumoxide::cdp::browser_protocol::dom::{GetFrameOwnerParams, ResolveNodeParams};
 use chromiumoxide::cdp::browser_protocol::page::FrameId;
 use chromiumoxide::cdp::js_protocol::runtime::{
-    CallArgument, CallFunctionOnParams, EvaluateParams, ExecutionContextId, RemoteObjectId,
+    CallFunctionOnParams, EvaluateParams, ExecutionContextId, RemoteObjectId,
 };
 use serde_json::{json, Value};
 use tether_protocol::actions::browser_snapshot::SnapshotScope;
@@ -18,7 +18,7 @@ use tether_protocol::actions::Element;
 use tether_protocol::{ActionError, ErrorCode};
 
 use crate::library::{CrossFrame, PageText, Scan, Scanned, Snapshot};
-use crate::page::{remote_object_of, FrameScope, Page};
+use crate::page::{argument, remote_object_of, FrameScope, Page};
 use crate::rules::Rules;
 
 /// How the library's snapshot writes a marked frame's block (`js/snapshot.js`).
@@ -55,10 +55,7 @@ async fn mark_one(page: &Page<'_>, id: &str) -> Result<(), ActionError> {
         .ok_or_else(|| ActionError::internal("the frame's element has no handle"))?;
     let mut marked = CallFunctionOnParams::new(MARK);
     marked.object_id = Some(RemoteObjectId::new(element));
-    marked.arguments = Some(vec![CallArgument {
-        value: Some(json!(id)),
-        ..CallArgument::default()
-    }]);
+    marked.arguments = Some(vec![argument(json!(id))]);
     remote_object_of(page.command_json(marked).await?)?;
     page.state().frames.set_owner(id, element.to_owned());
     Ok(())

@@ -229,9 +229,7 @@ impl<'a> Page<'a> {
 
     /// Evaluates a fixed expression in the page's main world, awaiting a returned promise.
     pub async fn evaluate(&self, expression: &str) -> Result<Value, ActionError> {
-        let mut evaluate = EvaluateParams::new(expression);
-        (evaluate.return_by_value, evaluate.await_promise) = (Some(true), Some(true));
-        value_of(self.command_json(evaluate).await?)
+        value_of(self.command_json(typed::evaluation(expression)).await?)
     }
 
     /// Calls a function of the in-page library; its `{ error }` answers become action errors.
@@ -636,7 +634,7 @@ fn mouse_event(
 }
 
 /// A value passed to a function the page runs.
-fn argument(value: Value) -> CallArgument {
+pub fn argument(value: Value) -> CallArgument {
     CallArgument {
         value: Some(value),
         ..CallArgument::default()

@@ -6,7 +6,6 @@
 //! names it again, after a restart or a kill -9 too. A file is replaced whole (written beside,
 //! then renamed), so a kill mid-save leaves the previous one. No value is ever logged.
 
-use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -183,8 +182,7 @@ pub async fn save(
 /// The state of the origin of the page a tab shows, read in the page (the page's own values:
 /// a page that lies about them lies about its own).
 async fn origin_state_of(transport: &dyn Transport, tab: i64, origin: String) -> Option<OriginStorage> {
-    let mut read = EvaluateParams::new(read_origin());
-    (read.return_by_value, read.await_promise) = (Some(true), Some(true));
+    let read = crate::cdp::typed::evaluation(read_origin());
     let reply = crate::cdp::typed::command_json(transport, tab, read).await.ok()?;
     let answer = reply.pointer("/result/value")?;
     origin_read(origin, answer)

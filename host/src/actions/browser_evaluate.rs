@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
-use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, TimeDelta};
+use chromiumoxide::cdp::js_protocol::runtime::TimeDelta;
 use serde_json::Value;
 use tether_protocol::actions::browser_evaluate::{Output, Params, DEFAULT_TIMEOUT_MS, MAX_INLINE_BYTES};
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::Context;
+use crate::cdp::typed;
 use crate::page::{remote_object_of, Page};
 
 const REFUSED: &str = "browser_evaluate is off on this host: the browser's owner allows it with tether-host worker --allow-evaluate, or in the Tether extension's popup (\"Let agents run their own JavaScript\"). The other actions need no such permission.";
@@ -59,9 +60,7 @@ pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
 
 /// The value's typeof and its JSON value.
 async fn evaluate(page: &Page<'_>, expression: &str, limit: u64) -> Result<(String, Value), ActionError> {
-    let mut params = EvaluateParams::new(expression);
-    params.await_promise = Some(true);
-    params.return_by_value = Some(true);
+    let mut params = typed::evaluation(expression);
     // Ends a script that never yields (a loop); the caller's bound covers a Promise that never
     // settles.
     params.timeout = Some(TimeDelta::new(limit as f64));

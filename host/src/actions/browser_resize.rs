@@ -11,12 +11,12 @@ use chromiumoxide::cdp::browser_protocol::emulation::{
     ClearDeviceMetricsOverrideParams, MediaFeature, SetDeviceMetricsOverrideParams, SetEmulatedMediaParams,
     SetTouchEmulationEnabledParams,
 };
-use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use serde_json::Value;
 use tether_protocol::actions::browser_resize::{Output, Params};
 use tether_protocol::ActionError;
 
 use super::Context;
+use crate::cdp::typed;
 use crate::page::Page;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
@@ -85,9 +85,7 @@ fn media(features: Vec<MediaFeature>) -> SetEmulatedMediaParams {
 }
 
 async fn viewport(page: &Page<'_>, expression: &str) -> Result<Output, ActionError> {
-    let mut read = EvaluateParams::new(expression);
-    (read.return_by_value, read.await_promise) = (Some(true), Some(true));
-    let reply = page.command_json(read).await?;
+    let reply = page.command_json(typed::evaluation(expression)).await?;
     let value = reply.pointer("/result/value").cloned().unwrap_or(Value::Null);
     serde_json::from_value(value)
         .map_err(|e| ActionError::internal(format!("the page's viewport could not be read: {e}")))

@@ -223,9 +223,7 @@ async fn run_in_origin(
             format!("cannot open {origin} to reach its localStorage: {error}"),
         ));
     }
-    let mut evaluate = EvaluateParams::new(expression);
-    (evaluate.return_by_value, evaluate.await_promise) = (Some(true), Some(true));
-    let evaluated = typed::command_json(transport.as_ref(), tab, evaluate).await?;
+    let evaluated = typed::command_json(transport.as_ref(), tab, typed::evaluation(expression)).await?;
     if let Some(thrown) = evaluated.get("exceptionDetails") {
         let why = thrown
             .pointer("/exception/description")

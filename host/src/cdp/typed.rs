@@ -8,11 +8,20 @@
 //! would fail the whole answer), or where a field is read that the crate leaves out as
 //! deprecated.
 
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::types::Command;
 use serde_json::Value;
 use tether_protocol::actions::TabId;
 
 use super::{CdpError, Transport};
+
+/// `Runtime.evaluate` of `expression` as the host runs its own scripts: the value returned as
+/// JSON, a returned promise awaited.
+pub fn evaluation(expression: impl Into<String>) -> EvaluateParams {
+    let mut evaluate = EvaluateParams::new(expression);
+    (evaluate.return_by_value, evaluate.await_promise) = (Some(true), Some(true));
+    evaluate
+}
 
 /// The command's method name and params as the wire carries them.
 pub fn wire<C: Command>(command: &C) -> Result<(String, Value), CdpError> {
