@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tether_host::cdp::connection::CdpConnection;
-use tether_relay::artifacts::Limits;
 use tether_relay::config::{ConfirmMode, Settings};
+use tether_relay::stores::artifacts::Limits;
 use tether_tests::cdp::RawSession;
 use tether_tests::client::post_action;
 use tether_tests::person::{click, doc_shot, shown, shown_with, signed_in_console, type_into};

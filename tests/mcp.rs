@@ -459,7 +459,7 @@ fn the_relays_mcp_names_the_secrets_of_its_browser() {
         const VALUE: &str = "Relay-Mcp-S3cret!";
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
-        let secrets = tether_host::secrets::Secrets::default();
+        let secrets = tether_host::engine::secrets::Secrets::default();
         secrets
             .set(vec![("shop-login".into(), VALUE.into(), vec![h.url("")])])
             .unwrap();

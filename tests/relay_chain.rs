@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tether_host::worker::{BrowserAt, Worker};
+use tether_host::modes::worker::{BrowserAt, Worker};
 use tether_tests::client::{self, download};
 use tether_tests::relay::TestRelay;
 use tether_tests::{find_element as find, run_worker};
@@ -239,7 +239,7 @@ fn a_worker_with_a_wrong_token_stops_and_says_why() {
 fn a_full_artifact_store_fails_artifact_actions_clearly_and_the_relay_serves_on() {
     run_worker(|h| async move {
         let data = tempfile::tempdir().unwrap();
-        let limits = tether_relay::artifacts::Limits {
+        let limits = tether_relay::stores::artifacts::Limits {
             max_store_bytes: 1,
             ..Default::default()
         };
@@ -440,7 +440,7 @@ fn a_secret_logs_in_while_its_value_shows_nowhere() {
         const VALUE: &str = "Tr1cky-S3cret!";
         let data = tempfile::tempdir().unwrap();
         let relay = TestRelay::start(data.path(), None);
-        let secrets = tether_host::secrets::Secrets::default();
+        let secrets = tether_host::engine::secrets::Secrets::default();
         let origin = h.url("");
         secrets
             .set(vec![("site-password".into(), VALUE.into(), vec![origin.clone()])])

@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 use tether_protocol::messages::Role;
 use tether_protocol::{Envelope, ErrorCode};
-use tether_relay::request::Request;
+use tether_relay::core::request::Request;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(envelope) = serde_json::from_slice::<Envelope>(data) {

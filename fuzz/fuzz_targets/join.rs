@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tether_protocol::{Envelope, ErrorCode};
-use tether_relay::ws::join;
+use tether_relay::edge::ws::join;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(envelope) = serde_json::from_slice::<Envelope>(data) else {

@@ -43,7 +43,7 @@ impl Raw<'_> {
                 self.eval("document.documentElement.outerHTML").await;
             }
             "browser_xpath_scan" => {
-                let lib = tether_host::library::SOURCE;
+                let lib = tether_host::page::library::SOURCE;
                 self.eval(&format!("JSON.stringify(({lib})().scan({{}}))")).await;
             }
             "browser_screenshot" => {

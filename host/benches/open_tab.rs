@@ -12,8 +12,8 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use tether_host::browser::tabs::preparation;
 use tether_host::cdp::connection::CdpConnection;
-use tether_host::tabs::preparation;
 use tether_tests::bench::{new_window, open_loaded_tab, tether_open};
 use tether_tests::cdp::RawSession;
 use tether_tests::extension::ExtensionBrowser;

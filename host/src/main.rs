@@ -30,13 +30,13 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run actions against a headless Chromium (launched, or at --browser-ws) and print each result.
-    Exec(tether_host::exec::ExecArgs),
+    Exec(tether_host::modes::exec::ExecArgs),
     /// Serve a relay with a Chromium of this host's own (launched, or at --browser-ws).
-    Worker(tether_host::worker::WorkerArgs),
+    Worker(tether_host::modes::worker::WorkerArgs),
     /// Serve the catalog as MCP tools on stdio, with a Chromium of its own or through --relay.
-    Mcp(tether_host::mcp::McpArgs),
+    Mcp(tether_host::modes::mcp::McpArgs),
     /// Register this host with the browsers (native messaging) and write its config.
-    Install(tether_host::install::InstallArgs),
+    Install(tether_host::modes::install::InstallArgs),
     /// Remove what install wrote.
     Uninstall,
 }
@@ -73,14 +73,14 @@ fn main() -> std::process::ExitCode {
     };
     let code = runtime.block_on(async {
         let Some(cli) = cli else {
-            return tether_host::extension::main(extension_origin.unwrap_or_default()).await;
+            return tether_host::modes::extension::main(extension_origin.unwrap_or_default()).await;
         };
         match cli.command {
-            Command::Exec(args) => tether_host::exec::main(args).await,
-            Command::Worker(args) => tether_host::worker::main(args).await,
-            Command::Mcp(args) => tether_host::mcp::main(args).await,
-            Command::Install(args) => tether_host::install::main_install(args),
-            Command::Uninstall => tether_host::install::main_uninstall(),
+            Command::Exec(args) => tether_host::modes::exec::main(args).await,
+            Command::Worker(args) => tether_host::modes::worker::main(args).await,
+            Command::Mcp(args) => tether_host::modes::mcp::main(args).await,
+            Command::Install(args) => tether_host::modes::install::main_install(args),
+            Command::Uninstall => tether_host::modes::install::main_uninstall(),
         }
     });
     // Tasks still parked (a blocking read of stdin, a relay link) must not keep the process.

@@ -4,8 +4,8 @@
 
 use clap::Parser;
 use serde_json::Value;
-use tether_host::install::registry::Memory;
-use tether_host::install::{install_with, uninstall_with, InstallArgs, Os};
+use tether_host::modes::install::registry::Memory;
+use tether_host::modes::install::{install_with, uninstall_with, InstallArgs, Os};
 
 const ID: &str = "eccdmegnppddiconemhgfcncpfpmdggp";
 

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tether_host::chromium::{Chromium, Debugging, LaunchOptions};
-use tether_host::worker::{BrowserAt, Worker};
+use tether_host::browser::chromium::{Chromium, Debugging, LaunchOptions};
+use tether_host::modes::worker::{BrowserAt, Worker};
 use tether_tests::extension::JOIN_WITHIN;
 use tether_tests::fixtures;
 use tether_tests::relay::{TestRelay, HOST};

@@ -17,13 +17,13 @@ use chrono::Utc;
 use serde_json::json;
 use tether_protocol::result::{ActionHeader, Output};
 use tether_protocol::ActionResult;
-use tether_relay::store::{Action, Head, Standing, Store};
+use tether_relay::stores::store::{Action, Head, Standing, Store};
 use tether_tests::process::RelayProcess;
 
 const SESSIONS: usize = 100_000;
 const ACTIONS: usize = 10;
 
-fn result(session_id: &str, action_id: &str) -> tether_relay::store::Stored {
+fn result(session_id: &str, action_id: &str) -> tether_relay::stores::store::Stored {
     let header = ActionHeader {
         action_id: action_id.to_owned(),
         action_name: "browser_click".into(),

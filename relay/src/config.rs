@@ -1,6 +1,8 @@
 //! The relay's command line and settings (docs/protocol.md §8), and its two tokens: given on the
 //! command line or in the environment, or else generated on first start and kept in the data
-//! dir, so hosts and orchestrators configured once keep working across restarts.
+//! dir, so hosts and orchestrators configured once keep working across restarts. Its own floor:
+//! uses `parts` and `stores` (whose limits and host tokens it sets up); the core and the edge
+//! read it.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -9,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::artifacts::Limits;
+use crate::stores::artifacts::Limits;
 use tether_os::at_rest;
 
 /// When the relay asks a person before an action runs.
@@ -317,7 +319,7 @@ pub struct Tokens {
     pub metrics: String,
     /// Host tokens bound to one browser each (`tether-relay host-token`), kept apart.
     #[serde(skip)]
-    pub bound: std::sync::Arc<crate::host_tokens::HostTokens>,
+    pub bound: std::sync::Arc<crate::stores::host_tokens::HostTokens>,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -394,7 +396,7 @@ impl Tokens {
 
 /// 256 random bits, hex.
 fn new_token() -> String {
-    crate::ids::random_hex(32)
+    crate::parts::ids::random_hex(32)
 }
 
 fn read(path: &Path) -> Result<Option<Tokens>> {

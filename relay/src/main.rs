@@ -6,11 +6,11 @@ use clap::{CommandFactory, Parser};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_relay::agent_docs;
 use tether_relay::cluster::{Cluster, Joining};
 use tether_relay::config::{RelayArgs, RelayCommand, Tokens};
+use tether_relay::core::state::{AppState, Relay};
+use tether_relay::edge::agent_docs;
 use tether_relay::server::serve;
-use tether_relay::state::{AppState, Relay};
 
 /// jemalloc, not the system's malloc: under load (1000 sessions busy) glibc's malloc and free
 /// took a fifth of the relay's CPU, with lock contention between the runtime's threads;
@@ -94,7 +94,7 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
             args.listen
         );
     }
-    if let Some(limit) = tether_relay::open_files::raise() {
+    if let Some(limit) = tether_relay::parts::open_files::raise() {
         tracing::debug!("open-file limit: {limit}");
     }
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
@@ -102,9 +102,9 @@ async fn run(args: RelayArgs) -> anyhow::Result<()> {
     if let Some(url) = &args.nats {
         let joining = Joining {
             url,
-            relay_id: tether_relay::dispatch::run_id(),
+            relay_id: tether_relay::core::dispatch::run_id(),
             artifact_ttl: args.artifact_limits().ttl,
-            artifact_secret: tether_relay::ids::random_bytes(32),
+            artifact_secret: tether_relay::parts::ids::random_bytes(32),
         };
         let cluster = Cluster::join(joining).await?;
         relay.artifacts.use_secret(cluster.artifact_secret.clone());
@@ -135,7 +135,7 @@ fn host_token(
     revoke: Option<&str>,
     list: bool,
 ) -> anyhow::Result<()> {
-    use tether_relay::host_tokens;
+    use tether_relay::stores::host_tokens;
     tether_os::at_rest::restrict_umask();
     if list {
         for (client, created) in host_tokens::list(data_dir)? {

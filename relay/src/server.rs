@@ -1,4 +1,5 @@
-//! The relay's one listener: every HTTP route of docs/protocol.md §3 and `/ws`, on axum.
+//! The relay's one listener: every HTTP route of docs/protocol.md §3 and `/ws`, on axum. The
+//! top floor below `main`: uses the edge's routes and sockets, and the floors under them.
 
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::DefaultBodyLimit;
@@ -11,14 +12,14 @@ use std::sync::Arc;
 use tether_protocol::messages::Catalog;
 use tether_protocol::ErrorCode;
 
-use crate::app_error::AppError;
-use crate::auth::{token_from, MetricsReader, Reader};
-use crate::listener::{self, Bounds, ReadBudget};
-use crate::metrics::Now;
-use crate::routes::{actions, artifacts, base_url, console, mcp, screen, sessions, twin};
-use crate::state::AppState;
-use crate::ws;
-use crate::{agent_docs, catalog_md};
+use crate::core::state::AppState;
+use crate::edge::app_error::AppError;
+use crate::edge::auth::{token_from, MetricsReader, Reader};
+use crate::edge::listener::{self, Bounds, ReadBudget};
+use crate::edge::routes::{actions, artifacts, base_url, console, mcp, screen, sessions, twin};
+use crate::edge::ws;
+use crate::edge::{agent_docs, catalog_md};
+use crate::parts::metrics::Now;
 
 const SOCKET_BUFFER: usize = 4 * 1024;
 
@@ -32,7 +33,7 @@ pub async fn serve(
         state.origins.listening_on(addr);
     }
     // A relay that serves keeps itself the size of what it serves, for as long as it serves.
-    let upkeep = tokio::spawn(crate::housekeeping::run(state.0.clone()));
+    let upkeep = tokio::spawn(crate::core::housekeeping::run(state.0.clone()));
     let _stop_upkeep = AbortOnDrop(upkeep);
     let bounds = Bounds {
         max_connections: state.settings.max_connections,

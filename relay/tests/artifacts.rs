@@ -5,7 +5,7 @@ mod common;
 
 use common::{start_relay, HOST, ORCHESTRATOR};
 use serde_json::Value;
-use tether_relay::artifacts::Limits;
+use tether_relay::stores::artifacts::Limits;
 
 async fn relay(limits: Limits) -> String {
     format!("http://{}", start_relay(limits).await)
@@ -265,11 +265,11 @@ async fn a_token_in_the_url_is_refused_where_a_header_can_be_sent() {
 /// and removes it when that session ends; another session's stays.
 #[tokio::test]
 async fn files_fetched_for_a_sessions_uploads_go_when_it_ends() {
-    use tether_host::artifacts::{ArtifactStore, RelayStore};
+    use tether_host::parts::artifacts::{ArtifactStore, RelayStore};
     let base = relay(Limits::default()).await;
     let (_, stored) = upload(&base, Some(HOST), b"a file to pick".to_vec()).await;
     let id = stored["artifactId"].as_str().unwrap();
-    let tls = tether_host::tls::client_config(None).unwrap();
+    let tls = tether_host::parts::tls::client_config(None).unwrap();
     let store = RelayStore::new(&base, HOST, &tls).unwrap();
     let mine = store.file(id, "ending").await.unwrap();
     let theirs = store.file(id, "going-on").await.unwrap();

@@ -2,7 +2,7 @@
 //! actions reach hosts on other relays, in order, once each; an `actionId` repeats across
 //! relays; a relay killed with SIGKILL under a running action loses nothing.
 //!
-//! The hosts are the real host's link (`tether_host::relay_link`) in front of a browser
+//! The hosts are the real host's link (`tether_host::modes::relay_link`) in front of a browser
 //! stand-in that counts what it runs, so "ran once" is the browser's word, not the relay's.
 
 mod common;

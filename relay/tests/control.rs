@@ -8,8 +8,8 @@ use common::client::{connect, join, orchestrator, post_action, recv, recv_type, 
 use common::test_host::TestHost;
 use common::{start, OBSERVER, ORCHESTRATOR};
 use serde_json::{json, Value};
-use tether_relay::artifacts::Limits;
 use tether_relay::config::{ConfirmMode, Settings};
+use tether_relay::stores::artifacts::Limits;
 use tokio::task::JoinHandle;
 
 fn click(session: &str) -> Value {

@@ -10,8 +10,8 @@ use common::client::{
 use common::test_host::TestHost;
 use common::{start, HOST, OBSERVER, ORCHESTRATOR};
 use serde_json::{json, Value};
-use tether_relay::artifacts::Limits;
 use tether_relay::config::Settings;
+use tether_relay::stores::artifacts::Limits;
 
 fn click(session: &str) -> Value {
     json!({ "sessionId": session, "actionName": "browser_click", "params": { "tabId": 1, "xpath": "//a" } })

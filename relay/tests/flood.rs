@@ -112,7 +112,7 @@ async fn healthz_answers_while_strangers_hold_every_connection() {
     // As under the common `ulimit -n 1024`: more idle sockets than the process has files.
     let relay = RelayProcess::start_with_open_files(1024, &[]).await;
     // This test's own process holds all of them.
-    tether_relay::open_files::raise();
+    tether_relay::parts::open_files::raise();
     let mut idle = Vec::new();
     for i in 0..1100 {
         let mut tcp = TcpStream::connect(&relay.addr).await.unwrap();

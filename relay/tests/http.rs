@@ -5,7 +5,7 @@ mod common;
 
 use common::{start_relay, HOST, METRICS, OBSERVER, ORCHESTRATOR};
 use serde_json::Value;
-use tether_relay::artifacts::Limits;
+use tether_relay::stores::artifacts::Limits;
 
 /// Starts a relay on a free port; returns its base URL.
 async fn relay() -> String {
@@ -275,7 +275,7 @@ async fn mcp_sessions_are_capped() {
         mcp_max_sessions: 20,
         ..Default::default()
     };
-    let (addr, _) = common::start(settings, tether_relay::artifacts::Limits::default()).await;
+    let (addr, _) = common::start(settings, tether_relay::stores::artifacts::Limits::default()).await;
     let client = tether_tests::client::own_http();
     let initialize = |id: u32| {
         client

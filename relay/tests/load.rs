@@ -11,8 +11,8 @@ use common::start;
 use common::test_host::TestHost;
 use futures::{SinkExt, StreamExt};
 use serde_json::json;
-use tether_relay::artifacts::Limits;
 use tether_relay::config::Settings;
+use tether_relay::stores::artifacts::Limits;
 use tokio_tungstenite::tungstenite::Message;
 
 const SESSIONS: usize = 1000;

@@ -4,7 +4,7 @@
 //! every action it has no result for: each ends in exactly one result, none runs twice, and
 //! each session's actions run in the order they were sent.
 //!
-//! The hosts are the real host's link to the relay (`tether_host::relay_link`, with its kept
+//! The hosts are the real host's link to the relay (`tether_host::modes::relay_link`, with its kept
 //! results); only the browser behind it is a stand-in that counts what it is asked to run.
 
 mod common;

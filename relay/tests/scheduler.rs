@@ -10,8 +10,8 @@ use common::client::{act, envelope, orchestrator, post_action, recv, recv_type, 
 use common::test_host::TestHost;
 use common::{start, HOST, ORCHESTRATOR};
 use serde_json::{json, Value};
-use tether_relay::artifacts::Limits;
 use tether_relay::config::Settings;
+use tether_relay::stores::artifacts::Limits;
 
 async fn relay_with(settings: Settings) -> String {
     start(settings, Limits::default()).await.0.to_string()

@@ -7,7 +7,7 @@ use common::client::{closes, connect, join, recv, send, Ws};
 use common::{start_relay, HOST, ORCHESTRATOR};
 use futures::SinkExt;
 use serde_json::{json, Value};
-use tether_relay::artifacts::Limits;
+use tether_relay::stores::artifacts::Limits;
 use tokio_tungstenite::tungstenite::Message;
 
 async fn relay() -> String {
@@ -232,7 +232,7 @@ async fn a_second_connection_for_an_online_browser_is_refused() {
 async fn a_browsers_own_token_is_its_identity() {
     let (addr, data) = common::start(Default::default(), Limits::default()).await;
     let addr = addr.to_string();
-    let laptop = tether_relay::host_tokens::mint(&data, "laptop").unwrap();
+    let laptop = tether_relay::stores::host_tokens::mint(&data, "laptop").unwrap();
 
     let (_, answer) = host_join(&addr, &laptop, "desk").await;
     assert_eq!(answer["payload"]["code"], "FORBIDDEN", "{answer}");
@@ -269,7 +269,7 @@ async fn a_browsers_own_token_is_its_identity() {
         .unwrap();
     assert_eq!(upload.status().as_u16(), 200);
 
-    tether_relay::host_tokens::revoke(&data, "laptop").unwrap();
+    tether_relay::stores::host_tokens::revoke(&data, "laptop").unwrap();
     let (_, answer) = host_join(&addr, &laptop, "laptop").await;
     assert_eq!(answer["payload"]["code"], "UNAUTHORIZED", "revoked: {answer}");
 }
@@ -425,7 +425,7 @@ async fn offline_browsers_are_bounded_by_count() {
     };
     let (addr, data_dir) = common::start(settings, Limits::default()).await;
     let addr = addr.to_string();
-    let own_token = tether_relay::host_tokens::mint(&data_dir, "owned").unwrap();
+    let own_token = tether_relay::stores::host_tokens::mint(&data_dir, "owned").unwrap();
     let mut owned = connect(&addr).await;
     send(
         &mut owned,
@@ -486,7 +486,7 @@ async fn oversized_client_ids_and_meta_are_refused_at_join() {
 async fn a_host_replaced_by_another_cannot_take_the_place_back() {
     let (addr, data_dir) = common::start(Default::default(), Limits::default()).await;
     let addr = addr.to_string();
-    let token = tether_relay::host_tokens::mint(&data_dir, "twice").unwrap();
+    let token = tether_relay::stores::host_tokens::mint(&data_dir, "twice").unwrap();
     let join_as = |replace: Option<bool>| {
         let mut payload = json!({ "role": "host", "token": token, "clientId": "twice", "meta": {} });
         if let Some(replace) = replace {

@@ -13,7 +13,7 @@ use crate::relay::TestRelay;
 use crate::Harness;
 
 /// The in-page library, as the host evaluates it.
-pub const LIB_JS: &str = tether_host::library::SOURCE;
+pub const LIB_JS: &str = tether_host::page::library::SOURCE;
 /// Timed runs per operation (after 3 warm-ups).
 pub const RUNS: usize = 30;
 /// The session benches act in.
@@ -330,7 +330,7 @@ pub async fn relayed_worker(h: &Harness) -> RelayedWorker {
 /// The same, the worker's flags set by `configure`.
 pub async fn relayed_worker_with(
     h: &Harness,
-    configure: impl FnOnce(&mut tether_host::worker::Worker),
+    configure: impl FnOnce(&mut tether_host::modes::worker::Worker),
 ) -> RelayedWorker {
     let data = tempfile::tempdir().unwrap();
     let relay = TestRelay::start(data.path(), None);

@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tether_host::browser::chromium::{Chromium, Debugging, LaunchOptions};
 use tether_host::cdp::connection::CdpConnection;
-use tether_host::chromium::{Chromium, Debugging, LaunchOptions};
 use tether_protocol::actions::TabId;
 use tether_protocol::ActionName;
 use tokio::sync::Mutex;

@@ -30,11 +30,11 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tether_host::artifacts::LocalDir;
+use tether_host::browser::chromium::{Chromium, Debugging, LaunchOptions};
 use tether_host::cdp::worker::WorkerTransport;
 use tether_host::cdp::Transport;
-use tether_host::chromium::{Chromium, Debugging, LaunchOptions};
-use tether_host::policy::Policy;
+use tether_host::engine::policy::Policy;
+use tether_host::parts::artifacts::LocalDir;
 use tether_host::Engine;
 use tether_protocol::actions::TabId;
 use tether_protocol::result::ResultStatus;

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{json, Value};
-use tether_relay::artifacts::Limits;
 use tether_relay::config::{Settings, Tokens};
+use tether_relay::core::state::{AppState, Relay};
 use tether_relay::server::serve;
-use tether_relay::state::{AppState, Relay};
+use tether_relay::stores::artifacts::Limits;
 use tokio::runtime::Runtime;
 
-use tether_host::worker::{BrowserAt, Worker};
+use tether_host::modes::worker::{BrowserAt, Worker};
 
 use crate::{client, Harness};
 

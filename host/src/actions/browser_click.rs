@@ -13,7 +13,7 @@ use tether_protocol::actions::TabId;
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::{element, Context};
-use crate::library::{ArmPress, ClickPoint, Landing, Pressed};
+use crate::page::library::{ArmPress, ClickPoint, Landing, Pressed};
 
 /// How many times a press that reached something else than its element is aimed again.
 const REAIMS: u32 = 2;

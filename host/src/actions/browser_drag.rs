@@ -21,7 +21,7 @@ use tether_protocol::{ActionError, ErrorCode};
 use tokio::time::Instant;
 
 use super::Context;
-use crate::library::{ArmDrag, ClickPoint, DragStarted, DropPoint, HitAt, Landing};
+use crate::page::library::{ArmDrag, ClickPoint, DragStarted, DropPoint, HitAt, Landing};
 use crate::page::{Page, TabEvents};
 
 /// How long the browser may take to hand over a drag the page started.

@@ -13,7 +13,7 @@ use super::{
     browser_click as click, browser_select_option as select, browser_type as typing, required_element,
     Context,
 };
-use crate::library::{FieldKind, FieldSort};
+use crate::page::library::{FieldKind, FieldSort};
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let mut filled = Vec::with_capacity(p.fields.len());

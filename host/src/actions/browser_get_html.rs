@@ -5,7 +5,7 @@ use tether_protocol::actions::browser_get_html::{Output, Params, INLINE_LIMIT};
 use tether_protocol::ActionError;
 
 use super::{element, Context};
-use crate::library::Html;
+use crate::page::library::Html;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);

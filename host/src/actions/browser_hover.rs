@@ -8,7 +8,7 @@ use tether_protocol::actions::browser_hover::{Output, Params};
 use tether_protocol::ActionError;
 
 use super::{required_element, Context};
-use crate::library::{ClickPoint, Landing};
+use crate::page::library::{ClickPoint, Landing};
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let at = required_element(&p.xpath, &p.r#ref)?;

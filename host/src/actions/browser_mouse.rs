@@ -9,7 +9,7 @@ use tether_protocol::actions::browser_mouse::{MouseStep, Output, Params};
 use tether_protocol::ActionError;
 
 use super::Context;
-use crate::library::{ArmInput, InputSeen};
+use crate::page::library::{ArmInput, InputSeen};
 
 /// How long a step waits for the page to see it (a point over another site's frame is seen by
 /// that frame alone, and never here).

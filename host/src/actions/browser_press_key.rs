@@ -7,7 +7,7 @@ use tether_protocol::actions::browser_press_key::{Chord, Key, Output, Params};
 use tether_protocol::ActionError;
 
 use super::{element, Context};
-use crate::library::Focus;
+use crate::page::library::Focus;
 use crate::page::Page;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {

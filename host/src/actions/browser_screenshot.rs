@@ -19,7 +19,7 @@ use tether_protocol::actions::ImageFormat;
 use tether_protocol::ActionError;
 
 use super::{element, Context};
-use crate::library::{BoxOf, ElementBox};
+use crate::page::library::{BoxOf, ElementBox};
 use crate::page::Page;
 
 /// What to capture, in CSS pixels, and how many device pixels make one.

@@ -7,7 +7,7 @@ use tether_protocol::actions::browser_scroll::{Direction, Output, Params};
 use tether_protocol::ActionError;
 
 use super::{element, Context};
-use crate::library::{IntoView, Scrolled, WheelAt};
+use crate::page::library::{IntoView, Scrolled, WheelAt};
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let (page, at) = cx.reach_any(p.tab_id, element(&p.xpath, &p.r#ref)?).await?;

@@ -6,7 +6,7 @@ use tether_protocol::actions::browser_select_option::{Output, Params};
 use tether_protocol::ActionError;
 
 use super::{required_element, Context};
-use crate::library::SelectOption;
+use crate::page::library::SelectOption;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let at = required_element(&p.xpath, &p.r#ref)?;

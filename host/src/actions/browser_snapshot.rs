@@ -7,12 +7,12 @@ use tether_protocol::actions::browser_snapshot::{Output, Params};
 use tether_protocol::ActionError;
 
 use super::Context;
-use crate::live_screen::{self, count_refs};
+use crate::page::live_screen::{self, count_refs};
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     let page = cx.page(p.tab_id);
     let scope = p.scope;
-    let text = crate::framed::snapshot(&page, cx.rules, scope).await?;
+    let text = crate::page::framed::snapshot(&page, cx.rules, scope).await?;
     let state = page.state();
     let version = state.next_version();
     let previous = state.previous_snapshot(cx.session.id);

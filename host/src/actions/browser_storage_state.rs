@@ -22,9 +22,9 @@ use tether_protocol::actions::TabId;
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::Context;
+use crate::browser::profiles::{self, cookie_param};
 use crate::cdp::ours::{GetAllCookies, SetCookies};
 use crate::cdp::{typed, BrowserEvent};
-use crate::profiles::{self, cookie_param};
 
 const REFUSED: &str = "browser_storage_state is off on this browser: save and load reach the person's own logins (every site's cookies), so the browser's owner allows them in the Tether extension's popup (\"Let agents save and load logins\"). A worker's own browser needs no such permission.";
 

@@ -9,7 +9,7 @@ use tether_protocol::ActionError;
 
 use super::browser_press_key::key_event;
 use super::{required_element, Context};
-use crate::library::FocusForTyping;
+use crate::page::library::FocusForTyping;
 use crate::page::Page;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {

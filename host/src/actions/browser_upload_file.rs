@@ -17,9 +17,9 @@ use tether_protocol::{ActionError, ErrorCode};
 use tokio::time::Instant;
 
 use super::{required_element, Context};
-use crate::artifacts::LocalFile;
-use crate::library::{FileInput, Point};
+use crate::page::library::{FileInput, Point};
 use crate::page::{NodeOr, Page};
+use crate::parts::artifacts::LocalFile;
 
 /// How long a click may take to open a file chooser. Chromium opens it in the click's own
 /// task, so this is room for a busy page, not a guess at a timer.

@@ -11,8 +11,8 @@ use tokio::time::Instant;
 
 use super::browser_wait_for_loaded::RETRY_PAUSE;
 use super::Context;
-use crate::library::WaitFor;
 use crate::page::deadline;
+use crate::page::library::WaitFor;
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(DEFAULT_TIMEOUT_MS);
 

@@ -9,5 +9,5 @@ use tether_protocol::ActionError;
 use super::Context;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
-    crate::framed::scan(&cx.page(p.tab_id), cx.rules, p.scope).await
+    crate::page::framed::scan(&cx.page(p.tab_id), cx.rules, p.scope).await
 }

@@ -5,6 +5,7 @@
 //!
 //! An action sees a narrow [`Context`]: the browser (`Transport`), the artifact store, what
 //! the policy answers (`Rules`), and a handle on its own session's tabs; never the engine.
+//! The floor uses `cdp`, `parts`, `page` and `browser`; the engine above runs it.
 
 pub mod browser_click;
 pub mod browser_console;
@@ -47,12 +48,12 @@ use tether_protocol::actions::{Element, TabId};
 use tether_protocol::result::Output;
 use tether_protocol::{ActionCall, ActionError, ActionOutcome};
 
-use crate::artifacts::ArtifactStore;
+use crate::browser::tabs::Tabs;
 use crate::cdp::Transport;
+use crate::page::tab_state::TabState;
 use crate::page::Page;
-use crate::rules::Rules;
-use crate::tab_state::TabState;
-use crate::tabs::Tabs;
+use crate::parts::artifacts::ArtifactStore;
+use crate::parts::rules::Rules;
 
 /// What an action runs with.
 pub struct Context<'a> {
@@ -62,9 +63,9 @@ pub struct Context<'a> {
     pub rules: &'a dyn Rules,
     pub session: Session<'a>,
     /// The handoffs waiting for a person (`browser_handoff`).
-    pub handoffs: &'a crate::handoffs::Handoffs,
+    pub handoffs: &'a crate::browser::handoffs::Handoffs,
     /// Which browser context each session's tabs open in.
-    pub contexts: &'a crate::contexts::Contexts,
+    pub contexts: &'a crate::browser::contexts::Contexts,
 }
 
 impl<'a> Context<'a> {
@@ -106,7 +107,7 @@ impl<'a> Context<'a> {
         tab: TabId,
         at: Element<'p>,
     ) -> Result<(Page<'a>, Element<'p>), ActionError> {
-        crate::framed::reach(self.page(tab), self.rules, at).await
+        crate::page::framed::reach(self.page(tab), self.rules, at).await
     }
 
     /// As [`Context::reach`], for an action whose element is optional: the tab without one.

@@ -8,7 +8,7 @@ use tether_protocol::twin::WINDOW_ID_NONE;
 use tether_protocol::{ActionError, ErrorCode};
 
 use super::{browser_navigate, browser_storage_state, Context};
-use crate::contexts::Wanted;
+use crate::browser::contexts::Wanted;
 
 pub async fn run(cx: &Context<'_>, p: Params) -> Result<Output, ActionError> {
     if let Some(why) = p.url.as_deref().and_then(|url| cx.rules.refusal(url)) {

@@ -1,7 +1,8 @@
 //! The one CDP seam. Every action is written against [`Transport`]: open/close/list tabs, send
 //! a CDP command to a tab, receive its events. Worker mode implements it over a CDP WebSocket
 //! ([`worker::WorkerTransport`]); extension mode over `chrome.debugger` relayed by the
-//! extension. No action knows which one it runs on.
+//! extension. No action knows which one it runs on. The lowest floor, beside `parts`: uses
+//! nothing of the crate.
 
 pub mod connection;
 pub mod ours;

@@ -1,6 +1,6 @@
 // Tether's in-page library, part 1 of 7: the core (constants, element addressing, refs,
 // geometry). The parts (core, walk, scan, snapshot, hands, settle, exports) are joined in that order
-// inside one arrow function (`host/src/library.rs`, `SOURCE`) that is evaluated in Tether's own
+// inside one arrow function (`host/src/page/library.rs`, `SOURCE`) that is evaluated in Tether's own
 // isolated world of each document as `(LIB)().fn(args)`; they share its scope, so a part may
 // use what an earlier part declares. In that world the page's scripts cannot see the library,
 // and the DOM functions it calls are the browser's own whatever the page redefines.
@@ -10,7 +10,7 @@
 //   /html/body/iframe[2]/#document/html/body/input  (into an iframe)
 // The part after a step is evaluated relative to that root. A cross-origin iframe's document
 // is not this page's to read: the host marks such a frame's element with the frame's id
-// (FRAME_ID, host/src/framed.rs) and follows the rest of the path in the frame itself. Functions return plain data, or
+// (FRAME_ID, host/src/page/framed.rs) and follows the rest of the path in the frame itself. Functions return plain data, or
 // { error: { code, message, details? } } with the wire's error codes.
   const XHTML = "http://www.w3.org/1999/xhtml";
   const SHADOW = "/#shadow-root";
@@ -29,7 +29,7 @@
   const NON_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
   const ATTRIBUTES = new Set(["id", "name", "type", "href", "placeholder", "aria-label", "title", "alt", "role", "target", "disabled", "aria-expanded", "aria-checked"]);
   // The events by which the page's own world says which elements got click listeners there
-  // (js/hooks.js), set by the install (host/src/page.rs) in this world alone.
+  // (js/hooks.js), set by the install (host/src/page/mod.rs) in this world alone.
   const CHANNEL = globalThis[Symbol.for("tether.channel")] || { ask: "", answer: "" };
   const FRAME_ID = Symbol.for("tether.frame");
   // The fields a secret was typed into, by the secret's name (never its value): a snapshot
@@ -58,7 +58,7 @@
   // the order they were first asked for: how far back the element its path continues is (0:
   // none), and its own step. A path is its parent's, "/", and the step; where it goes into a
   // shadow root or a frame's document the step begins with "#shadow-root/" or "#document/".
-  // A scan sends the table and the host joins the paths (host/src/library.rs, ScanRows): a
+  // A scan sends the table and the host joins the paths (host/src/page/library.rs, ScanRows): a
   // 20,000-element page's whole paths were a quarter of its 1 MB reply and half of the time
   // JSON.stringify took on it.
   //

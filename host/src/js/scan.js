@@ -3,7 +3,7 @@
 
   // The list goes to the host as rows, not objects, with the table of paths instead of each
   // element's path (js/core.js, nodeOf), its steps as one string (no step has a space); the
-  // host makes the elements the wire names of them (host/src/library.rs, ScanRows). A row is:
+  // host makes the elements the wire names of them (host/src/page/library.rs, ScanRows). A row is:
   //   [path's index in the table, ref number, text, x, y, w, h, role, name, attributes, occluded]
   // with "" for no text, role or name, null for no attributes, and occluded 1 or 0; the tag is
   // the path's last step's name. Objects with keys made a 20,000-element page's reply 1 MB,
@@ -30,7 +30,7 @@
         return true;
       },
       // A marked cross-origin frame is scanned by the host in the frame, its elements put
-      // here (host/src/framed.rs): its path, its place in the list, its viewport's corner.
+      // here (host/src/page/framed.rs): its path, its place in the list, its viewport's corner.
       frame(el, reachable, context) {
         if (reachable || !el[FRAME_ID]) return;
         const box = renderedBox(el, context);

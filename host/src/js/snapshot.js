@@ -315,7 +315,7 @@
       },
       frame(el, reachable) {
         // A marked cross-origin frame's content is read in the frame and put in its place
-        // by the host (host/src/framed.rs, FRAME_BLOCK).
+        // by the host (host/src/page/framed.rs, FRAME_BLOCK).
         if (reachable) return;
         if (el[FRAME_ID]) w.block(`\u0001frame ${el[FRAME_ID]}`);
         else w.block(`[frame ${quoted(clip(el.src || el.name || "", HREF_CHARS))}: another origin, not shown]`);

@@ -10,7 +10,7 @@ use super::{on_each, Cluster};
 use tether_protocol::between_relays::{ConfirmAnswer, ConfirmOutcome};
 use tether_protocol::ActionError;
 
-use crate::state::Relay;
+use crate::core::state::Relay;
 
 const SUBJECT: &str = "tether.confirmations";
 /// How long an answer waits for the relay that asked; past it, nobody is waiting.

@@ -11,11 +11,11 @@ use tether_protocol::messages::{Binding, ClientSummary, Message, SessionState};
 use tether_protocol::{ActionError, Envelope};
 
 use super::{confirm, forward, Cluster};
-use crate::host_link::Link;
-use crate::metrics::NatsLink;
-use crate::reply::Reply;
-use crate::request::{Refused, Request};
-use crate::state::{Deployment, Relay, RunHere};
+use crate::core::host_link::Link;
+use crate::core::reply::Reply;
+use crate::core::request::{Refused, Request};
+use crate::core::state::{Deployment, Relay, RunHere};
+use crate::parts::metrics::NatsLink;
 
 impl Deployment for Cluster {
     fn nats_link(&self) -> Option<NatsLink> {

@@ -16,7 +16,7 @@ use tether_protocol::result::rfc3339_ms;
 use tether_protocol::Envelope;
 
 use super::{on_each, subject, Cluster};
-use crate::state::Relay;
+use crate::core::state::Relay;
 
 pub struct Directory {
     clients: kv::Store,

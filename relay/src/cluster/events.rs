@@ -9,8 +9,8 @@ use futures::future::BoxFuture;
 use tether_protocol::between_relays::{LogRequest, SessionEvent};
 
 use super::{on_each, subject, Cluster, FROM};
-use crate::events::{Event, Scope, SharedLogs};
-use crate::state::Relay;
+use crate::core::state::Relay;
+use crate::stores::events::{Event, Scope, SharedLogs};
 
 /// How long a catching-up subscriber waits for the owner's log before going on live.
 const REPLAY_TIMEOUT: Duration = Duration::from_secs(5);

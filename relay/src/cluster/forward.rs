@@ -13,10 +13,10 @@ use tether_protocol::{ActionError, ActionResult, Envelope, ErrorCode};
 use tokio::time::Instant;
 
 use super::{on_each, subject, Cluster, Owner};
-use crate::reply::{RelayedReply, Reply};
-use crate::request::{Refused, Request};
-use crate::scheduler;
-use crate::state::Relay;
+use crate::core::reply::{RelayedReply, Reply};
+use crate::core::request::{Refused, Request};
+use crate::core::scheduler;
+use crate::core::state::Relay;
 
 /// Actions this relay forwarded and still owes a result, by ticket (so in the order taken).
 #[derive(Default)]

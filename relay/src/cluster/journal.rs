@@ -12,8 +12,8 @@ use async_nats::jetstream::{self, consumer, stream};
 use futures::StreamExt;
 
 use super::{subject, Cluster};
-use crate::state::Relay;
-use crate::store::Record;
+use crate::core::state::Relay;
+use crate::stores::store::Record;
 
 const STREAM: &str = "TETHER_JOURNAL";
 /// How long the deployment keeps a session's records: a session idle for longer, whose owner

@@ -1,5 +1,7 @@
 //! A relay's place in a deployment of several relays joined through NATS (docs/protocol.md §14;
-//! the design is docs/scale-out.md). Without `--nats` none of this runs.
+//! the design is docs/scale-out.md). Without `--nats` none of this runs. A floor beside the
+//! edge: uses `parts`, `stores`, `config` and `core` (it is a `core::state::Deployment`, and
+//! runs what other relays forward through `core::scheduler`); never the edge.
 //!
 //! Who holds what: the relay holding a host's socket serves that host's subject; the relay
 //! that owns a session (`owners`) runs its queue and writes its log; the others forward to
@@ -27,7 +29,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use tokio::time::Instant;
 
-use crate::state::Relay;
+use crate::core::state::Relay;
 
 pub use directory::Directory;
 pub use owners::Owner;
@@ -37,15 +39,15 @@ pub const LEASE: Duration = Duration::from_secs(3);
 /// How often a relay says it is alive.
 const BEAT: Duration = Duration::from_secs(1);
 
-/// This relay as one of the deployment: the [`crate::state::Deployment`] `main` chooses with
+/// This relay as one of the deployment: the [`crate::core::state::Deployment`] `main` chooses with
 /// `--nats`. Cloned into each task that serves what other relays send.
 #[derive(Clone)]
 pub struct Cluster(Arc<Member>);
 
 impl Member {
     /// The NATS link now: up or not, and how far behind.
-    pub fn nats_link(&self) -> crate::metrics::NatsLink {
-        crate::metrics::NatsLink {
+    pub fn nats_link(&self) -> crate::parts::metrics::NatsLink {
+        crate::parts::metrics::NatsLink {
             connected: self.client.connection_state() == async_nats::connection::State::Connected,
             behind_bytes: self.outgoing.waiting(),
         }

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use async_nats::jetstream::kv;
 
 use super::Cluster;
-use crate::state::Relay;
+use crate::core::state::Relay;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Owner {

@@ -16,8 +16,8 @@ use tether_protocol::{ActionResult, Envelope};
 use tokio::task::JoinHandle;
 
 use super::{on_each, subject, Cluster};
-use crate::host_link::{Link, RelayedRoute, Route};
-use crate::state::Relay;
+use crate::core::host_link::{Link, RelayedRoute, Route};
+use crate::core::state::Relay;
 
 /// How a relay reaches a host whose socket another relay holds.
 struct HostRoute {
@@ -168,7 +168,7 @@ fn answered(cluster: &Cluster, relay: &Relay, client_id: &str, envelope: Envelop
                 None => Some(result),
             };
             if let Some(result) = unclaimed {
-                crate::scheduler::kept(relay, client_id, result);
+                crate::core::scheduler::kept(relay, client_id, result);
             }
         }
         _ => tracing::warn!(client_id, "another relay passed on something that is no answer"),

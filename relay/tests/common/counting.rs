@@ -1,4 +1,4 @@
-//! The real host's link to the relay (`tether_host::relay_link`, with its kept results) in
+//! The real host's link to the relay (`tether_host::modes::relay_link`, with its kept results) in
 //! front of a browser stand-in that counts what it is asked to run: for load tests, where what
 //! matters is that each action reaches a browser once and in order, not what a page does.
 
@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::json;
-use tether_host::relay_link::{self, Executor, LinkOptions};
-use tether_host::twin_report::{TwinChange, TwinSource};
+use tether_host::modes::relay_link::{self, Executor, LinkOptions};
+use tether_host::modes::twin_report::{TwinChange, TwinSource};
 use tether_protocol::messages::ActionRequest;
 use tether_protocol::result::{ActionHeader, Output};
 use tether_protocol::twin::FullState;
@@ -113,7 +113,7 @@ pub fn host(addrs: &[&str], client_id: &str, browser: Arc<CountingBrowser>) {
         meta: serde_json::from_value(json!({ "mode": "worker", "actions": ["browser_click"] })).unwrap(),
         twin: Arc::new(NoTabs(broadcast::channel(4).0)),
         on_link: None,
-        tls: tether_host::tls::client_config(None).unwrap(),
+        tls: tether_host::parts::tls::client_config(None).unwrap(),
         owner: None,
         policy: Default::default(),
     };

@@ -10,8 +10,8 @@ pub mod test_host;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use tether_relay::artifacts::Limits;
 use tether_relay::config::Settings;
+use tether_relay::stores::artifacts::Limits;
 pub use tether_tests::relay::{HOST, METRICS, OBSERVER, ORCHESTRATOR};
 pub use tether_tests::{binary, client, process};
 
