@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use chromiumoxide::cdp::browser_protocol::target::SessionId;
+use chromiumoxide::cdp::browser_protocol::target::{EventDetachedFromTarget, SessionId};
 use chromiumoxide::types::{CallId, EventMessage, Message, Method, MethodId};
 use chromiumoxide::Connection;
 use futures::StreamExt;
@@ -137,6 +137,16 @@ impl CdpConnection {
         let (method, params) = super::typed::wire(&command)?;
         let answer = self.call(session_id, &method, params).await?;
         super::typed::answer::<C>(&method, answer)
+    }
+
+    /// Sends a typed command; its answer as JSON (see `typed`'s module doc).
+    pub async fn command_json<C: chromiumoxide::types::Command>(
+        &self,
+        session_id: Option<&str>,
+        command: C,
+    ) -> Result<Value, CdpError> {
+        let (method, params) = super::typed::wire(&command)?;
+        self.call(session_id, &method, params).await
     }
 
     /// Sends a command to the browser (`session_id: None`) or to an attached session.
@@ -296,7 +306,7 @@ async fn drive(
                     let _ = p.reply.send(outcome);
                 }
                 Some(Ok(Message::Event(event))) => {
-                    if event.method == "Target.detachedFromTarget" {
+                    if event.method == EventDetachedFromTarget::IDENTIFIER {
                         // Chromium never answers commands of a session that went away.
                         if let Some(gone) = event.params.get("sessionId").and_then(Value::as_str) {
                             fail_session(&mut pending, gone);

@@ -56,6 +56,29 @@ impl Command for SetCookies {
     type Response = Value;
 }
 
+/// `Storage.setCookies` with the cookies as saved, into a browser context (as [`SetCookies`]
+/// into a tab's, and for the same reason).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetContextCookies {
+    pub cookies: Vec<Value>,
+    pub browser_context_id: String,
+}
+
+impl SetContextCookies {
+    pub const IDENTIFIER: &'static str = "Storage.setCookies";
+}
+
+impl Method for SetContextCookies {
+    fn identifier(&self) -> MethodId {
+        Self::IDENTIFIER.into()
+    }
+}
+
+impl Command for SetContextCookies {
+    type Response = Value;
+}
+
 /// `Page.downloadWillBegin`: a download the tab started. Deprecated in the protocol for
 /// `Browser.downloadWillBegin`, which names no tab, so absent from the crate; Chromium 148 still
 /// sends it to the tab's session, which is what ties a download to its session.

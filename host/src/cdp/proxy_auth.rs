@@ -23,6 +23,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    AuthChallengeResponse, AuthChallengeResponseResponse, ContinueRequestParams, ContinueWithAuthParams,
+    EnableParams, EventAuthRequired, EventRequestPaused, RequestPattern,
+};
+use chromiumoxide::cdp::browser_protocol::target::{
+    DetachFromTargetParams, EventAttachedToTarget, EventDetachedFromTarget, SetAutoAttachParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::RunIfWaitingForDebuggerParams;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
@@ -72,10 +80,10 @@ impl ProxyAuth {
         let events = cdp.tap(|method| {
             matches!(
                 method,
-                "Target.attachedToTarget"
-                    | "Target.detachedFromTarget"
-                    | "Fetch.requestPaused"
-                    | "Fetch.authRequired"
+                EventAttachedToTarget::IDENTIFIER
+                    | EventDetachedFromTarget::IDENTIFIER
+                    | EventRequestPaused::IDENTIFIER
+                    | EventAuthRequired::IDENTIFIER
             )
         });
         let state = Arc::new(Mutex::new(State::default()));
@@ -153,11 +161,7 @@ impl ProxyAuth {
     }
 
     async fn hold_new_targets(&self, hold: bool) -> Result<(), CdpError> {
-        let params = json!({ "autoAttach": hold, "waitForDebuggerOnStart": hold, "flatten": true });
-        self.cdp
-            .call(None, "Target.setAutoAttach", params)
-            .await
-            .map(|_| ())
+        self.cdp.command(None, holding(hold)).await.map(|_| ())
     }
 }
 
@@ -175,10 +179,10 @@ impl Answering {
             let params = &event.params;
             let session = event.session_id.as_deref();
             match event.method.as_str() {
-                "Target.attachedToTarget" => self.attached(cdp, session, params),
-                "Target.detachedFromTarget" => self.detached(params),
-                "Fetch.requestPaused" => self.paused(cdp, session, params),
-                "Fetch.authRequired" => self.challenged(cdp, session, params),
+                EventAttachedToTarget::IDENTIFIER => self.attached(cdp, session, params),
+                EventDetachedFromTarget::IDENTIFIER => self.detached(params),
+                EventRequestPaused::IDENTIFIER => self.paused(cdp, session, params),
+                EventAuthRequired::IDENTIFIER => self.challenged(cdp, session, params),
                 _ => {}
             }
         }
@@ -226,13 +230,15 @@ impl Answering {
             if context.is_some() {
                 ready(&cdp, &session, has_children).await;
             }
-            let run = cdp.call(Some(&session), "Runtime.runIfWaitingForDebugger", json!({}));
+            let run = cdp.command(Some(&session), RunIfWaitingForDebuggerParams::default());
             if let Err(e) = run.await {
                 tracing::debug!("a held target could not be let run (it may have gone): {e}");
             }
             if let_go {
-                let detach = json!({ "sessionId": session });
-                let _ = cdp.call(None, "Target.detachFromTarget", detach).await;
+                let detach = DetachFromTargetParams {
+                    session_id: Some(session.into()),
+                };
+                let _ = cdp.command(None, detach).await;
             } else if is_page {
                 locked(&state).ready.insert(target, session);
                 readied.send_modify(|n| *n += 1);
@@ -252,12 +258,13 @@ impl Answering {
 
     /// Continues a request paused by one of this module's sessions.
     fn paused(&self, cdp: CdpConnection, session: Option<&str>, params: &Value) {
-        let (Some(session), Some(request)) = (self.ours(session), params.get("requestId")) else {
+        let request = params.get("requestId").and_then(Value::as_str);
+        let (Some(session), Some(request)) = (self.ours(session), request) else {
             return;
         };
-        let request = json!({ "requestId": request });
+        let request = ContinueRequestParams::new(request.to_owned());
         tokio::spawn(async move {
-            if let Err(e) = cdp.call(Some(&session), "Fetch.continueRequest", request).await {
+            if let Err(e) = cdp.command(Some(&session), request).await {
                 tracing::debug!("a paused request could not be continued (it may have gone): {e}");
             }
         });
@@ -276,20 +283,22 @@ impl Answering {
         let answer = {
             let mut state = locked(&self.state);
             let credentials = state.sessions.get(&session).and_then(|c| state.contexts.get(c));
-            let given = credentials.map(|c| {
-                json!({ "response": "ProvideCredentials", "username": c.username, "password": c.password })
+            let given = credentials.map(|c| AuthChallengeResponse {
+                response: AuthChallengeResponseResponse::ProvideCredentials,
+                username: Some(c.username.clone()),
+                password: Some(c.password.clone()),
             });
             if state.tried.len() >= TRIED_MAX {
                 state.tried.clear();
             }
             match given {
                 Some(given) if from_proxy && state.tried.insert(request.to_owned()) => given,
-                _ => json!({ "response": "Default" }),
+                _ => AuthChallengeResponse::new(AuthChallengeResponseResponse::Default),
             }
         };
-        let params = json!({ "requestId": request, "authChallengeResponse": answer });
+        let params = ContinueWithAuthParams::new(request.to_owned(), answer);
         tokio::spawn(async move {
-            if let Err(e) = cdp.call(Some(&session), "Fetch.continueWithAuth", params).await {
+            if let Err(e) = cdp.command(Some(&session), params).await {
                 tracing::debug!("a proxy's challenge could not be answered (the request may have gone): {e}");
             }
         });
@@ -307,14 +316,28 @@ impl Answering {
 /// Readies a held target: every request paused (the browser asks for credentials only for a
 /// paused one), its children held as they start.
 async fn ready(cdp: &CdpConnection, session: &str, children: bool) {
-    let fetch = json!({ "handleAuthRequests": true, "patterns": [{ "urlPattern": "*" }] });
-    if let Err(e) = cdp.call(Some(session), "Fetch.enable", fetch).await {
+    let every = RequestPattern {
+        url_pattern: Some("*".into()),
+        ..Default::default()
+    };
+    let fetch = EnableParams {
+        patterns: Some(vec![every]),
+        handle_auth_requests: Some(true),
+    };
+    if let Err(e) = cdp.command(Some(session), fetch).await {
         tracing::debug!("a target's requests cannot be paused (it may have gone): {e}");
     }
     if children {
-        let hold = json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true });
-        if let Err(e) = cdp.call(Some(session), "Target.setAutoAttach", hold).await {
+        if let Err(e) = cdp.command(Some(session), holding(true)).await {
             tracing::debug!("a target's children cannot be held (it may have gone): {e}");
         }
     }
+}
+
+/// `Target.setAutoAttach` that holds (or stops holding) every new target as it starts, on a
+/// session of its own (flattened).
+fn holding(hold: bool) -> SetAutoAttachParams {
+    let mut params = SetAutoAttachParams::new(hold, hold);
+    params.flatten = Some(true);
+    params
 }

@@ -8,12 +8,24 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use chromiumoxide::cdp::browser_protocol::browser::{
+    CancelDownloadParams, GetWindowForTargetParams, SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
+use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
+use chromiumoxide::cdp::browser_protocol::storage::GetCookiesParams;
+use chromiumoxide::cdp::browser_protocol::target::{
+    AttachToTargetParams, CloseTargetParams, CreateBrowserContextParams, CreateTargetParams,
+    DetachFromTargetParams, DisposeBrowserContextParams, EventAttachedToTarget, EventDetachedFromTarget,
+    EventTargetCrashed, EventTargetCreated, EventTargetDestroyed, EventTargetInfoChanged, GetTargetsParams,
+    SetDiscoverTargetsParams,
+};
 use serde_json::{json, Value};
 use tether_protocol::actions::session_start::Proxy;
 use tether_protocol::actions::TabId;
 use tokio::sync::broadcast;
 
 use super::connection::{CdpConnection, RawEvent};
+use super::ours::SetContextCookies;
 use super::proxy_auth::{Credentials, ProxyAuth};
 use super::{BrowserEvent, CdpError, Downloaded, TabInfo, Transport};
 
@@ -141,8 +153,7 @@ impl WorkerTransport {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         tokio::spawn(pump(cdp.subscribe(), targets.clone(), events.clone()));
         // Announces the existing targets too, through the pump.
-        cdp.call(None, "Target.setDiscoverTargets", json!({ "discover": true }))
-            .await?;
+        cdp.command(None, SetDiscoverTargetsParams::new(true)).await?;
         let downloads = save_downloads(&cdp).await;
         let transport = Self {
             proxy_auth: ProxyAuth::start(&cdp),
@@ -176,22 +187,19 @@ impl WorkerTransport {
     async fn navigate_readied(&self, target_id: &str, url: &str) -> Result<(), CdpError> {
         let session = self.proxy_auth.ready(target_id).await?;
         if url != "about:blank" {
-            let go = json!({ "url": url });
-            self.cdp.call(Some(&session), "Page.navigate", go).await?;
+            self.cdp
+                .command_json(Some(&session), NavigateParams::new(url))
+                .await?;
         }
         Ok(())
     }
 
     async fn window_of(&self, target_id: &str) -> Option<i64> {
-        let window = self
-            .cdp
-            .call(
-                None,
-                "Browser.getWindowForTarget",
-                json!({ "targetId": target_id }),
-            )
-            .await
-            .ok()?;
+        let asked = GetWindowForTargetParams {
+            target_id: Some(target_id.to_owned().into()),
+        };
+        // As JSON: the answer's bounds hold a window state, an enum Chromium may extend.
+        let window = self.cdp.command_json(None, asked).await.ok()?;
         window.get("windowId").and_then(Value::as_i64)
     }
 }
@@ -211,20 +219,14 @@ impl Transport for WorkerTransport {
         // for them (`proxy_auth.rs`).
         let readied = context.is_some_and(|c| self.proxy_auth.asks(c));
         let first = if readied { "about:blank" } else { url };
-        let mut params = json!({ "url": first, "background": true, "newWindow": true });
-        if let Some(context) = context {
-            params["browserContextId"] = json!(context);
-        }
-        let created = self.cdp.call(None, "Target.createTarget", params).await?;
-        let target_id = created
-            .get("targetId")
-            .and_then(Value::as_str)
-            .ok_or_else(|| CdpError::Other("Target.createTarget returned no targetId".into()))?
-            .to_owned();
+        let mut create = CreateTargetParams::new(first);
+        (create.background, create.new_window) = (Some(true), Some(true));
+        create.browser_context_id = context.map(|c| c.to_owned().into());
+        let target_id: String = self.cdp.command(None, create).await?.target_id.into();
         if readied {
             if let Err(e) = self.navigate_readied(&target_id, url).await {
-                let close = json!({ "targetId": target_id });
-                let _ = self.cdp.call(None, "Target.closeTarget", close).await;
+                let close = CloseTargetParams::new(target_id.clone());
+                let _ = self.cdp.command(None, close).await;
                 return Err(e);
             }
         }
@@ -245,19 +247,13 @@ impl Transport for WorkerTransport {
 
     async fn create_context(&self, proxy: Option<&Proxy>) -> Result<String, CdpError> {
         // Gone with the host's connection, whatever happens to the host.
-        let mut params = json!({ "disposeOnDetach": true });
-        if let Some(proxy) = proxy {
-            params["proxyServer"] = json!(proxy.server);
-            if let Some(bypass) = &proxy.bypass {
-                params["proxyBypassList"] = json!(bypass);
-            }
-        }
-        let created = self.cdp.call(None, "Target.createBrowserContext", params).await?;
-        let context = created
-            .get("browserContextId")
-            .and_then(Value::as_str)
-            .ok_or_else(|| CdpError::Other("Target.createBrowserContext returned no id".into()))?
-            .to_owned();
+        let create = CreateBrowserContextParams {
+            dispose_on_detach: Some(true),
+            proxy_server: proxy.map(|p| p.server.clone()),
+            proxy_bypass_list: proxy.and_then(|p| p.bypass.clone()),
+            ..Default::default()
+        };
+        let context: String = self.cdp.command(None, create).await?.browser_context_id.into();
         if let Some(folder) = &self.downloads {
             save_downloads_in(&self.cdp, folder.path(), Some(&context)).await?;
         }
@@ -282,21 +278,16 @@ impl Transport for WorkerTransport {
 
     async fn dispose_context(&self, context: &str) -> Result<(), CdpError> {
         self.proxy_auth.forget(context).await;
-        self.cdp
-            .call(
-                None,
-                "Target.disposeBrowserContext",
-                json!({ "browserContextId": context }),
-            )
-            .await
-            .map(|_| ())
+        let dispose = DisposeBrowserContextParams::new(context.to_owned());
+        self.cdp.command(None, dispose).await.map(|_| ())
     }
 
     async fn context_cookies(&self, context: &str) -> Result<Vec<Value>, CdpError> {
-        let got = self
-            .cdp
-            .call(None, "Storage.getCookies", json!({ "browserContextId": context }))
-            .await?;
+        let asked = GetCookiesParams {
+            browser_context_id: Some(context.to_owned().into()),
+        };
+        // As JSON: a cookie's same-site, priority and source scheme are enums Chromium extends.
+        let got = self.cdp.command_json(None, asked).await?;
         Ok(got
             .get("cookies")
             .and_then(Value::as_array)
@@ -305,18 +296,16 @@ impl Transport for WorkerTransport {
     }
 
     async fn set_context_cookies(&self, context: &str, cookies: Vec<Value>) -> Result<(), CdpError> {
-        let params = json!({ "cookies": cookies, "browserContextId": context });
-        self.cdp
-            .call(None, "Storage.setCookies", params)
-            .await
-            .map(|_| ())
+        let set = SetContextCookies {
+            cookies,
+            browser_context_id: context.to_owned(),
+        };
+        self.cdp.command(None, set).await.map(|_| ())
     }
 
     async fn close_tab(&self, tab: TabId) -> Result<(), CdpError> {
         let target_id = self.lock().target_id(tab)?;
-        self.cdp
-            .call(None, "Target.closeTarget", json!({ "targetId": target_id }))
-            .await?;
+        self.cdp.command(None, CloseTargetParams::new(target_id)).await?;
         // Said here: the browser's own `targetDestroyed` will find the tab gone from the table
         // (and the twin, and the tab's watcher, would never hear of it).
         if self.lock().remove(tab) {
@@ -342,7 +331,8 @@ impl Transport for WorkerTransport {
     }
 
     async fn tabs(&self) -> Result<Vec<TabInfo>, CdpError> {
-        let listed = self.cdp.call(None, "Target.getTargets", json!({})).await?;
+        // As JSON, as the target events are read (`Targets::upsert`).
+        let listed = self.cdp.command_json(None, GetTargetsParams::default()).await?;
         let infos = listed
             .get("targetInfos")
             .and_then(Value::as_array)
@@ -373,23 +363,13 @@ impl Transport for WorkerTransport {
             return Ok(());
         }
         let target_id = self.lock().target_id(tab)?;
-        let attached = self
-            .cdp
-            .call(
-                None,
-                "Target.attachToTarget",
-                json!({ "targetId": target_id, "flatten": true }),
-            )
-            .await
-            .map_err(|e| match e {
-                CdpError::Protocol { .. } => CdpError::TabGone(tab),
-                other => other,
-            })?;
-        let session = attached
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .ok_or_else(|| CdpError::Other("Target.attachToTarget returned no sessionId".into()))?
-            .to_owned();
+        let mut attach = AttachToTargetParams::new(target_id);
+        attach.flatten = Some(true);
+        let attached = self.cdp.command(None, attach).await.map_err(|e| match e {
+            CdpError::Protocol { .. } => CdpError::TabGone(tab),
+            other => other,
+        })?;
+        let session: String = attached.session_id.into();
         let mut targets = self.lock();
         targets.by_session.insert(session.clone(), tab);
         match targets.tabs.get_mut(&tab) {
@@ -413,11 +393,10 @@ impl Transport for WorkerTransport {
             tab,
             reason: "detached by Tether".into(),
         });
-        match self
-            .cdp
-            .call(None, "Target.detachFromTarget", json!({ "sessionId": session }))
-            .await
-        {
+        let detach = DetachFromTargetParams {
+            session_id: Some(session.into()),
+        };
+        match self.cdp.command(None, detach).await {
             Ok(_) | Err(CdpError::Protocol { .. }) => Ok(()),
             Err(e) => Err(e),
         }
@@ -465,10 +444,8 @@ impl Transport for WorkerTransport {
     }
 
     async fn cancel_download(&self, guid: &str) -> Result<(), CdpError> {
-        self.cdp
-            .call(None, "Browser.cancelDownload", json!({ "guid": guid }))
-            .await
-            .map(|_| ())
+        let cancel = CancelDownloadParams::new(guid);
+        self.cdp.command(None, cancel).await.map(|_| ())
     }
 }
 
@@ -497,17 +474,13 @@ async fn save_downloads_in(
     folder: &std::path::Path,
     context: Option<&str>,
 ) -> Result<(), CdpError> {
-    let mut behavior = json!({
-        "behavior": "allowAndName",
-        "downloadPath": folder,
-        "eventsEnabled": false,
-    });
-    if let Some(context) = context {
-        behavior["browserContextId"] = json!(context);
-    }
-    cdp.call(None, "Browser.setDownloadBehavior", behavior)
-        .await
-        .map(|_| ())
+    let behavior = SetDownloadBehaviorParams {
+        behavior: SetDownloadBehaviorBehavior::AllowAndName,
+        browser_context_id: context.map(|c| c.to_owned().into()),
+        download_path: Some(folder.to_string_lossy().into_owned()),
+        events_enabled: Some(false),
+    };
+    cdp.command(None, behavior).await.map(|_| ())
 }
 
 /// Turns raw CDP events into tab-addressed [`BrowserEvent`]s and keeps the target table fresh.
@@ -552,12 +525,12 @@ fn translate(targets: &mut Targets, event: RawEvent) -> Option<BrowserEvent> {
                 .map(str::to_owned)
         };
         match event.method.as_str() {
-            "Target.attachedToTarget" => {
+            EventAttachedToTarget::IDENTIFIER => {
                 if let Some(child) = child() {
                     targets.frame_sessions.insert(child, tab);
                 }
             }
-            "Target.detachedFromTarget" => {
+            EventDetachedFromTarget::IDENTIFIER => {
                 if let Some(child) = child() {
                     targets.frame_sessions.remove(&child);
                 }
@@ -578,7 +551,7 @@ fn translate(targets: &mut Targets, event: RawEvent) -> Option<BrowserEvent> {
             .and_then(Value::as_str)
     };
     match event.method.as_str() {
-        "Target.targetCreated" | "Target.targetInfoChanged" => {
+        EventTargetCreated::IDENTIFIER | EventTargetInfoChanged::IDENTIFIER => {
             let info = event.params.get("targetInfo").filter(|i| is_page(i))?;
             let known = target_id().is_some_and(|t| targets.by_target.contains_key(t));
             let tab = targets.upsert(info)?;
@@ -589,12 +562,12 @@ fn translate(targets: &mut Targets, event: RawEvent) -> Option<BrowserEvent> {
                 BrowserEvent::TabCreated(info)
             })
         }
-        "Target.targetDestroyed" => {
+        EventTargetDestroyed::IDENTIFIER => {
             let tab = *targets.by_target.get(target_id()?)?;
             targets.remove(tab);
             Some(BrowserEvent::TabRemoved { tab })
         }
-        "Target.detachedFromTarget" => {
+        EventDetachedFromTarget::IDENTIFIER => {
             let session = event.params.get("sessionId")?.as_str()?;
             let tab = targets.by_session.remove(session)?;
             if let Some(t) = targets.tabs.get_mut(&tab) {
@@ -606,7 +579,7 @@ fn translate(targets: &mut Targets, event: RawEvent) -> Option<BrowserEvent> {
                 reason: "the tab's debugging session ended".into(),
             })
         }
-        "Target.targetCrashed" => {
+        EventTargetCrashed::IDENTIFIER => {
             let tab = *targets.by_target.get(target_id()?)?;
             Some(BrowserEvent::Detached {
                 tab,
