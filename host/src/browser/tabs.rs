@@ -23,7 +23,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use crate::browser::sessions::Sessions;
 use crate::cdp::ours::{EventDownloadProgress, EventDownloadWillBegin};
-use crate::cdp::{BrowserEvent, Transport};
+use crate::cdp::{typed, BrowserEvent, Transport};
 use crate::page::dialogs;
 use crate::page::downloads::Storing;
 use crate::page::tab_state::TabState;
@@ -237,11 +237,11 @@ fn keep_logged(state: &TabState, method: &str, params: &Value) {
 /// no page log, its console lines and requests become the tab's too (what it logged before is
 /// replayed by `Runtime.enable`). Then the frame runs, whatever of that failed: a frame left
 /// held would never load. Sent beside the watcher, which must not wait on the browser.
-fn prepare_frame(storing: &Storing, tab: TabId, state: &TabState, attached: &Value) {
-    let frame = attached.pointer("/targetInfo/type").and_then(Value::as_str) == Some("iframe");
-    let Some(session) = attached["sessionId"].as_str().filter(|_| frame) else {
+fn prepare_frame(storing: &Storing, tab: TabId, state: &TabState, attached: &EventAttachedToTarget) {
+    if attached.target_info.r#type != "iframe" {
         return;
-    };
+    }
+    let session: &str = attached.session_id.as_ref();
     let mut commands = vec![wire(page::EnableParams::default()), install_hooks()];
     if state.keeps_page_log() {
         let log = std::iter::once(runtime::EnableParams::IDENTIFIER).chain(PAGE_LOG);
@@ -294,10 +294,16 @@ async fn take(
             }
             logged if is_logged(logged) => keep_logged(state, &method, &params),
             EventAttachedToTarget::IDENTIFIER => {
-                state.frames.observe(&method, &params);
-                prepare_frame(storing, tab, state, &params);
+                if let Some(attached) = typed::event(&method, &params) {
+                    state.frames.attach(&attached);
+                    prepare_frame(storing, tab, state, &attached);
+                }
             }
-            EventDetachedFromTarget::IDENTIFIER => state.frames.observe(&method, &params),
+            EventDetachedFromTarget::IDENTIFIER => {
+                if let Some(detached) = typed::event(&method, &params) {
+                    state.frames.detach(&detached);
+                }
+            }
             page::EventFrameNavigated::IDENTIFIER if params.pointer("/frame/parentId").is_none() => {
                 state.navigated(
                     params

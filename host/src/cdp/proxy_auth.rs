@@ -35,7 +35,7 @@ use serde_json::{json, Value};
 use tokio::sync::watch;
 
 use super::connection::{CdpConnection, RawEvent, WeakCdpConnection};
-use super::CdpError;
+use super::{typed, CdpError};
 
 /// How long a tab the host opened may take to be readied for its proxy's credentials.
 const READY_WITHIN: Duration = Duration::from_secs(10);
@@ -191,15 +191,14 @@ impl Answering {
     /// A target held as it started, by the browser-wide auto-attach (`parent: None`) or one of
     /// this module's sessions: readied if its context's proxy asks for credentials, else let go.
     fn attached(&self, cdp: CdpConnection, parent: Option<&str>, params: &Value) {
-        let text = |pointer: &str| params.pointer(pointer).and_then(Value::as_str);
-        let (Some(session), Some(kind), Some(target)) = (
-            text("/sessionId").map(str::to_owned),
-            text("/targetInfo/type"),
-            text("/targetInfo/targetId").map(str::to_owned),
-        ) else {
+        let Some(attached) = typed::event::<EventAttachedToTarget>(EventAttachedToTarget::IDENTIFIER, params)
+        else {
             return;
         };
-        if params.get("waitingForDebugger") != Some(&Value::Bool(true)) {
+        let session: String = attached.session_id.into();
+        let info = attached.target_info;
+        let (kind, target): (&str, String) = (&info.r#type, info.target_id.into());
+        if !attached.waiting_for_debugger {
             // Not held: an attach of the host's own (its tab sessions), or a target that
             // existed as holding began; not this module's.
             return;
@@ -207,7 +206,7 @@ impl Answering {
         let context = {
             let mut state = locked(&self.state);
             let context = match parent {
-                None => text("/targetInfo/browserContextId").map(str::to_owned),
+                None => info.browser_context_id.map(Into::into),
                 Some(parent) => match state.sessions.get(parent) {
                     Some(context) => Some(context.clone()),
                     // A child of another session (a tab's own frames): not this module's.
@@ -247,9 +246,11 @@ impl Answering {
     }
 
     fn detached(&self, params: &Value) {
-        let Some(session) = params.get("sessionId").and_then(Value::as_str) else {
+        let method = EventDetachedFromTarget::IDENTIFIER;
+        let Some(detached) = typed::event::<EventDetachedFromTarget>(method, params) else {
             return;
         };
+        let session: &str = detached.session_id.as_ref();
         let mut state = locked(&self.state);
         if state.sessions.remove(session).is_some() {
             state.ready.retain(|_, s| s != session);

@@ -10,6 +10,7 @@
 
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::types::Command;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tether_protocol::actions::TabId;
 
@@ -21,6 +22,14 @@ pub fn evaluation(expression: impl Into<String>) -> EvaluateParams {
     let mut evaluate = EvaluateParams::new(expression);
     (evaluate.return_by_value, evaluate.await_promise) = (Some(true), Some(true));
     evaluate
+}
+
+/// An event's params read as the crate's event struct, for events whose struct holds no enum
+/// Chromium extends (see the module doc); `None`, said in the log, when they cannot be read.
+pub fn event<E: DeserializeOwned>(method: &str, params: &Value) -> Option<E> {
+    E::deserialize(params)
+        .map_err(|e| tracing::debug!("cannot read the browser's {method}: {e}"))
+        .ok()
 }
 
 /// The command's method name and params as the wire carries them.

@@ -27,7 +27,7 @@ use tokio::sync::broadcast;
 use super::connection::{CdpConnection, RawEvent};
 use super::ours::SetContextCookies;
 use super::proxy_auth::{Credentials, ProxyAuth};
-use super::{BrowserEvent, CdpError, Downloaded, TabInfo, Transport};
+use super::{typed, BrowserEvent, CdpError, Downloaded, TabInfo, Transport};
 
 const EVENT_BUFFER: usize = 4096;
 
@@ -517,22 +517,16 @@ fn translate(targets: &mut Targets, event: RawEvent) -> Option<BrowserEvent> {
                 params: event.params,
             });
         };
-        let child = || {
-            event
-                .params
-                .get("sessionId")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        match event.method.as_str() {
+        let (method, params) = (event.method.as_str(), &event.params);
+        match method {
             EventAttachedToTarget::IDENTIFIER => {
-                if let Some(child) = child() {
-                    targets.frame_sessions.insert(child, tab);
+                if let Some(child) = typed::event::<EventAttachedToTarget>(method, params) {
+                    targets.frame_sessions.insert(child.session_id.into(), tab);
                 }
             }
             EventDetachedFromTarget::IDENTIFIER => {
-                if let Some(child) = child() {
-                    targets.frame_sessions.remove(&child);
+                if let Some(child) = typed::event::<EventDetachedFromTarget>(method, params) {
+                    targets.frame_sessions.remove(child.session_id.as_ref());
                 }
             }
             _ => {}
@@ -568,8 +562,8 @@ fn translate(targets: &mut Targets, event: RawEvent) -> Option<BrowserEvent> {
             Some(BrowserEvent::TabRemoved { tab })
         }
         EventDetachedFromTarget::IDENTIFIER => {
-            let session = event.params.get("sessionId")?.as_str()?;
-            let tab = targets.by_session.remove(session)?;
+            let detached = typed::event::<EventDetachedFromTarget>(&event.method, &event.params)?;
+            let tab = targets.by_session.remove(detached.session_id.as_ref())?;
             if let Some(t) = targets.tabs.get_mut(&tab) {
                 t.session_id = None;
             }

@@ -5,11 +5,11 @@
 //! it, the in-page library's handle in its document) and which refs its document handed out.
 //! What crosses into a frame is `framed.rs`.
 
-use chromiumoxide::cdp::browser_protocol::target::{EventAttachedToTarget, EventDetachedFromTarget};
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
+use chromiumoxide::cdp::browser_protocol::target::{EventAttachedToTarget, EventDetachedFromTarget};
 use serde_json::{json, Value};
 
 /// `Target.setAutoAttach` for a tab: its iframes' targets only (not its workers), each held
@@ -58,28 +58,26 @@ impl Frames {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Takes the tab's `Target.attachedToTarget` and `Target.detachedFromTarget` events.
-    pub fn observe(&self, method: &str, params: &Value) {
-        let text = |pointer: &str| params.pointer(pointer).and_then(Value::as_str);
-        match method {
-            EventAttachedToTarget::IDENTIFIER if text("/targetInfo/type") == Some("iframe") => {
-                if let (Some(id), Some(session)) = (text("/targetInfo/targetId"), text("/sessionId")) {
-                    let frame = Frame {
-                        session: session.to_owned(),
-                        ..Frame::default()
-                    };
-                    let mut inner = self.lock();
-                    inner.frames.insert(id.to_owned(), frame);
-                    inner.attached += 1;
-                }
-            }
-            EventDetachedFromTarget::IDENTIFIER => {
-                if let Some(session) = text("/sessionId") {
-                    self.lock().frames.retain(|_, f| f.session != session);
-                }
-            }
-            _ => {}
+    /// Takes a target the tab's session attached: an iframe's is a frame of the tab.
+    pub fn attach(&self, attached: &EventAttachedToTarget) {
+        if attached.target_info.r#type != "iframe" {
+            return;
         }
+        let frame = Frame {
+            session: attached.session_id.as_ref().to_owned(),
+            ..Frame::default()
+        };
+        let mut inner = self.lock();
+        inner
+            .frames
+            .insert(attached.target_info.target_id.as_ref().to_owned(), frame);
+        inner.attached += 1;
+    }
+
+    /// Takes a session of the tab's that ended: its frame is gone.
+    pub fn detach(&self, detached: &EventDetachedFromTarget) {
+        let session: &str = detached.session_id.as_ref();
+        self.lock().frames.retain(|_, f| f.session != session);
     }
 
     /// How many frames were ever attached to the tab.
@@ -161,22 +159,28 @@ impl Frames {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cdp::typed;
 
-    fn attached(id: &str, session: &str, kind: &str) -> Value {
-        json!({ "sessionId": session, "targetInfo": { "targetId": id, "type": kind, "url": "http://b/" } })
+    /// `Target.attachedToTarget` as Chromium sends it.
+    fn attached(id: &str, session: &str, kind: &str) -> EventAttachedToTarget {
+        let info = json!({ "targetId": id, "type": kind, "title": "", "url": "http://b/", "attached": true, "canAccessOpener": false });
+        let params = json!({ "sessionId": session, "targetInfo": info, "waitingForDebugger": true });
+        typed::event(EventAttachedToTarget::IDENTIFIER, &params).expect("Chromium's shape")
     }
 
     #[test]
     fn frames_come_and_go_with_their_sessions() {
         let frames = Frames::default();
-        frames.observe("Target.attachedToTarget", &attached("F1", "S1", "iframe"));
-        frames.observe("Target.attachedToTarget", &attached("W1", "S2", "worker"));
+        frames.attach(&attached("F1", "S1", "iframe"));
+        frames.attach(&attached("W1", "S2", "worker"));
         assert_eq!(frames.session("F1").as_deref(), Some("S1"));
         assert_eq!(frames.session("W1"), None, "a worker is not a frame");
         assert_eq!(frames.unmarked(), vec!["F1".to_owned()]);
         frames.set_owner("F1", "owner".into());
         assert!(frames.unmarked().is_empty());
-        frames.observe("Target.detachedFromTarget", &json!({ "sessionId": "S1" }));
+        let detached = json!({ "sessionId": "S1", "targetId": "F1" });
+        frames
+            .detach(&typed::event(EventDetachedFromTarget::IDENTIFIER, &detached).expect("Chromium's shape"));
         assert!(!frames.any());
     }
 
