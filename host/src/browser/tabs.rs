@@ -9,9 +9,7 @@ use chromiumoxide::cdp::browser_protocol::emulation::SetFocusEmulationEnabledPar
 use chromiumoxide::cdp::browser_protocol::page::{
     self, AddScriptToEvaluateOnNewDocumentParams, SetLifecycleEventsEnabledParams,
 };
-use chromiumoxide::cdp::browser_protocol::target::{
-    EventAttachedToTarget, EventDetachedFromTarget, SetAutoAttachParams,
-};
+use chromiumoxide::cdp::browser_protocol::target::{EventAttachedToTarget, EventDetachedFromTarget};
 use chromiumoxide::cdp::browser_protocol::{log, network};
 use chromiumoxide::cdp::js_protocol::runtime::{self, RunIfWaitingForDebuggerParams};
 use chromiumoxide::types::{Command, MethodId};
@@ -77,10 +75,7 @@ fn every_preparation() -> Vec<(MethodId, Value)> {
         wire(SetLifecycleEventsEnabledParams::new(true)),
         install_hooks(),
         wire(SetFocusEmulationEnabledParams::new(true)),
-        (
-            SetAutoAttachParams::IDENTIFIER.into(),
-            crate::page::frames::AUTO_ATTACH.clone(),
-        ),
+        wire(crate::page::frames::auto_attach()),
     ]
 }
 
@@ -231,7 +226,7 @@ fn keep_logged(state: &TabState, method: &str, params: &Value) {
     }
 }
 
-/// A cross-origin frame was attached, held before its document runs (`frames::AUTO_ATTACH`):
+/// A cross-origin frame was attached, held before its document runs (`frames::auto_attach`):
 /// the hooks go in before the frame's own scripts, as in the tab (`js/hooks.js`: what the
 /// frame's elements listen for, what an action sets going there), and, unless the host keeps
 /// no page log, its console lines and requests become the tab's too (what it logged before is

@@ -1,28 +1,31 @@
 //! The table of a tab's cross-origin frames (out-of-process iframes, docs/protocol.md §16).
 //! Such a frame is a CDP target of its own: the tab's preparation asks the browser to attach
-//! each as it comes ([`AUTO_ATTACH`]), and the tab's watcher keeps here the session each was
+//! each as it comes ([`auto_attach`]), and the tab's watcher keeps here the session each was
 //! attached with, what the host learnt of it (the handle on its element in the page around
 //! it, the in-page library's handle in its document) and which refs its document handed out.
 //! What crosses into a frame is `framed.rs`.
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
-use chromiumoxide::cdp::browser_protocol::target::{EventAttachedToTarget, EventDetachedFromTarget};
-use serde_json::{json, Value};
+use chromiumoxide::cdp::browser_protocol::target::{
+    EventAttachedToTarget, EventDetachedFromTarget, FilterEntry, SetAutoAttachParams, TargetFilter,
+};
 
 /// `Target.setAutoAttach` for a tab: its iframes' targets only (not its workers), each held
 /// before its document runs until the host has prepared it (`tabs.rs`), each reached through a
 /// session on the tab's connection.
-pub static AUTO_ATTACH: LazyLock<Value> = LazyLock::new(|| {
-    json!({
-        "autoAttach": true,
-        "waitForDebuggerOnStart": true,
-        "flatten": true,
-        "filter": [{ "type": "iframe", "exclude": false }],
-    })
-});
+pub fn auto_attach() -> SetAutoAttachParams {
+    let iframes = FilterEntry {
+        r#type: Some("iframe".into()),
+        exclude: Some(false),
+    };
+    let mut params = SetAutoAttachParams::new(true, true);
+    params.flatten = Some(true);
+    params.filter = Some(TargetFilter::new(vec![iframes]));
+    params
+}
 
 /// How many ref ranges the table remembers: a frame's refs older than the last this many
 /// snapshots and scans of framed pages are taken for the page's own (and found stale there).
@@ -158,6 +161,8 @@ impl Frames {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::cdp::typed;
 
