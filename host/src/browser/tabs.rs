@@ -255,7 +255,12 @@ fn prepare_frame(storing: &Storing, tab: TabId, state: &TabState, attached: &Eve
                 tracing::debug!(tab, "a frame's {method} failed (it may have gone): {e}");
             }
         }
-        let run = transport.send_in(tab, session, RunIfWaitingForDebuggerParams::IDENTIFIER, json!({}));
+        let run = typed::command_json_in(
+            transport.as_ref(),
+            tab,
+            session,
+            RunIfWaitingForDebuggerParams::default(),
+        );
         if let Err(e) = run.await {
             tracing::debug!(tab, "a frame could not be let run (it may have gone): {e}");
         }
