@@ -7,31 +7,38 @@ use chromiumoxide::types::{Command, Method, MethodId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Makes `$name` a command sent as `$method`, answered with `$response`, as the crate's are.
+macro_rules! command {
+    ($name:ident, $method:literal, $response:ty) => {
+        impl $name {
+            pub const IDENTIFIER: &'static str = $method;
+        }
+
+        impl Method for $name {
+            fn identifier(&self) -> MethodId {
+                Self::IDENTIFIER.into()
+            }
+        }
+
+        impl Command for $name {
+            type Response = $response;
+        }
+    };
+}
+
 /// `Network.getAllCookies`: every cookie of the tab's browser context. Deprecated in the
 /// protocol (for `Storage.getCookies`, which names a context instead of following the tab's),
 /// so absent from the crate; Chromium 148 still answers it.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct GetAllCookies {}
 
-impl GetAllCookies {
-    pub const IDENTIFIER: &'static str = "Network.getAllCookies";
-}
+command!(GetAllCookies, "Network.getAllCookies", AllCookies);
 
 /// Its answer: the cookies as CDP `Network.Cookie` objects, read by the caller's own type
 /// (their `sameSite`, `priority` and `sourceScheme` are enums Chromium extends).
 #[derive(Debug, Clone, Deserialize)]
 pub struct AllCookies {
     pub cookies: Vec<Value>,
-}
-
-impl Method for GetAllCookies {
-    fn identifier(&self) -> MethodId {
-        Self::IDENTIFIER.into()
-    }
-}
-
-impl Command for GetAllCookies {
-    type Response = AllCookies;
 }
 
 /// `Network.setCookies` with the cookies as saved (`Network.CookieParam` objects from a
@@ -42,19 +49,7 @@ pub struct SetCookies {
     pub cookies: Vec<Value>,
 }
 
-impl SetCookies {
-    pub const IDENTIFIER: &'static str = "Network.setCookies";
-}
-
-impl Method for SetCookies {
-    fn identifier(&self) -> MethodId {
-        Self::IDENTIFIER.into()
-    }
-}
-
-impl Command for SetCookies {
-    type Response = Value;
-}
+command!(SetCookies, "Network.setCookies", Value);
 
 /// `Storage.setCookies` with the cookies as saved, into a browser context (as [`SetCookies`]
 /// into a tab's, and for the same reason).
@@ -65,19 +60,7 @@ pub struct SetContextCookies {
     pub browser_context_id: String,
 }
 
-impl SetContextCookies {
-    pub const IDENTIFIER: &'static str = "Storage.setCookies";
-}
-
-impl Method for SetContextCookies {
-    fn identifier(&self) -> MethodId {
-        Self::IDENTIFIER.into()
-    }
-}
-
-impl Command for SetContextCookies {
-    type Response = Value;
-}
+command!(SetContextCookies, "Storage.setCookies", Value);
 
 /// `Page.downloadWillBegin`: a download the tab started. Deprecated in the protocol for
 /// `Browser.downloadWillBegin`, which names no tab, so absent from the crate; Chromium 148 still
