@@ -239,8 +239,11 @@ fn prepare_frame(storing: &Storing, tab: TabId, state: &TabState, attached: &Eve
     let session: &str = attached.session_id.as_ref();
     let mut commands = vec![wire(page::EnableParams::default()), install_hooks()];
     if state.keeps_page_log() {
-        let log = std::iter::once(runtime::EnableParams::IDENTIFIER).chain(PAGE_LOG);
-        commands.extend(log.map(|method| (method.into(), json!({}))));
+        commands.extend([
+            wire(runtime::EnableParams::default()),
+            wire(log::EnableParams::default()),
+            wire(network::EnableParams::default()),
+        ]);
     }
     let (transport, session) = (storing.transport.clone(), session.to_owned());
     tokio::spawn(async move {

@@ -176,11 +176,19 @@ impl Answering {
     async fn run(self, mut events: tokio::sync::mpsc::UnboundedReceiver<RawEvent>) {
         while let Some(event) = events.recv().await {
             let Some(cdp) = self.cdp.upgrade() else { break };
-            let params = &event.params;
+            let (method, params) = (event.method.as_str(), &event.params);
             let session = event.session_id.as_deref();
-            match event.method.as_str() {
-                EventAttachedToTarget::IDENTIFIER => self.attached(cdp, session, params),
-                EventDetachedFromTarget::IDENTIFIER => self.detached(params),
+            match method {
+                EventAttachedToTarget::IDENTIFIER => {
+                    if let Some(attached) = typed::event(method, params) {
+                        self.attached(cdp, session, attached);
+                    }
+                }
+                EventDetachedFromTarget::IDENTIFIER => {
+                    if let Some(detached) = typed::event(method, params) {
+                        self.detached(&detached);
+                    }
+                }
                 EventRequestPaused::IDENTIFIER => self.paused(cdp, session, params),
                 EventAuthRequired::IDENTIFIER => self.challenged(cdp, session, params),
                 _ => {}
@@ -190,11 +198,7 @@ impl Answering {
 
     /// A target held as it started, by the browser-wide auto-attach (`parent: None`) or one of
     /// this module's sessions: readied if its context's proxy asks for credentials, else let go.
-    fn attached(&self, cdp: CdpConnection, parent: Option<&str>, params: &Value) {
-        let Some(attached) = typed::event::<EventAttachedToTarget>(EventAttachedToTarget::IDENTIFIER, params)
-        else {
-            return;
-        };
+    fn attached(&self, cdp: CdpConnection, parent: Option<&str>, attached: EventAttachedToTarget) {
         let session: String = attached.session_id.into();
         let info = attached.target_info;
         let (kind, target): (&str, String) = (&info.r#type, info.target_id.into());
@@ -245,11 +249,7 @@ impl Answering {
         });
     }
 
-    fn detached(&self, params: &Value) {
-        let method = EventDetachedFromTarget::IDENTIFIER;
-        let Some(detached) = typed::event::<EventDetachedFromTarget>(method, params) else {
-            return;
-        };
+    fn detached(&self, detached: &EventDetachedFromTarget) {
         let session: &str = detached.session_id.as_ref();
         let mut state = locked(&self.state);
         if state.sessions.remove(session).is_some() {
